@@ -1,0 +1,134 @@
+"""
+A small EVM assembler that knows each opcode's static gas.
+
+balgen's contracts are a few dozen opcodes; writing them as named operations
+with labels keeps them readable, and knowing the static gas of each piece lets
+the generators compute exact gas budgets instead of guessing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Op:
+    """One opcode with the static part of its gas cost."""
+
+    name: str
+    code: int
+    gas: int
+    immediate: bytes = b""
+
+    def __bytes__(self) -> bytes:
+        return bytes([self.code]) + self.immediate
+
+
+@dataclass(frozen=True)
+class Label:
+    """A jump destination; assembles to JUMPDEST."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class PushLabel:
+    """PUSH2 of a label's offset, resolved when the code is assembled."""
+
+    name: str
+
+
+Item = Op | Label | PushLabel
+
+STOP = Op("STOP", 0x00, 0)
+ADD = Op("ADD", 0x01, 3)
+GT = Op("GT", 0x11, 3)
+SHA3 = Op("SHA3", 0x20, 30)  # plus 6 per word hashed, added by callers
+ADDRESS = Op("ADDRESS", 0x30, 2)
+CALLDATALOAD = Op("CALLDATALOAD", 0x35, 3)
+CODECOPY = Op("CODECOPY", 0x39, 3)
+POP = Op("POP", 0x50, 2)
+MLOAD = Op("MLOAD", 0x51, 3)
+MSTORE = Op("MSTORE", 0x52, 3)
+SLOAD = Op("SLOAD", 0x54, 0)  # warm/cold cost is dynamic
+SSTORE = Op("SSTORE", 0x55, 0)  # fully dynamic
+JUMP = Op("JUMP", 0x56, 8)
+JUMPI = Op("JUMPI", 0x57, 10)
+GAS = Op("GAS", 0x5A, 2)
+JUMPDEST = Op("JUMPDEST", 0x5B, 1)
+PUSH0 = Op("PUSH0", 0x5F, 2)
+DUP1 = Op("DUP1", 0x80, 3)
+SWAP1 = Op("SWAP1", 0x90, 3)
+RETURN = Op("RETURN", 0xF3, 0)
+
+
+def push(value: int) -> Op:
+    """The shortest PUSH of `value` (PUSH0 for zero)."""
+    if value < 0 or value >= 2**256:
+        raise ValueError(f"push value out of range: {value}")
+    if value == 0:
+        return PUSH0
+    size = (value.bit_length() + 7) // 8
+    return Op(f"PUSH{size}", 0x5F + size, 3, value.to_bytes(size, "big"))
+
+
+def push_fixed(value: int, size: int) -> Op:
+    """A PUSH of exactly `size` bytes, for values patched into fixed positions."""
+    return Op(f"PUSH{size}", 0x5F + size, 3, value.to_bytes(size, "big"))
+
+
+def static_gas(items: list[Item]) -> int:
+    """Static gas of running `items` once, straight through."""
+    total = 0
+    for item in items:
+        if isinstance(item, Op):
+            total += item.gas
+        elif isinstance(item, Label):
+            total += JUMPDEST.gas
+        else:
+            total += 3
+    return total
+
+
+def assemble(items: list[Item]) -> bytes:
+    """Assemble items, resolving labels to PUSH2 offsets."""
+    offsets: dict[str, int] = {}
+    position = 0
+    for item in items:
+        if isinstance(item, Label):
+            offsets[item.name] = position
+            position += 1
+        elif isinstance(item, PushLabel):
+            position += 3
+        else:
+            position += len(bytes(item))
+    out = bytearray()
+    for item in items:
+        if isinstance(item, Label):
+            out.append(JUMPDEST.code)
+        elif isinstance(item, PushLabel):
+            out += bytes(push_fixed(offsets[item.name], 2))
+        else:
+            out += bytes(item)
+    return bytes(out)
+
+
+def deployment_code(runtime: bytes, storage: dict[int, int] | None = None) -> bytes:
+    """Init code that sets `storage` and returns `runtime` as the contract's code."""
+    prefix: list[Item] = []
+    for slot, value in sorted((storage or {}).items()):
+        prefix += [push(value), push(slot), SSTORE]
+    # CODECOPY(0, offset_of_runtime, len); RETURN(0, len). The offset is patched
+    # once the prefix length is known, with a fixed-width push.
+    copy_and_return = [
+        push_fixed(len(runtime), 4),
+        DUP1,
+        push_fixed(0, 4),  # placeholder for the runtime offset
+        PUSH0,
+        CODECOPY,
+        PUSH0,
+        RETURN,
+    ]
+    head_len = len(assemble(prefix + copy_and_return))
+    copy_and_return[2] = push_fixed(head_len, 4)
+    return assemble(prefix + copy_and_return) + runtime

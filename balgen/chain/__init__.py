@@ -1,0 +1,1 @@
+"""Building chains of blocks with the transition tool: genesis, headers, access lists."""

@@ -1,0 +1,85 @@
+"""
+Allocations (address -> account) in the JSON both t8n and fixtures use.
+
+A genesis allocation is the fork's system contracts plus the workload's
+pre-state. Allocations are written straight to files because t8n reads them
+from files and large ones should never be held twice.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..fixtures.hextypes import data_hex, zero_padded_hex
+from ..forks import Fork, system_contract_code
+from ..workload import Account, Address
+
+AllocJson = dict[str, dict[str, Any]]
+
+
+def account_json(account: Account) -> dict[str, Any]:
+    """One account as execution-spec-tests writes it in `pre`."""
+    return {
+        "nonce": zero_padded_hex(account.nonce),
+        "balance": zero_padded_hex(account.balance),
+        "code": data_hex(account.code),
+        "storage": {
+            zero_padded_hex(slot): zero_padded_hex(value)
+            for slot, value in sorted(account.storage.items())
+            if value != 0
+        },
+    }
+
+
+def system_accounts(fork: Fork) -> dict[Address, Account]:
+    """The system contracts `fork`'s genesis must hold."""
+    code = system_contract_code()
+    return {
+        bytes.fromhex(code[key][0][2:]): Account(nonce=1, code=bytes.fromhex(code[key][1][2:]))
+        for key in fork.system_contracts
+    }
+
+
+def genesis_accounts(fork: Fork, pres: Iterable[Mapping[Address, Account]]) -> dict[Address, Account]:
+    """System contracts plus every given pre-state; a clash between two is an error."""
+    merged: dict[Address, Account] = dict(system_accounts(fork))
+    for pre in pres:
+        for address, account in pre.items():
+            if address in merged and merged[address] != account:
+                raise ValueError(f"two workloads place different accounts at 0x{address.hex()}")
+            merged[address] = account
+    return merged
+
+
+def alloc_json(accounts: Mapping[Address, Account]) -> AllocJson:
+    """Accounts as alloc JSON, sorted by address for byte-identical output."""
+    return {data_hex(address): account_json(accounts[address]) for address in sorted(accounts)}
+
+
+def write_alloc(path: Path, alloc: AllocJson) -> None:
+    """Write alloc JSON for t8n."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(alloc, separators=(",", ":")))
+
+
+def read_alloc(path: Path) -> AllocJson:
+    """Read an alloc t8n wrote, normalised to the fixture spelling."""
+    raw = json.loads(path.read_text())
+    return {address.lower(): normalised_account(entry) for address, entry in sorted(raw.items())}
+
+
+def normalised_account(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """t8n's account JSON in the zero-padded spelling fixtures use."""
+    storage = entry.get("storage") or {}
+    return {
+        "nonce": zero_padded_hex(int(entry.get("nonce", "0x0"), 16)),
+        "balance": zero_padded_hex(int(entry.get("balance", "0x0"), 16)),
+        "code": entry.get("code", "0x") or "0x",
+        "storage": {
+            zero_padded_hex(int(k, 16)): zero_padded_hex(int(v, 16))
+            for k, v in sorted(storage.items(), key=lambda kv: int(kv[0], 16))
+            if int(v, 16) != 0
+        },
+    }

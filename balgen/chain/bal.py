@@ -1,0 +1,86 @@
+"""
+EIP-7928 block-level access lists: decoding t8n's RLP and rendering fixture JSON.
+
+The RLP layout per account is `[address, storage_changes, storage_reads,
+balance_changes, nonce_changes, code_changes]`, each change `[index, value]`;
+index 0 is the pre-execution system calls, 1..n the transactions, n+1 the
+post-execution system calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import rlp
+
+from ..fixtures.hextypes import data_hex, quantity_hex
+
+
+@dataclass(frozen=True)
+class AccountChanges:
+    """One account's entry in a block access list."""
+
+    address: bytes
+    storage_changes: dict[int, list[tuple[int, int]]]
+    """slot -> [(block access index, post value)]"""
+    storage_reads: tuple[int, ...]
+    balance_changes: tuple[tuple[int, int], ...]
+    nonce_changes: tuple[tuple[int, int], ...]
+    code_changes: tuple[tuple[int, bytes], ...]
+
+
+def _int(value: bytes) -> int:
+    return int.from_bytes(value, "big")
+
+
+def decode_block_access_list(encoded: bytes) -> list[AccountChanges]:
+    """Decode a BAL from its RLP, keeping the canonical order."""
+    accounts = []
+    for address, storage, reads, balances, nonces, codes in rlp.decode(encoded):
+        accounts.append(
+            AccountChanges(
+                address=bytes(address),
+                storage_changes={
+                    _int(slot): [(_int(index), _int(value)) for index, value in changes]
+                    for slot, changes in storage
+                },
+                storage_reads=tuple(_int(slot) for slot in reads),
+                balance_changes=tuple((_int(i), _int(v)) for i, v in balances),
+                nonce_changes=tuple((_int(i), _int(v)) for i, v in nonces),
+                code_changes=tuple((_int(i), bytes(code)) for i, code in codes),
+            )
+        )
+    return accounts
+
+
+def block_access_list_json(accounts: list[AccountChanges]) -> list[dict]:
+    """The fixture JSON of a BAL, as execution-spec-tests writes `blocks[].blockAccessList`."""
+    return [
+        {
+            "address": data_hex(account.address),
+            "nonceChanges": [
+                {"blockAccessIndex": quantity_hex(i), "postNonce": quantity_hex(v)}
+                for i, v in account.nonce_changes
+            ],
+            "balanceChanges": [
+                {"blockAccessIndex": quantity_hex(i), "postBalance": quantity_hex(v)}
+                for i, v in account.balance_changes
+            ],
+            "codeChanges": [
+                {"blockAccessIndex": quantity_hex(i), "newCode": data_hex(code)}
+                for i, code in account.code_changes
+            ],
+            "storageChanges": [
+                {
+                    "slot": quantity_hex(slot),
+                    "slotChanges": [
+                        {"blockAccessIndex": quantity_hex(i), "postValue": quantity_hex(v)}
+                        for i, v in changes
+                    ],
+                }
+                for slot, changes in account.storage_changes.items()
+            ],
+            "storageReads": [quantity_hex(slot) for slot in account.storage_reads],
+        }
+        for account in accounts
+    ]

@@ -1,0 +1,227 @@
+"""
+Chain building: genesis, then each block through t8n, headers and hashes by balgen.
+
+t8n executes; balgen assembles what t8n does not: the environment of each
+block (chained parent hash, timestamp, base fee, blob gas, slot number, beacon
+root), the header and its hash, and the transaction RLP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import rlp
+
+from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, Fork
+from ..transactions import SignedTx, sign
+from ..workload import BlockSpec, Phase
+from .bal import AccountChanges, decode_block_access_list
+from .header import (
+    EMPTY_BLOCK_ACCESS_LIST_HASH,
+    EMPTY_REQUESTS_HASH,
+    EMPTY_TRIE_ROOT,
+    Header,
+    next_base_fee,
+)
+from .t8n import T8nResult, TransitionTool
+
+CHAIN_ID = 1
+FEE_RECIPIENT = bytes.fromhex("2adc25665018aa1fe0e6bc666dac8fc2697ff9ba")
+"""execution-spec-tests' default coinbase."""
+GENESIS_BASE_FEE = 7
+GENESIS_EXTRA_DATA = b"\x00"
+SECONDS_PER_SLOT = 12
+
+
+@dataclass(frozen=True)
+class BuiltBlock:
+    """A block as filled: header, transactions and what t8n said about it."""
+
+    header: Header
+    phase: Phase
+    txs: tuple[SignedTx, ...]
+    requests: tuple[bytes, ...]
+    block_access_list: bytes | None
+    """The BAL's RLP, on forks that have one."""
+    t8n: T8nResult
+
+    @property
+    def access_list(self) -> list[AccountChanges]:
+        """The decoded BAL (empty on forks without one)."""
+        if self.block_access_list is None:
+            return []
+        return decode_block_access_list(self.block_access_list)
+
+    @property
+    def rlp(self) -> bytes:
+        """The block RLP as blockchain tests carry it: header, txs, ommers, withdrawals."""
+        return rlp.encode([self.header.rlp_fields(), [_tx_rlp_item(tx) for tx in self.txs], [], []])
+
+
+def _tx_rlp_item(tx: SignedTx) -> bytes:
+    # A typed transaction is an RLP byte string inside the block's list.
+    return tx.raw
+
+
+@dataclass(frozen=True)
+class BuiltChain:
+    """Genesis and the blocks on top of it."""
+
+    genesis: Header
+    blocks: tuple[BuiltBlock, ...]
+
+    @property
+    def head(self) -> Header:
+        return self.blocks[-1].header if self.blocks else self.genesis
+
+    @property
+    def post_alloc_path(self) -> Path:
+        """The state after the last block (t8n's output)."""
+        return self.blocks[-1].t8n.alloc_path
+
+
+def genesis_header(fork: Fork, state_root: bytes) -> Header:
+    """The genesis header of a benchmark chain with state `state_root`."""
+    return Header(
+        parent_hash=bytes(32),
+        fee_recipient=FEE_RECIPIENT,
+        state_root=state_root,
+        number=0,
+        gas_limit=BENCHMARK_BLOCK_GAS_LIMIT,
+        timestamp=0,
+        extra_data=GENESIS_EXTRA_DATA,
+        base_fee_per_gas=GENESIS_BASE_FEE,
+        withdrawals_root=EMPTY_TRIE_ROOT,
+        blob_gas_used=0,
+        excess_blob_gas=0,
+        parent_beacon_block_root=bytes(32),
+        requests_hash=EMPTY_REQUESTS_HASH,
+        block_access_list_hash=EMPTY_BLOCK_ACCESS_LIST_HASH if fork.has_block_access_list else None,
+        slot_number=0 if fork.has_slot_number else None,
+    )
+
+
+STATE_ROOT_FORK = "Shanghai"
+"""A fork whose empty block calls no system contract, so t8n leaves the state as given."""
+
+
+def genesis_state_root(t8n: TransitionTool, alloc_path: Path, workdir: Path) -> bytes:
+    """
+    The state root of the allocation in `alloc_path`, computed natively by t8n.
+
+    The Merkle-Patricia state trie is the same on every fork balgen fills for;
+    an empty Shanghai block (no beacon root, no parent hashes, no requests,
+    zero block reward) changes nothing, so its post-state root is the root of
+    the allocation itself. geth checks it again when it imports the genesis.
+    """
+    env = {
+        "currentCoinbase": "0x" + FEE_RECIPIENT.hex(),
+        "currentGasLimit": hex(BENCHMARK_BLOCK_GAS_LIMIT),
+        "currentNumber": "0x1",
+        "currentTimestamp": "0x0",
+        "currentRandom": "0x" + bytes(32).hex(),
+        "currentDifficulty": "0x0",
+        "currentBaseFee": hex(GENESIS_BASE_FEE),
+        "parentUncleHash": "0x" + bytes(32).hex(),
+        "withdrawals": [],
+    }
+    result = t8n.transition_raw(STATE_ROOT_FORK, alloc_path, env, rlp.encode([]), workdir, label="genesis")
+    return result.state_root
+
+
+def block_env(fork: Fork, parent: Header, blocks_so_far: Sequence[Header]) -> dict:
+    """The t8n environment of the child of `parent`."""
+    number = parent.number + 1
+    env = {
+        "currentCoinbase": "0x" + FEE_RECIPIENT.hex(),
+        "currentGasLimit": hex(parent.gas_limit),
+        "currentNumber": hex(number),
+        "currentTimestamp": hex(parent.timestamp + SECONDS_PER_SLOT),
+        "currentRandom": "0x" + bytes(32).hex(),
+        "currentDifficulty": "0x0",
+        "currentBaseFee": hex(next_base_fee(parent)),
+        "currentExcessBlobGas": "0x0",
+        "parentBeaconBlockRoot": "0x" + bytes(32).hex(),
+        "parentUncleHash": "0x" + parent.ommers_hash.hex(),
+        "withdrawals": [],
+        "blockHashes": {str(h.number): "0x" + h.hash.hex() for h in blocks_so_far},
+    }
+    if fork.has_slot_number:
+        env["slotNumber"] = hex(number)
+    return env
+
+
+def block_header(fork: Fork, parent: Header, env: dict, result: T8nResult) -> Header:
+    """Header of a block from its environment and t8n's result."""
+    r = result.result
+    return Header(
+        parent_hash=parent.hash,
+        fee_recipient=FEE_RECIPIENT,
+        state_root=result.state_root,
+        transactions_trie=bytes.fromhex(r["txRoot"][2:]),
+        receipts_root=bytes.fromhex(r["receiptsRoot"][2:]),
+        logs_bloom=bytes.fromhex(r["logsBloom"][2:]),
+        number=int(env["currentNumber"], 16),
+        gas_limit=int(env["currentGasLimit"], 16),
+        gas_used=result.gas_used,
+        timestamp=int(env["currentTimestamp"], 16),
+        extra_data=b"",
+        base_fee_per_gas=int(env["currentBaseFee"], 16),
+        withdrawals_root=bytes.fromhex(r["withdrawalsRoot"][2:]),
+        blob_gas_used=int(r.get("blobGasUsed", "0x0"), 16),
+        excess_blob_gas=int(r.get("currentExcessBlobGas", "0x0"), 16),
+        parent_beacon_block_root=bytes(32),
+        requests_hash=bytes.fromhex(r["requestsHash"][2:]),
+        block_access_list_hash=(
+            bytes.fromhex(r["blockAccessListHash"][2:]) if fork.has_block_access_list else None
+        ),
+        slot_number=int(env["slotNumber"], 16) if fork.has_slot_number else None,
+    )
+
+
+def build_chain(
+    t8n: TransitionTool,
+    fork: Fork,
+    genesis_alloc_path: Path,
+    blocks: Sequence[BlockSpec],
+    workdir: Path,
+    *,
+    label: str,
+    signed: Sequence[Sequence[SignedTx]] | None = None,
+) -> BuiltChain:
+    """
+    Build genesis and `blocks` on the allocation in `genesis_alloc_path`.
+
+    `signed` reuses signatures made for an earlier build of the same blocks.
+    """
+    genesis = genesis_header(fork, genesis_state_root(t8n, genesis_alloc_path, workdir / "genesis"))
+    headers = [genesis]
+    built: list[BuiltBlock] = []
+    alloc_path = genesis_alloc_path
+    for index, block in enumerate(blocks):
+        txs = tuple(signed[index]) if signed else tuple(sign(tx, CHAIN_ID) for tx in block.txs)
+        env = block_env(fork, headers[-1], headers)
+        result = t8n.transition(
+            fork,
+            alloc_path,
+            env,
+            rlp.encode([tx.raw for tx in txs]),
+            workdir / f"block{index + 1}",
+            label=f"{label} block {index + 1}",
+        )
+        header = block_header(fork, headers[-1], env, result)
+        built.append(
+            BuiltBlock(
+                header=header,
+                phase=block.phase,
+                txs=txs,
+                requests=tuple(result.requests),
+                block_access_list=result.block_access_list if fork.has_block_access_list else None,
+                t8n=result,
+            )
+        )
+        headers.append(header)
+        alloc_path = result.alloc_path
+    return BuiltChain(genesis=genesis, blocks=tuple(built))

@@ -1,0 +1,1 @@
+"""Pure, deterministic workload generators, one module per workload family."""

@@ -1,0 +1,40 @@
+"""
+`keccak_chain`: every transaction hashes until its gas nearly runs out, then touches the shared slot.
+
+The conflict between transactions is discovered only by their last opcodes
+(`slot0 += keccak result`), the worst case for speculative parallel
+execution: every transaction but the first is fully executed before the
+conflict forces a re-run. Same contract shape as execution-spec-tests'
+`_build_keccak_chain`.
+"""
+
+from __future__ import annotations
+
+from ..bytecode import ADD, MLOAD, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
+from ..workload import Workload, WorkloadParams
+from .chains import ChainContract, chain_workload
+from .keccak_loop import KeccakLoop, reserve_for
+
+FAMILY = "keccak_chain"
+
+
+def keccak_chain_contract(params: WorkloadParams) -> ChainContract:
+    """mem[0] = 1; keccak loop; slot0 += mem[0]."""
+    gas = params.fork.gas
+    before = [push(1), PUSH0, MSTORE]
+    after = [PUSH0, MLOAD, PUSH0, SLOAD, ADD, PUSH0, SSTORE, STOP]
+    gas_after = static_gas(after) + gas.cold_sload + gas.sstore_update_warm
+    return ChainContract(
+        before_loop=before,
+        loop=KeccakLoop(reserve=reserve_for(gas_after)),
+        after_loop=after,
+        gas_before_loop=static_gas(before) + gas.memory_word,
+        gas_after_loop=gas_after,
+    )
+
+
+def keccak_chain(params: WorkloadParams) -> Workload:
+    """The keccak chain workload at `params`' fork, gas value and fill level."""
+    # The slot's value depends on every transaction's hash result; it is
+    # taken from execution rather than recomputed here.
+    return chain_workload(params, FAMILY, keccak_chain_contract(params), lambda _i, _g: None)

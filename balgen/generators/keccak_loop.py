@@ -1,0 +1,86 @@
+"""
+The keccak loop that burns a transaction's gas, and its exact gas arithmetic.
+
+Both chain families spend most of each transaction hashing: `mem[0] =
+keccak(mem[0])` while `GAS > reserve`. Because every piece has a known static
+cost, the number of iterations a transaction runs and the gas it leaves
+unused follow from its gas limit alone. The generators use that to size
+transactions so the block really uses its gas and the final storage access
+never runs out of gas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..bytecode import GAS, GT, JUMPI, MSTORE, PUSH0, SHA3, Item, Label, PushLabel, push, push_fixed, static_gas
+
+KECCAK_WORD_GAS = 6
+
+LOOP_LABEL = "keccak_loop"
+
+
+@dataclass(frozen=True)
+class KeccakLoop:
+    """Gas facts of the loop for a given reserve."""
+
+    reserve: int
+
+    @property
+    def items(self) -> list[Item]:
+        """The loop's code: JUMPDEST ... PUSH reserve GAS GT PUSH2 loop JUMPI."""
+        return [
+            Label(LOOP_LABEL),
+            push(32),
+            PUSH0,
+            SHA3,
+            PUSH0,
+            MSTORE,
+            push_fixed(self.reserve, 4),
+            GAS,
+            GT,
+            PushLabel(LOOP_LABEL),
+            JUMPI,
+        ]
+
+    @property
+    def gas_to_read(self) -> int:
+        """Gas from the loop head to (and including) the GAS opcode."""
+        return static_gas(self.items[:8]) + KECCAK_WORD_GAS
+
+    @property
+    def gas_after_read(self) -> int:
+        """Gas from after the GAS opcode to the jump (GT, PUSH2, JUMPI)."""
+        return static_gas(self.items[8:])
+
+    @property
+    def iteration_gas(self) -> int:
+        """Gas of one full iteration."""
+        return self.gas_to_read + self.gas_after_read
+
+    def iterations(self, gas_at_start: int) -> int:
+        """Iterations run when the loop is entered with `gas_at_start` (at least one)."""
+        over = gas_at_start - self.gas_to_read - self.reserve
+        if over <= 0:
+            return 1
+        return 1 + -(-over // self.iteration_gas)
+
+    def gas_left(self, gas_at_start: int) -> int:
+        """Gas remaining when the loop falls through to the code after it."""
+        runs = self.iterations(gas_at_start)
+        return gas_at_start - runs * self.iteration_gas
+
+    def minimum_entry_gas(self, gas_after_loop: int) -> int:
+        """Least gas at loop entry for one iteration and `gas_after_loop` after it."""
+        return self.iteration_gas + gas_after_loop
+
+
+def reserve_for(gas_after_loop: int) -> int:
+    """
+    Reserve that guarantees `gas_after_loop` gas once the loop exits.
+
+    The last GAS read is at most one iteration below the reserve, and the check
+    after it still costs `gas_after_read`, so the reserve covers both.
+    """
+    probe = KeccakLoop(reserve=0)
+    return gas_after_loop + probe.iteration_gas - 1 + probe.gas_after_read

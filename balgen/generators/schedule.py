@@ -1,0 +1,46 @@
+"""
+Transaction schedules: how a block's gas is split into transactions.
+
+Follows execution-spec-tests' `TxDensity` for the BAL benchmarks: `max` fits
+as many transactions as possible at the minimum useful gas each, `half` uses
+half that many with the gas split evenly, `greedy` uses transactions at the
+per-transaction cap plus one for the remainder. Unlike execution-spec-tests,
+`max` and `half` hand the leftover gas to the transactions instead of leaving it
+unused, so every level fills its block.
+"""
+
+from __future__ import annotations
+
+from ..errors import FillCheckFailed
+from ..workload import FillLevel
+
+
+def tx_schedule(gas_value: int, min_tx_gas: int, tx_gas_cap: int, fill: FillLevel) -> list[int]:
+    """Gas limits, in block order, of a block of `gas_value` at fill level `fill`."""
+    if min_tx_gas > tx_gas_cap:
+        raise ValueError(f"minimum transaction gas {min_tx_gas} exceeds the cap {tx_gas_cap}")
+    if gas_value < min_tx_gas:
+        raise FillCheckFailed(
+            f"gas value {gas_value} is below one transaction's minimum gas {min_tx_gas}"
+        )
+    if fill is FillLevel.GREEDY:
+        return _greedy(gas_value, min_tx_gas, tx_gas_cap)
+    count = gas_value // min_tx_gas
+    if fill is FillLevel.HALF:
+        count = max(1, count // 2)
+    # Enough transactions that none exceeds the cap.
+    count = max(count, -(-gas_value // tx_gas_cap))
+    return _even_split(gas_value, count)
+
+
+def _greedy(gas_value: int, min_tx_gas: int, tx_gas_cap: int) -> list[int]:
+    full, remainder = divmod(gas_value, tx_gas_cap)
+    schedule = [tx_gas_cap] * full
+    if remainder >= min_tx_gas:
+        schedule.append(remainder)
+    return schedule
+
+
+def _even_split(gas_value: int, count: int) -> list[int]:
+    share, extra = divmod(gas_value, count)
+    return [share + (1 if index < extra else 0) for index in range(count)]

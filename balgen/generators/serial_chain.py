@@ -1,0 +1,42 @@
+"""
+`serial_chain`: every transaction reads and writes one slot first, then burns its gas.
+
+The shared slot is incremented by the first opcodes of every transaction, so
+each transaction depends on the one before it from its first instruction: a
+fully serial block, the baseline a parallel executor must not lose against.
+The rest of the gas goes to a keccak loop seeded with the counter, so the
+work after the conflict depends on it too.
+"""
+
+from __future__ import annotations
+
+from ..bytecode import ADD, DUP1, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
+from ..workload import Workload, WorkloadParams
+from .chains import INITIAL_SLOT_VALUE, ChainContract, chain_workload
+from .keccak_loop import KeccakLoop, reserve_for
+
+FAMILY = "serial_chain"
+
+
+def serial_chain_contract(params: WorkloadParams) -> ChainContract:
+    """slot0 += 1; mem[0] = slot0; keccak loop until the gas runs out."""
+    gas = params.fork.gas
+    before = [PUSH0, SLOAD, push(1), ADD, DUP1, PUSH0, SSTORE, PUSH0, MSTORE]
+    after = [STOP]
+    return ChainContract(
+        before_loop=before,
+        loop=KeccakLoop(reserve=reserve_for(0)),
+        after_loop=after,
+        gas_before_loop=static_gas(before) + gas.cold_sload + gas.sstore_update_warm + gas.memory_word,
+        gas_after_loop=0,
+    )
+
+
+def serial_chain(params: WorkloadParams) -> Workload:
+    """The serial chain workload at `params`' fork, gas value and fill level."""
+    return chain_workload(
+        params,
+        FAMILY,
+        serial_chain_contract(params),
+        lambda index, _gas: INITIAL_SLOT_VALUE + index + 1,
+    )

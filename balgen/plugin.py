@@ -1,0 +1,234 @@
+"""
+balgen's pytest plugin: turns the fillers in `fillers/` into fixtures.
+
+A filler is a test marked with the generator of its workload family:
+
+    @pytest.mark.workload(generator=serial_chain)
+    def test_serial_chain(workload, fill):
+        fill(workload)
+
+The plugin parametrizes `workload` over every fill level, variant and
+`--gas-benchmark-values` entry, with the fixture name as the test id (so `-k`
+selects by name), and `fill` builds, checks and writes the fixtures. A check
+that fails is reported in one line naming the fixture; bad input (fork, gas
+values, t8n binary, output folder) ends the run with exit code 2.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from .chain.t8n import TransitionTool
+from .errors import BadInput, FillCheckFailed
+from .fill import FillResult, FillSession, PlannedWorkload
+from .forks import DEFAULT_FORK, Fork, fork_by_name
+from .toolchain import pinned_evm
+from .workload import FillLevel, Placement, Workload, WorkloadParams, fixture_name
+
+DEFAULT_GAS_VALUES = "30,60"
+DEFAULT_OUTPUT = "fixtures"
+BAD_INPUT_EXIT_CODE = 2
+
+_session_key = pytest.StashKey[FillSession]()
+_options_key = pytest.StashKey["FillOptions"]()
+
+
+class FillOptions:
+    """The validated command-line options of a fill run."""
+
+    def __init__(self, fork: Fork, gas_values: list[int], evm_bin: Path, output: Path, placement: Placement):
+        self.fork = fork
+        self.gas_values = gas_values
+        self.evm_bin = evm_bin
+        self.output = output
+        self.placement = placement
+
+
+def parse_gas_values(text: str) -> list[int]:
+    """`30,60` -> [30_000_000, 60_000_000]; anything else is bad input."""
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            millions = float(part)
+        except ValueError:
+            raise BadInput(f"--gas-benchmark-values: {part!r} is not a number of millions (e.g. 30,60)") from None
+        if not millions > 0 or millions != millions or millions * 1e6 != int(millions * 1e6):
+            raise BadInput(f"--gas-benchmark-values: {part!r} must be a positive number of millions")
+        values.append(int(millions * 1_000_000))
+    if len(set(values)) != len(values):
+        raise BadInput(f"--gas-benchmark-values: {text!r} lists a value twice")
+    return values
+
+
+def check_output_writable(output: Path) -> None:
+    """The output folder exists or can be made, and files can be created in it."""
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        probe = output / f".balgen-write-probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise BadInput(f"--output: cannot write to {output}: {error.strerror or error}") from None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("balgen", "balgen fill")
+    group.addoption("--fork", default=DEFAULT_FORK.name, help="fork to fill for (Amsterdam, Osaka, Prague)")
+    group.addoption(
+        "--gas-benchmark-values",
+        default=DEFAULT_GAS_VALUES,
+        help="benchmark block gas values in millions, comma separated (default 30,60)",
+    )
+    group.addoption("--evm-bin", default=None, help="t8n binary (default: the pinned go-ethereum evm)")
+    group.addoption("--output", default=DEFAULT_OUTPUT, help="fixture output folder (default fixtures/)")
+    group.addoption(
+        "--setup",
+        default=Placement.BLOCKS.value,
+        choices=[p.value for p in Placement],
+        help="where pre-existing contracts come from: setup blocks or the genesis alloc",
+    )
+
+
+def read_options(config: pytest.Config) -> FillOptions:
+    """Validate the fill options; raises BadInput with a one-line reason."""
+    evm = config.getoption("evm_bin")
+    options = FillOptions(
+        fork=fork_by_name(config.getoption("fork")),
+        gas_values=parse_gas_values(config.getoption("gas_benchmark_values")),
+        evm_bin=Path(evm) if evm else pinned_evm(),
+        output=Path(config.getoption("output")),
+        placement=Placement(config.getoption("setup")),
+    )
+    return options
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "workload(generator, variants=None): a balgen workload family filler")
+
+
+def _options(config: pytest.Config) -> FillOptions:
+    if _options_key not in config.stash:
+        try:
+            config.stash[_options_key] = read_options(config)
+        except BadInput as error:
+            raise pytest.UsageError(str(error)) from None
+    return config.stash[_options_key]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("workload")
+    if marker is None or "workload" not in metafunc.fixturenames:
+        return
+    options = _options(metafunc.config)
+    generator = marker.kwargs["generator"]
+    variants = marker.kwargs.get("variants") or [None]
+    family = getattr(generator, "FAMILY", generator.__name__)
+    params = []
+    ids = []
+    for gas in options.gas_values:
+        for fill in FillLevel:
+            for variant in variants:
+                params.append(
+                    PlannedWorkload(
+                        generator,
+                        WorkloadParams(options.fork, gas, fill, options.placement, variant),
+                    )
+                )
+                ids.append(fixture_name(family, fill, variant, gas))
+    metafunc.parametrize("workload", params, ids=ids, indirect=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    planned = [
+        item.callspec.params["workload"]
+        for item in items
+        if hasattr(item, "callspec") and isinstance(item.callspec.params.get("workload"), PlannedWorkload)
+    ]
+    if not planned:
+        return
+    options = _options(config)
+    try:
+        t8n = TransitionTool(options.evm_bin)
+        t8n.version()
+    except BadInput as error:
+        raise pytest.UsageError(str(error)) from None
+    config.stash[_session_key] = FillSession(
+        t8n=t8n, output=options.output, all_gas_values=options.gas_values, planned=planned
+    )
+
+
+@pytest.fixture
+def workload(request: pytest.FixtureRequest) -> Workload:
+    """The workload of this test id, built by its family's generator."""
+    planned: PlannedWorkload = request.param
+    try:
+        return planned.build()
+    except FillCheckFailed as error:
+        raise FillCheckFailed(f"{request.node.callspec.id}: {error}") from None
+
+
+@pytest.fixture
+def fill(request: pytest.FixtureRequest) -> Callable[[Workload], FillResult]:
+    """Fill a workload: build its chains, check them and write its fixtures."""
+    session = request.config.stash[_session_key]
+
+    def run(workload: Workload) -> FillResult:
+        result = session.fill(workload)
+        request.node.user_properties.append(
+            ("balgen_fixture", {"name": result.name, "txs": result.tx_count, "gas_used": result.gas_used})
+        )
+        return result
+
+    return run
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[Any]:
+    report = yield
+    if call.excinfo is not None and isinstance(call.excinfo.value, (FillCheckFailed, BadInput)):
+        name = item.callspec.id if hasattr(item, "callspec") else item.name
+        message = str(call.excinfo.value)
+        if not message.startswith(name):
+            message = f"{name}: {message}"
+        report.longrepr = message
+        kind = "bad_input" if isinstance(call.excinfo.value, BadInput) else "check"
+        report.user_properties.append(("balgen_failure", {"kind": kind, "message": message}))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    filled = []
+    failures = []
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", []):
+                if key == "balgen_fixture" and getattr(report, "when", "") == "call" and report.passed:
+                    filled.append(value)
+                elif key == "balgen_failure":
+                    failures.append(value)
+    if filled:
+        terminalreporter.write_sep("-", f"balgen: {len(filled)} fixtures filled")
+        for entry in sorted(filled, key=lambda e: e["name"]):
+            terminalreporter.write_line(f"{entry['name']:<44} {entry['txs']:>6} txs {entry['gas_used']:>13,} gas")
+    for failure in failures:
+        terminalreporter.write_line(f"balgen: FAILED {failure['message']}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    fill_session = session.config.stash.get(_session_key, None)
+    if fill_session is not None:
+        fill_session.close()
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    for reports in reporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", []):
+                if key == "balgen_failure" and value["kind"] == "bad_input":
+                    session.exitstatus = BAD_INPUT_EXIT_CODE
+                    return

@@ -1,0 +1,32 @@
+"""
+Where the pinned go-ethereum binaries live.
+
+`make tools` builds `evm` and `geth` at the pinned version into the
+git-ignored `tools/bin` folder of the checkout; `BALGEN_TOOLS` points
+elsewhere if needed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+GO_ETHEREUM_VERSION = "v1.17.8"
+
+
+def tools_bin() -> Path:
+    """Folder holding the pinned binaries."""
+    configured = os.environ.get("BALGEN_TOOLS")
+    if configured:
+        return Path(configured)
+    return Path(__file__).resolve().parent.parent / "tools" / "bin"
+
+
+def pinned_evm() -> Path:
+    """The pinned t8n (`evm`)."""
+    return tools_bin() / "evm"
+
+
+def pinned_geth() -> Path:
+    """The pinned client (`geth`)."""
+    return tools_bin() / "geth"

@@ -1,0 +1,61 @@
+"""
+Signing and encoding of transaction specs.
+
+Signatures are deterministic (RFC 6979), so the same spec always gives the same
+bytes; that is what makes fixtures byte-identical between runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import rlp
+from eth_hash.auto import keccak
+from coincurve import PrivateKey
+
+from .workload import TxSpec
+
+DYNAMIC_FEE_TX_TYPE = 2
+
+
+@dataclass(frozen=True)
+class SignedTx:
+    """A signed type-2 transaction with the values fixtures print."""
+
+    spec: TxSpec
+    chain_id: int
+    v: int
+    r: int
+    s: int
+    raw: bytes
+
+    @property
+    def hash(self) -> bytes:
+        """Transaction hash (keccak of the typed envelope)."""
+        return keccak(self.raw)
+
+
+def _unsigned_fields(tx: TxSpec, chain_id: int) -> list:
+    return [
+        chain_id,
+        tx.nonce,
+        tx.max_priority_fee_per_gas,
+        tx.max_fee_per_gas,
+        tx.gas_limit,
+        tx.to if tx.to is not None else b"",
+        tx.value,
+        tx.data,
+        [],
+    ]
+
+
+def sign(tx: TxSpec, chain_id: int) -> SignedTx:
+    """Sign `tx` with its sender's key for `chain_id`."""
+    fields = _unsigned_fields(tx, chain_id)
+    digest = keccak(bytes([DYNAMIC_FEE_TX_TYPE]) + rlp.encode(fields))
+    signature = PrivateKey(tx.sender.key).sign_recoverable(digest, hasher=None)
+    r = int.from_bytes(signature[:32], "big")
+    s = int.from_bytes(signature[32:64], "big")
+    v = signature[64]
+    raw = bytes([DYNAMIC_FEE_TX_TYPE]) + rlp.encode([*fields, v, r, s])
+    return SignedTx(spec=tx, chain_id=chain_id, v=v, r=r, s=s, raw=raw)

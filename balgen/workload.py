@@ -1,0 +1,164 @@
+"""
+The workload model: everything a benchmark is, as plain immutable data.
+
+A `Workload` is built by a pure generator function and then rendered three
+ways (fixtures, replay, spamoor export) without being re-derived. It holds the
+pre-state, the setup blocks, the benchmark block and, for every transaction,
+the accesses it is designed to make, which is what the fill checks against the
+access list the client computes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping
+
+from .forks import Fork
+
+Address = bytes
+"""A 20-byte account address."""
+
+GWEI = 10**9
+ETHER = 10**18
+
+
+class FillLevel(str, Enum):
+    """How a benchmark block's gas is divided into transactions (execution-spec-tests' TxDensity)."""
+
+    MAX = "max"
+    HALF = "half"
+    GREEDY = "greedy"
+
+
+class Phase(str, Enum):
+    """The `phase` execution-spec-tests writes on each engine payload."""
+
+    SETUP = "setup"
+    TESTING = "testing"
+
+
+class Placement(str, Enum):
+    """Where a workload's pre-existing contracts and storage come from."""
+
+    GENESIS = "genesis"
+    BLOCKS = "blocks"
+
+
+@dataclass(frozen=True)
+class Account:
+    """An account in the pre-state."""
+
+    balance: int = 0
+    nonce: int = 0
+    code: bytes = b""
+    storage: Mapping[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Sender:
+    """A funded externally owned account with its private key."""
+
+    key: bytes
+    address: Address
+
+
+@dataclass(frozen=True)
+class TxSpec:
+    """An unsigned EIP-1559 transaction; `to=None` creates a contract."""
+
+    sender: Sender
+    nonce: int
+    to: Address | None
+    data: bytes
+    gas_limit: int
+    value: int = 0
+    max_fee_per_gas: int = GWEI
+    max_priority_fee_per_gas: int = 1
+
+
+@dataclass(frozen=True)
+class TxAccess:
+    """
+    What one transaction is designed to read and write, beyond its sender.
+
+    `writes` maps (address, slot) to the value left after the transaction, or
+    None where only execution can tell. `reads` are slots read and not written.
+    `created` maps a contract this transaction creates to its runtime code.
+    `touched` are further accounts accessed without storage access.
+    """
+
+    reads: frozenset[tuple[Address, int]] = frozenset()
+    writes: Mapping[tuple[Address, int], int | None] = field(default_factory=dict)
+    created: Mapping[Address, bytes] = field(default_factory=dict)
+    touched: frozenset[Address] = frozenset()
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """An ordered block of transactions and the access each is designed to make."""
+
+    phase: Phase
+    txs: tuple[TxSpec, ...]
+    accesses: tuple[TxAccess, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.txs) != len(self.accesses):
+            raise ValueError("every transaction needs its designed access")
+
+    @property
+    def gas_limit_total(self) -> int:
+        """Sum of the transactions' gas limits."""
+        return sum(tx.gas_limit for tx in self.txs)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One benchmark: its pre-state, setup blocks and the block it measures."""
+
+    family: str
+    fill: FillLevel
+    variant: str | None
+    gas_benchmark_value: int
+    fork: Fork
+    pre: Mapping[Address, Account]
+    setup_blocks: tuple[BlockSpec, ...]
+    benchmark_block: BlockSpec
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    """Workload parameters worth recording in the fixture's `_info`."""
+
+    @property
+    def name(self) -> str:
+        """Fixture name as the benchmark report spells it: `<family>-<fill>[-<variant>]-<gas>M`."""
+        return fixture_name(self.family, self.fill, self.variant, self.gas_benchmark_value)
+
+    @property
+    def blocks(self) -> tuple[BlockSpec, ...]:
+        """Setup blocks followed by the benchmark block."""
+        return (*self.setup_blocks, self.benchmark_block)
+
+
+def fixture_name(family: str, fill: FillLevel, variant: str | None, gas_value: int) -> str:
+    """The `<family>-<fill>[-<variant>]-<gas>M` name of one workload."""
+    parts = [family, fill.value]
+    if variant:
+        parts.append(variant)
+    parts.append(f"{gas_millions(gas_value)}M")
+    return "-".join(parts)
+
+
+def gas_millions(gas_value: int) -> str:
+    """Gas in millions as written in names: 30000000 -> '30', 1500000 -> '1.5'."""
+    millions = gas_value / 1_000_000
+    return str(int(millions)) if millions == int(millions) else f"{millions:g}"
+
+
+@dataclass(frozen=True)
+class WorkloadParams:
+    """The knobs every generator takes; the rest is the generator's own."""
+
+    fork: Fork
+    gas_benchmark_value: int
+    fill: FillLevel
+    placement: Placement = Placement.BLOCKS
+    variant: str | None = None

@@ -1,0 +1,11 @@
+"""Fillers for `keccak_chain`: the shared-slot conflict comes after a long keccak chain."""
+
+import pytest
+
+from balgen.generators.keccak_chain import keccak_chain
+
+
+@pytest.mark.workload(generator=keccak_chain)
+def test_keccak_chain(workload, fill):
+    """Speculative execution finds each conflict only at the end of the transaction."""
+    fill(workload)
