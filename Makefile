@@ -1,0 +1,35 @@
+# balgen: `make demo` fills the default suite and imports it into a local geth;
+# `make test` runs the project's tests. Both install what they need first.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test tools venv fill benchmark clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+tools:
+	./scripts/install-tools.sh
+
+demo: venv tools
+	$(PY) -m balgen.demo
+
+test: venv tools
+	$(PY) -m pytest tests -n 2
+
+fill: venv tools
+	$(VENV)/bin/balgen fill
+
+benchmark: venv tools
+	$(PY) benchmarks/fill_speed.py
+
+clean:
+	rm -rf fixtures results

@@ -1,0 +1,102 @@
+"""
+The `balgen` command line.
+
+`balgen fill` runs the pytest fillers in `fillers/` through balgen's plugin,
+after checking its inputs so that a wrong fork, gas list, t8n binary or output
+folder is one line and exit code 2 rather than a pytest traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .errors import BadInput
+from .forks import FORKS, fork_by_name
+from .plugin import BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, check_output_writable, parse_gas_values
+from .chain.t8n import probe_version
+from .toolchain import pinned_evm
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+FILLERS = PROJECT_ROOT / "fillers"
+
+
+def fill_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="balgen fill",
+        description="Fill the BAL benchmark fixtures (extra arguments go to pytest).",
+    )
+    parser.add_argument("--fork", default="Amsterdam", help=f"one of {', '.join(FORKS)} (default Amsterdam)")
+    parser.add_argument("--gas-benchmark-values", default=DEFAULT_GAS_VALUES, help="gas values in millions, e.g. 30,60")
+    parser.add_argument("--evm-bin", type=Path, default=None, help="t8n binary (default: pinned go-ethereum evm)")
+    parser.add_argument("--output", type=Path, default=Path(DEFAULT_OUTPUT), help="output folder (default fixtures/)")
+    parser.add_argument("--setup", choices=["blocks", "genesis"], default="blocks", help="contract placement")
+    parser.add_argument("-k", dest="keyword", default=None, help="only fixtures whose name matches EXPR")
+    parser.add_argument("-n", dest="workers", default=None, help="parallel workers (pytest-xdist)")
+    return parser
+
+
+def validate_fill_inputs(args: argparse.Namespace) -> None:
+    """Check every input up front; raises BadInput naming the option."""
+    fork_by_name(args.fork)
+    parse_gas_values(args.gas_benchmark_values)
+    probe_version(args.evm_bin or pinned_evm())
+    check_output_writable(args.output)
+    if args.workers is not None and not (args.workers == "auto" or args.workers.isdigit()):
+        raise BadInput(f"-n: {args.workers!r} is not a number of workers")
+
+
+def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
+    """The pytest command line that fills what `args` asks for."""
+    arguments = [
+        str(FILLERS),
+        f"--rootdir={PROJECT_ROOT}",
+        "-p",
+        "no:cacheprovider",
+        "--tb=no",
+        "-q",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+        f"--fork={args.fork}",
+        f"--gas-benchmark-values={args.gas_benchmark_values}",
+        f"--output={args.output}",
+        f"--setup={args.setup}",
+    ]
+    if args.evm_bin:
+        arguments.append(f"--evm-bin={args.evm_bin}")
+    if args.keyword:
+        arguments += ["-k", args.keyword]
+    if args.workers:
+        arguments += ["-n", args.workers]
+    return arguments + list(extra)
+
+
+def run_fill(argv: Sequence[str]) -> int:
+    import pytest
+
+    args, extra = fill_parser().parse_known_args(argv)
+    try:
+        validate_fill_inputs(args)
+    except BadInput as error:
+        print(f"balgen fill: {error}", file=sys.stderr)
+        return BAD_INPUT_EXIT_CODE
+    code = int(pytest.main(pytest_arguments(args, extra)))
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print(f"balgen fill: -k {args.keyword!r} matches no fixture", file=sys.stderr)
+        return BAD_INPUT_EXIT_CODE
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"fill": run_fill}
+    if not argv or argv[0] not in commands:
+        print("usage: balgen {fill} ...  (balgen fill --help for options)", file=sys.stderr)
+        return BAD_INPUT_EXIT_CODE
+    return commands[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
