@@ -77,6 +77,8 @@ def run_fill(argv: Sequence[str]) -> int:
     import pytest
 
     args, extra = fill_parser().parse_known_args(argv)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
     try:
         validate_fill_inputs(args)
     except BadInput as error:

@@ -1,0 +1,217 @@
+"""
+JSON-RPC clients for the two endpoints of an execution client.
+
+The Engine API (authenticated, `engine_*` methods) is how blocks get in; the
+plain HTTP endpoint (`eth_*`, `debug_*`, `web3_*`) is how the harness checks
+what the client made of them. Every call returns the client-side latency of
+its HTTP round trip alongside the result, measured with `perf_counter_ns`
+around the request only: encoding the request and decoding the reply are
+the harness's own work and are kept out of the number, so that a large
+payload's JSON encoding does not count as the client's execution time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import httpx
+
+from .jwt_auth import make_jwt_token
+
+T = TypeVar("T")
+
+ZERO_HASH = "0x" + "00" * 32
+"""Safe and finalized block hash sent in forkchoice updates: the harness has
+no consensus layer, so nothing is ever safe or final (as EEST's consume engine
+and benchmarkoor send)."""
+
+_JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+@dataclass(frozen=True)
+class Timed(Generic[T]):
+    """A call's result and the client-side latency of its HTTP round trip."""
+
+    result: T
+    elapsed_ns: int
+
+
+class RpcError(Exception):
+    """The client answered a call with a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"JSON-RPC error {code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class RpcTransportError(Exception):
+    """The call got no JSON-RPC answer: connection failure, timeout, HTTP error."""
+
+
+class _JsonRpcEndpoint:
+    """One HTTP JSON-RPC endpoint, with a kept-alive connection."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        self.url = url
+        # Keep-alive matters for latency: a new TCP connection per call
+        # would add its handshake to every measured round trip.
+        self._http = httpx.Client(timeout=timeout, headers=_JSON_HEADERS)
+        self._ids = itertools.count(1)
+
+    def close(self) -> None:
+        """Close the kept-alive connection."""
+        self._http.close()
+
+    def request(
+        self, method: str, params: Sequence[Any], headers: dict[str, str] | None = None
+    ) -> Timed[Any]:
+        """Send one call; return its result and round-trip time, or raise."""
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": list(params)},
+            separators=(",", ":"),
+        ).encode()
+        started = time.perf_counter_ns()
+        try:
+            response = self._http.post(self.url, content=body, headers=headers)
+        except httpx.HTTPError as error:
+            raise RpcTransportError(f"{method} to {self.url}: {error!r}") from error
+        elapsed_ns = time.perf_counter_ns() - started
+        return Timed(result=_result_of(method, response), elapsed_ns=elapsed_ns)
+
+
+def _result_of(method: str, response: httpx.Response) -> Any:
+    """The `result` member of a JSON-RPC reply, or the error it carries, raised."""
+    if response.status_code != 200:
+        excerpt = response.text[:200].strip()
+        raise RpcTransportError(f"{method}: HTTP {response.status_code}: {excerpt}")
+    try:
+        reply = response.json()
+    except ValueError as decode_error:
+        raise RpcTransportError(
+            f"{method}: reply is not JSON: {response.text[:200]!r}"
+        ) from decode_error
+    if not isinstance(reply, dict):
+        raise RpcTransportError(f"{method}: reply is not a JSON-RPC object: {reply!r:.200}")
+    error = reply.get("error")
+    if error is not None:
+        raise RpcError(int(error.get("code", 0)), str(error.get("message", "")), error.get("data"))
+    if "result" not in reply:
+        raise RpcTransportError(f"{method}: reply has neither result nor error")
+    return reply["result"]
+
+
+class RpcClient:
+    """The unauthenticated HTTP endpoint: `eth_*`, `debug_*`, `web3_*` calls."""
+
+    def __init__(self, url: str, timeout: float = 30.0) -> None:
+        self._endpoint = _JsonRpcEndpoint(url, timeout)
+
+    @property
+    def url(self) -> str:
+        """Where the calls go."""
+        return self._endpoint.url
+
+    def __enter__(self) -> RpcClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the kept-alive connection."""
+        self._endpoint.close()
+
+    def call(self, method: str, params: Sequence[Any] = ()) -> Timed[Any]:
+        """Call `method`; raise `RpcError` if the client answers with an error."""
+        return self._endpoint.request(method, params)
+
+    def client_version(self) -> Timed[str]:
+        """`web3_clientVersion`: the client's name and version string."""
+        return self.call("web3_clientVersion")
+
+    def get_block_by_number(
+        self, block: int | str, *, full_transactions: bool = False
+    ) -> Timed[dict[str, Any] | None]:
+        """
+        `eth_getBlockByNumber` for a number or a tag ("latest", "earliest").
+
+        The result is None when the client has no such block.
+        """
+        tag = hex(block) if isinstance(block, int) else block
+        return self.call("eth_getBlockByNumber", [tag, full_transactions])
+
+    def get_block_by_hash(
+        self, block_hash: str, *, full_transactions: bool = False
+    ) -> Timed[dict[str, Any] | None]:
+        """`eth_getBlockByHash`; the result is None when the block is unknown."""
+        return self.call("eth_getBlockByHash", [block_hash, full_transactions])
+
+    def set_head(self, number: int) -> Timed[None]:
+        """`debug_setHead`: rewind the canonical chain (go-ethereum's debug API)."""
+        return self.call("debug_setHead", [hex(number)])
+
+
+class EngineClient:
+    """
+    The JWT-authenticated Engine API endpoint.
+
+    A new token is signed for every request because clients reject tokens
+    whose `iat` is more than a minute old, and one import can run for longer.
+    """
+
+    def __init__(self, engine_url: str, jwt_secret: bytes, timeout: float = 120.0) -> None:
+        self._endpoint = _JsonRpcEndpoint(engine_url, timeout)
+        self._jwt_secret = jwt_secret
+        make_jwt_token(jwt_secret)  # fail here, not on the first call, if the secret is bad
+
+    @property
+    def url(self) -> str:
+        """Where the calls go."""
+        return self._endpoint.url
+
+    def __enter__(self) -> EngineClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the kept-alive connection."""
+        self._endpoint.close()
+
+    def call(self, method: str, params: Sequence[Any] = ()) -> Timed[Any]:
+        """Call `method` with a freshly signed token; raise `RpcError` on an error reply."""
+        authorization = {"Authorization": f"Bearer {make_jwt_token(self._jwt_secret)}"}
+        return self._endpoint.request(method, params, headers=authorization)
+
+    def new_payload(self, version: int, params: Sequence[Any]) -> Timed[dict[str, Any]]:
+        """
+        `engine_newPayloadV{version}` with the fixture's params as given.
+
+        The params (payload, versioned hashes, parent beacon root, execution
+        requests, ...) differ in number by version, so they are passed
+        through untouched rather than rebuilt here.
+        """
+        return self.call(f"engine_newPayloadV{version}", params)
+
+    def forkchoice_updated(self, version: int, head_hash: str) -> Timed[dict[str, Any]]:
+        """
+        `engine_forkchoiceUpdatedV{version}` making `head_hash` the head.
+
+        Safe and finalized stay the zero hash and no payload attributes are
+        sent, because the harness imports blocks and never asks the client
+        to build one.
+        """
+        state = {
+            "headBlockHash": head_hash,
+            "safeBlockHash": ZERO_HASH,
+            "finalizedBlockHash": ZERO_HASH,
+        }
+        return self.call(f"engine_forkchoiceUpdatedV{version}", [state, None])

@@ -1,0 +1,701 @@
+"""
+The Engine-API import harness: JWT secrets and tokens, the genesis written
+for geth, the geth process and the clients, against the pinned geth on
+127.0.0.1.
+
+The genesis hashes are computed here independently (header RLP and a
+one-account state trie) so that a wrong chain config or a dropped header
+field shows up as a hash mismatch, the way it would on a real import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import jwt as pyjwt
+import pytest
+import rlp
+from eth_hash.auto import keccak
+
+from balgen.errors import BadInput
+from balgen.replay.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
+from balgen.replay.genesis import (
+    EMPTY_BLOCK_ACCESS_LIST_HASH,
+    EMPTY_REQUESTS_HASH,
+    EMPTY_TRIE_ROOT,
+    EMPTY_UNCLE_HASH,
+    fixture_config_mismatches,
+    geth_chain_config,
+    write_geth_genesis,
+)
+from balgen.replay.geth_process import GethError, GethProcess
+from balgen.replay.importer import import_engine_fixture, import_engine_group
+from balgen.replay.jwt_auth import (
+    decode_jwt_token,
+    generate_jwt_secret_file,
+    make_jwt_token,
+    parse_jwt_secret,
+    read_jwt_secret,
+)
+
+GETH = Path(__file__).resolve().parents[1] / "tools" / "bin" / "geth"
+
+FUNDED = "0xa94f5374fce5edbc8e2a8697c15331677e6ebf0b"
+FUNDED_BALANCE = 10**24
+EMPTY_CODE_HASH = keccak(b"")
+ZERO32 = "0x" + "00" * 32
+
+integration = pytest.mark.integration
+needs_geth = pytest.mark.skipif(not GETH.is_file(), reason="pinned geth not built")
+
+
+# -- JWT ---------------------------------------------------------------------
+
+
+def test_generated_secret_round_trips_and_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "jwt.hex"
+    secret = generate_jwt_secret_file(path)
+    assert len(secret) == 32
+    assert read_jwt_secret(path) == secret
+    assert path.read_text() == secret.hex() + "\n"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert list(tmp_path.iterdir()) == [path], "no temporary file may be left behind"
+
+
+def test_secret_accepts_the_forms_clients_write() -> None:
+    raw = bytes(range(32))
+    assert parse_jwt_secret(raw.hex()) == raw
+    assert parse_jwt_secret("0x" + raw.hex() + "\n") == raw
+    assert parse_jwt_secret("  " + raw.hex().upper() + "  ") == raw
+
+
+@pytest.mark.parametrize(
+    "content, complaint",
+    [
+        ("", "empty"),
+        ("0x", "empty"),
+        ("ab" * 31, "62 hex digits"),
+        ("ab" * 33, "66 hex digits"),
+        ("zz" * 32, "not hex"),
+    ],
+)
+def test_bad_secret_file_is_bad_input(tmp_path: Path, content: str, complaint: str) -> None:
+    path = tmp_path / "jwt.hex"
+    path.write_text(content)
+    with pytest.raises(BadInput, match=complaint):
+        read_jwt_secret(path)
+
+
+def test_missing_secret_file_is_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="does not exist"):
+        read_jwt_secret(tmp_path / "absent.hex")
+
+
+def test_token_is_hs256_with_iat_only() -> None:
+    secret = bytes(range(32))
+    before = int(time.time())
+    token = make_jwt_token(secret)
+    assert pyjwt.get_unverified_header(token)["alg"] == "HS256"
+    claims = decode_jwt_token(token, secret)
+    assert set(claims) == {"iat"}
+    assert before <= claims["iat"] <= int(time.time())
+    with pytest.raises(pyjwt.InvalidSignatureError):
+        decode_jwt_token(token, bytes(32))
+
+
+def test_token_needs_a_32_byte_secret() -> None:
+    with pytest.raises(BadInput, match="31 bytes"):
+        make_jwt_token(bytes(31))
+
+
+# -- genesis conversion ------------------------------------------------------
+
+_BLOCK_FORKS_AT_ZERO = {
+    "homesteadBlock": 0,
+    "eip150Block": 0,
+    "eip155Block": 0,
+    "eip158Block": 0,
+    "byzantiumBlock": 0,
+    "constantinopleBlock": 0,
+    "petersburgBlock": 0,
+    "istanbulBlock": 0,
+    "muirGlacierBlock": 0,
+    "berlinBlock": 0,
+    "londonBlock": 0,
+    "arrowGlacierBlock": 0,
+    "mergeNetsplitBlock": 0,
+}
+_CANCUN = {"target": 3, "max": 6, "baseFeeUpdateFraction": 3338477}
+_PRAGUE = {"target": 6, "max": 9, "baseFeeUpdateFraction": 5007716}
+_BPO1 = {"target": 10, "max": 15, "baseFeeUpdateFraction": 8346193}
+_BPO2 = {"target": 14, "max": 21, "baseFeeUpdateFraction": 11684671}
+_DEPOSIT = "0x00000000219ab540356cBB839Cbe05303d7705Fa"
+
+# Written out by hand from go-ethereum v1.17.8 tests/init.go and
+# params/config.go, independently of the table in balgen.replay.genesis.
+EXPECTED_CONFIGS: dict[str, dict[str, Any]] = {
+    "Prague": {
+        "chainId": 1,
+        **_BLOCK_FORKS_AT_ZERO,
+        "shanghaiTime": 0,
+        "cancunTime": 0,
+        "pragueTime": 0,
+        "terminalTotalDifficulty": 0,
+        "depositContractAddress": _DEPOSIT,
+        "blobSchedule": {"cancun": _CANCUN, "prague": _PRAGUE},
+    },
+    "Osaka": {
+        "chainId": 1,
+        **_BLOCK_FORKS_AT_ZERO,
+        "shanghaiTime": 0,
+        "cancunTime": 0,
+        "pragueTime": 0,
+        "osakaTime": 0,
+        "terminalTotalDifficulty": 0,
+        "depositContractAddress": _DEPOSIT,
+        "blobSchedule": {"cancun": _CANCUN, "prague": _PRAGUE},
+    },
+    "Amsterdam": {
+        "chainId": 1,
+        **_BLOCK_FORKS_AT_ZERO,
+        "shanghaiTime": 0,
+        "cancunTime": 0,
+        "pragueTime": 0,
+        "osakaTime": 0,
+        "bpo1Time": 0,
+        "bpo2Time": 0,
+        "amsterdamTime": 0,
+        "terminalTotalDifficulty": 0,
+        "depositContractAddress": _DEPOSIT,
+        "blobSchedule": {"cancun": _CANCUN, "prague": _PRAGUE, "bpo1": _BPO1, "bpo2": _BPO2},
+    },
+}
+
+
+@pytest.mark.parametrize("network", sorted(EXPECTED_CONFIGS))
+def test_chain_config_is_geths_test_config(network: str) -> None:
+    assert geth_chain_config(network) == EXPECTED_CONFIGS[network]
+
+
+def test_unknown_network_is_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="Cancun"):
+        geth_chain_config("Cancun")
+    with pytest.raises(BadInput):
+        write_geth_genesis(tmp_path / "g.json", "Cancun", {"gasLimit": "0x01"}, {})
+    assert not list(tmp_path.iterdir())
+
+
+def test_fixture_blob_schedule_is_checked_against_geths() -> None:
+    config = {
+        "network": "Amsterdam",
+        "chainid": "0x01",
+        "blobSchedule": {
+            "Cancun": {"target": "0x03", "max": "0x06", "baseFeeUpdateFraction": "0x32f0ed"},
+            "Prague": {"target": "0x06", "max": "0x09", "baseFeeUpdateFraction": "0x4c6964"},
+            "Osaka": {"target": "0x06", "max": "0x09", "baseFeeUpdateFraction": "0x4c6964"},
+            "BPO1": {"target": "0x0a", "max": "0x0f", "baseFeeUpdateFraction": "0x7f5a51"},
+            "BPO2": {"target": "0x0e", "max": "0x15", "baseFeeUpdateFraction": "0xb24b3f"},
+        },
+    }
+    assert fixture_config_mismatches("Amsterdam", config) == []
+    config["blobSchedule"]["BPO2"]["max"] = "0x14"  # type: ignore[index]
+    (problem,) = fixture_config_mismatches("Amsterdam", config)
+    assert problem.startswith("blobSchedule.bpo2")
+
+
+def _header(network: str, pre: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """An EEST-style genesis header for `pre`, with its hash computed here."""
+    header: dict[str, Any] = {
+        "parentHash": ZERO32,
+        "uncleHash": EMPTY_UNCLE_HASH,
+        "coinbase": "0x" + "00" * 20,
+        "stateRoot": "0x" + _state_root(pre).hex(),
+        "transactionsTrie": EMPTY_TRIE_ROOT,
+        "receiptTrie": EMPTY_TRIE_ROOT,
+        "bloom": "0x" + "00" * 256,
+        "difficulty": "0x00",
+        "number": "0x00",
+        "gasLimit": "0x016345785d8a0000",
+        "gasUsed": "0x00",
+        "timestamp": "0x00",
+        "extraData": "0x00",
+        "mixHash": ZERO32,
+        "nonce": "0x0000000000000000",
+        "baseFeePerGas": "0x07",
+        "withdrawalsRoot": EMPTY_TRIE_ROOT,
+        "blobGasUsed": "0x00",
+        "excessBlobGas": "0x00",
+        "parentBeaconBlockRoot": ZERO32,
+        "requestsHash": EMPTY_REQUESTS_HASH,
+    }
+    if network == "Amsterdam":
+        header["blockAccessListHash"] = EMPTY_BLOCK_ACCESS_LIST_HASH
+        header["slotNumber"] = "0x00"
+    header["hash"] = "0x" + keccak(rlp.encode(_header_rlp_fields(header))).hex()
+    return header
+
+
+def _header_rlp_fields(header: dict[str, Any]) -> list[Any]:
+    """The header as go-ethereum's `types.Header` RLP-encodes it, field by field."""
+    order = [
+        ("parentHash", "b"), ("uncleHash", "b"), ("coinbase", "b"), ("stateRoot", "b"),
+        ("transactionsTrie", "b"), ("receiptTrie", "b"), ("bloom", "b"), ("difficulty", "i"),
+        ("number", "i"), ("gasLimit", "i"), ("gasUsed", "i"), ("timestamp", "i"),
+        ("extraData", "b"), ("mixHash", "b"), ("nonce", "b"), ("baseFeePerGas", "i"),
+        ("withdrawalsRoot", "b"), ("blobGasUsed", "i"), ("excessBlobGas", "i"),
+        ("parentBeaconBlockRoot", "b"), ("requestsHash", "b"), ("blockAccessListHash", "b"),
+        ("slotNumber", "i"),
+    ]  # fmt: skip
+    fields = []
+    for key, kind in order:
+        if key not in header:
+            break
+        value = header[key]
+        fields.append(bytes.fromhex(value[2:]) if kind == "b" else int(value, 16))
+    return fields
+
+
+def _state_root(pre: dict[str, dict[str, Any]]) -> bytes:
+    """
+    The state root of a one-account, code- and storage-less state.
+
+    With a single key the trie is one leaf holding the whole 64-nibble path
+    of keccak(address): compact-encoded as the even-leaf flag 0x20 followed
+    by the key bytes.
+    """
+    ((address, account),) = pre.items()
+    leaf_value = rlp.encode(
+        [
+            int(account.get("nonce", "0x00"), 16),
+            int(account["balance"], 16),
+            bytes.fromhex(EMPTY_TRIE_ROOT[2:]),
+            EMPTY_CODE_HASH,
+        ]
+    )
+    path = keccak(bytes.fromhex(address[2:]))
+    return keccak(rlp.encode([b"\x20" + path, leaf_value]))
+
+
+def _pre() -> dict[str, dict[str, Any]]:
+    return {FUNDED: {"nonce": "0x00", "balance": hex(FUNDED_BALANCE), "code": "0x", "storage": {}}}
+
+
+def test_genesis_json_has_geths_keys(tmp_path: Path) -> None:
+    pre = {
+        **_pre(),
+        "0x" + "11" * 20: {
+            "nonce": "0x01",
+            "balance": "0x00",
+            "code": "0x6000",
+            "storage": {"0x01": "0x0203"},
+        },
+    }
+    header = _header("Amsterdam", _pre())
+    path = tmp_path / "genesis.json"
+    write_geth_genesis(path, "Amsterdam", header, pre)
+    genesis = json.loads(path.read_text())
+    assert genesis["config"] == EXPECTED_CONFIGS["Amsterdam"]
+    assert {key: genesis[key] for key in genesis if key not in ("config", "alloc")} == {
+        "nonce": "0x0",
+        "timestamp": "0x0",
+        "extraData": "0x00",
+        "gasLimit": "0x16345785d8a0000",
+        "difficulty": "0x0",
+        "mixHash": ZERO32,
+        "coinbase": "0x" + "00" * 20,
+        "number": "0x0",
+        "gasUsed": "0x0",
+        "parentHash": ZERO32,
+        "baseFeePerGas": "0x7",
+        "excessBlobGas": "0x0",
+        "blobGasUsed": "0x0",
+        "slotNumber": "0x0",
+    }
+    assert genesis["alloc"] == {
+        FUNDED: {"balance": hex(FUNDED_BALANCE)},
+        "0x" + "11" * 20: {
+            "balance": "0x0",
+            "nonce": "0x1",
+            "code": "0x6000",
+            "storage": {"0x" + "00" * 31 + "01": "0x" + "00" * 30 + "0203"},
+        },
+    }
+    assert [p.name for p in tmp_path.iterdir()] == ["genesis.json"]
+
+
+def test_genesis_must_be_block_zero(tmp_path: Path) -> None:
+    header = _header("Prague", _pre()) | {"number": "0x01"}
+    with pytest.raises(BadInput, match="number 0"):
+        write_geth_genesis(tmp_path / "genesis.json", "Prague", header, _pre())
+    assert not list(tmp_path.iterdir()), "a rejected genesis leaves no file"
+
+
+# -- geth --------------------------------------------------------------------
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@integration
+@needs_geth
+@pytest.mark.parametrize("network", ["Prague", "Osaka", "Amsterdam"])
+def test_geth_genesis_hash_matches_the_header(tmp_path: Path, network: str) -> None:
+    header = _header(network, _pre())
+    genesis_path = tmp_path / "genesis.json"
+    write_geth_genesis(genesis_path, network, header, _pre())
+    with GethProcess(GETH, genesis_path, temp_parent=tmp_path) as geth:
+        pid, datadir = geth.pid, geth.datadir
+        assert pid is not None and datadir.is_dir()
+        assert geth.client_version is not None and "v1.17.8" in geth.client_version
+        with geth.rpc_client() as rpc:
+            block = rpc.get_block_by_number(0).result
+            assert block is not None
+            assert block["stateRoot"] == header["stateRoot"]
+            assert block["hash"] == header["hash"]
+            by_hash = rpc.get_block_by_hash(header["hash"]).result
+            assert by_hash is not None and by_hash["number"] == "0x0"
+            balance = rpc.call("eth_getBalance", [FUNDED, "latest"])
+            assert int(balance.result, 16) == FUNDED_BALANCE
+            assert balance.elapsed_ns > 0
+    assert _process_gone(pid)
+    assert geth.returncode is not None
+    assert not datadir.exists()
+
+
+@integration
+@needs_geth
+def test_engine_api_auth_forkchoice_and_errors(tmp_path: Path) -> None:
+    header = _header("Prague", _pre())
+    genesis_path = tmp_path / "genesis.json"
+    write_geth_genesis(genesis_path, "Prague", header, _pre())
+    with (
+        GethProcess(GETH, genesis_path, temp_parent=tmp_path) as geth,
+        geth.engine_client() as engine,
+    ):
+        capabilities = engine.call("engine_exchangeCapabilities", [["engine_newPayloadV4"]])
+        assert "engine_newPayloadV4" in capabilities.result
+        assert capabilities.elapsed_ns > 0
+
+        forkchoice = engine.forkchoice_updated(3, header["hash"])
+        assert forkchoice.result["payloadStatus"]["status"] == "VALID"
+        assert forkchoice.result["payloadId"] is None
+
+        with pytest.raises(RpcError) as invalid_params:
+            engine.new_payload(4, [{}])
+        assert invalid_params.value.code == -32602
+
+        # Tokens are checked: a wrong secret and a stale iat are both refused.
+        with (
+            EngineClient(geth.engine_url, bytes(32)) as wrong_secret,
+            pytest.raises(RpcTransportError, match="HTTP 401"),
+        ):
+            wrong_secret.call("engine_exchangeCapabilities", [[]])
+        with RpcClient(geth.engine_url) as unauthenticated:
+            stale = make_jwt_token(geth.jwt_secret, issued_at=int(time.time()) - 120)
+            with pytest.raises(RpcTransportError, match="HTTP 401"):
+                unauthenticated._endpoint.request(
+                    "engine_exchangeCapabilities", [[]], {"Authorization": f"Bearer {stale}"}
+                )
+
+        # debug_setHead refuses to "rewind" to the current head: the importer
+        # must not call it on a chain that is still at genesis.
+        with geth.rpc_client() as rpc, pytest.raises(RpcError, match="future block"):
+            rpc.set_head(0)
+
+
+@integration
+@needs_geth
+@pytest.mark.parametrize("interruption", [RuntimeError, KeyboardInterrupt])
+def test_geth_is_stopped_and_removed_when_the_body_raises(
+    tmp_path: Path, interruption: type[BaseException]
+) -> None:
+    genesis_path = tmp_path / "genesis.json"
+    write_geth_genesis(genesis_path, "Prague", _header("Prague", _pre()), _pre())
+    geth = GethProcess(GETH, genesis_path, temp_parent=tmp_path)
+    with pytest.raises(interruption), geth:
+        pid, datadir = geth.pid, geth.datadir
+        raise interruption("body failed")
+    assert pid is not None and _process_gone(pid)
+    assert not datadir.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["genesis.json"]
+
+
+@integration
+@needs_geth
+def test_geth_init_failure_reports_the_log(tmp_path: Path) -> None:
+    genesis_path = tmp_path / "genesis.json"
+    genesis_path.write_text('{"config": {"chainId": 1}, "gasLimit": "not a number"}')
+    with (
+        pytest.raises(GethError, match=r"geth init .* failed") as failure,
+        GethProcess(GETH, genesis_path, temp_parent=tmp_path),
+    ):
+        pass
+    assert "Fatal" in str(failure.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["genesis.json"]
+
+
+def test_missing_geth_binary_is_bad_input(tmp_path: Path) -> None:
+    genesis_path = tmp_path / "genesis.json"
+    genesis_path.write_text("{}")
+    with (
+        pytest.raises(BadInput, match="does not exist"),
+        GethProcess(tmp_path / "no-geth", genesis_path),
+    ):
+        pass
+
+
+# -- importer failure reporting ----------------------------------------------
+
+
+def _bogus_payload_entry(version: int) -> dict[str, Any]:
+    """A payload entry that geth must refuse (its payload lacks required fields)."""
+    payload = {
+        "blockNumber": "0x1",
+        "blockHash": "0x" + "ab" * 32,
+        "gasUsed": "0x0",
+        "transactions": [],
+    }
+    return {
+        "params": [payload, [], ZERO32, []],
+        "newPayloadVersion": str(version),
+        "forkchoiceUpdatedVersion": "3",
+        "phase": "testing",
+    }
+
+
+@integration
+@needs_geth
+def test_import_reports_a_genesis_mismatch(tmp_path: Path) -> None:
+    header = _header("Prague", _pre()) | {"hash": "0x" + "ee" * 32}
+    fixture = {
+        "network": "Prague",
+        "engineNewPayloads": [_bogus_payload_entry(4)],
+        "lastblockhash": "0x" + "ab" * 32,
+        "config": {"network": "Prague", "chainid": "0x01"},
+    }
+    result = import_engine_fixture(fixture, header, _pre(), GETH, test_id="t", temp_parent=tmp_path)
+    assert not result.passed
+    assert result.failure is not None and result.failure.startswith("genesis mismatch")
+    assert "0x" + "ee" * 32 in result.failure
+    assert not list(tmp_path.iterdir())
+
+
+@integration
+@needs_geth
+def test_import_group_reports_each_failed_test_and_goes_on(tmp_path: Path) -> None:
+    header = _header("Prague", _pre())
+    pre_alloc = {"network": "Prague", "chainId": "0x01", "genesis": header, "pre": _pre()}
+    fixtures = [
+        (f"test_{n}", {"network": "Prague", "engineNewPayloads": [_bogus_payload_entry(4)],
+                       "lastblockhash": "0x" + "ab" * 32})
+        for n in range(2)
+    ] + [("test_malformed", {"network": "Prague", "engineNewPayloads": []})]  # fmt: skip
+    group = import_engine_group(pre_alloc, fixtures, GETH, temp_parent=tmp_path)
+    assert group.failure is None and not group.passed
+    assert group.genesis_hash == header["hash"]
+    assert [test.test_id for test in group.tests] == ["test_0", "test_1", "test_malformed"]
+    for test in group.tests[:2]:
+        assert test.failure is not None
+        assert test.failure.startswith(
+            "payload 0 (block 1): engine_newPayloadV4 returned error -32602"
+        )
+        assert test.payloads == ()
+    assert group.tests[2].failure == "malformed fixture: fixture has no engineNewPayloads"
+    assert not list(tmp_path.iterdir())
+
+
+# -- importer happy path, on payloads geth builds itself ---------------------
+
+_SENDER_KEY = "0x" + "42" * 32
+_SYSTEM_CONTRACTS = json.loads(
+    (Path(__file__).resolve().parents[1] / "balgen" / "data" / "system_contracts.json").read_text()
+)["contracts"]
+_GETH_RPC_TO_EEST_HEADER = {
+    "sha3Uncles": "uncleHash",
+    "miner": "coinbase",
+    "transactionsRoot": "transactionsTrie",
+    "receiptsRoot": "receiptTrie",
+    "logsBloom": "bloom",
+}
+_BUILD_VERSIONS = {"Prague": (3, 4, 4), "Amsterdam": (4, 6, 5)}
+"""forkchoiceUpdated, getPayload and newPayload versions per fork."""
+
+
+def _builder_pre(network: str, sender: str) -> dict[str, dict[str, Any]]:
+    """A funded sender plus the system contracts block building needs."""
+    keys = ["eip4788", "eip2935", "eip7002", "eip7251"]
+    if network == "Amsterdam":
+        keys += ["eip7997", "eip8282_deposit", "eip8282_exit"]
+    pre = {
+        sender.lower(): {
+            "nonce": "0x00",
+            "balance": hex(FUNDED_BALANCE),
+            "code": "0x",
+            "storage": {},
+        }
+    }
+    for key in keys:
+        entry = _SYSTEM_CONTRACTS[key]
+        pre[entry["address"]] = {
+            "nonce": "0x01",
+            "balance": "0x00",
+            "code": entry["code"],
+            "storage": {},
+        }
+    return pre
+
+
+def _eest_header(block: dict[str, Any]) -> dict[str, Any]:
+    """An RPC block's header in the key names of an EEST genesisBlockHeader."""
+    return {_GETH_RPC_TO_EEST_HEADER.get(key, key): value for key, value in block.items()}
+
+
+def _build_payload(
+    engine: EngineClient,
+    network: str,
+    parent: str,
+    timestamp: int,
+    slot: int,
+    *,
+    min_transactions: int = 0,
+) -> dict[str, Any]:
+    """Ask geth to build a block on `parent` and return it as an engineNewPayloads entry."""
+    fcu_version, get_version, new_version = _BUILD_VERSIONS[network]
+    attributes: dict[str, Any] = {
+        "timestamp": hex(timestamp),
+        "prevRandao": ZERO32,
+        "suggestedFeeRecipient": "0x" + "33" * 20,
+        "withdrawals": [],
+        "parentBeaconBlockRoot": "0x" + "44" * 32,
+    }
+    if network == "Amsterdam":
+        attributes["slotNumber"] = hex(slot)
+    state = {"headBlockHash": parent, "safeBlockHash": ZERO32, "finalizedBlockHash": ZERO32}
+    # geth returns an empty block at once and fills it with pool transactions
+    # in the background; ask again, one second later each time, until the
+    # pending transfer is in (a later timestamp makes it a new build).
+    for attempt in range(5):
+        attributes["timestamp"] = hex(timestamp + attempt)
+        payload_id = engine.call(
+            f"engine_forkchoiceUpdatedV{fcu_version}", [state, attributes]
+        ).result["payloadId"]
+        time.sleep(0.3 + attempt)
+        envelope = engine.call(f"engine_getPayloadV{get_version}", [payload_id]).result
+        if len(envelope["executionPayload"]["transactions"]) >= min_transactions:
+            break
+    return {
+        "params": [
+            envelope["executionPayload"],
+            [],
+            attributes["parentBeaconBlockRoot"],
+            envelope["executionRequests"],
+        ],
+        "newPayloadVersion": str(new_version),
+        "forkchoiceUpdatedVersion": str(fcu_version),
+    }
+
+
+def _geth_built_chain(
+    tmp_path: Path, network: str
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """
+    Genesis, pre, two consecutive payloads (block 1 carries a transfer) and a
+    sibling of block 1, all built by one geth node.
+    """
+    from eth_account import Account
+
+    sender = Account.from_key(_SENDER_KEY)
+    pre = _builder_pre(network, sender.address)
+    genesis_path = tmp_path / "builder-genesis.json"
+    # geth fills in the derived header fields; only the stored ones matter here.
+    write_geth_genesis(genesis_path, network, _header(network, _pre()), pre)
+    with (
+        GethProcess(GETH, genesis_path, temp_parent=tmp_path) as geth,
+        geth.rpc_client() as rpc,
+        geth.engine_client() as engine,
+    ):
+        genesis_block = rpc.get_block_by_number(0).result
+        assert genesis_block is not None
+        genesis = _eest_header(genesis_block)
+        transfer = sender.sign_transaction(
+            {"type": 2, "chainId": 1, "nonce": 0, "to": "0x" + "22" * 20, "value": 1, "gas": 21000,
+             "maxFeePerGas": 10**10, "maxPriorityFeePerGas": 10**9}
+        )  # fmt: skip
+        rpc.call("eth_sendRawTransaction", ["0x" + transfer.raw_transaction.hex()])
+        first = _build_payload(engine, network, genesis["hash"], 12, 1, min_transactions=1)
+        sibling = _build_payload(engine, network, genesis["hash"], 20, 1)
+        block_1 = first["params"][0]["blockHash"]
+        assert (
+            engine.new_payload(int(first["newPayloadVersion"]), first["params"]).result["status"]
+            == "VALID"
+        )
+        assert (
+            engine.forkchoice_updated(int(first["forkchoiceUpdatedVersion"]), block_1).result[
+                "payloadStatus"
+            ]["status"]
+            == "VALID"
+        )
+        second = _build_payload(engine, network, block_1, 24, 2)
+    assert len(first["params"][0]["transactions"]) == 1, "the transfer made it into block 1"
+    first["phase"], second["phase"] = "setup", "testing"
+    return genesis, pre, [first, second], sibling
+
+
+def _fixture(network: str, payloads: list[dict[str, Any]], last: str) -> dict[str, Any]:
+    """A blockchain_test_engine_x fixture around `payloads`."""
+    return {
+        "network": network,
+        "engineNewPayloads": payloads,
+        "lastblockhash": last,
+        "config": {"network": network, "chainid": "0x01"},
+    }
+
+
+@integration
+@needs_geth
+@pytest.mark.parametrize("network", ["Prague", "Amsterdam"])
+def test_import_group_of_geth_built_chains(tmp_path: Path, network: str) -> None:
+    genesis, pre, chain, sibling = _geth_built_chain(tmp_path, network)
+    last = chain[-1]["params"][0]["blockHash"]
+    fixtures = [
+        ("two_blocks", _fixture(network, chain, last)),
+        ("sibling", _fixture(network, [sibling], sibling["params"][0]["blockHash"])),
+        ("two_blocks_again", _fixture(network, chain, last)),
+        ("wrong_last_block", _fixture(network, chain[:1], last)),
+        ("repeated_block", _fixture(network, [chain[0], chain[0]], last)),
+    ]
+    pre_alloc = {"network": network, "chainId": "0x01", "genesis": genesis, "pre": pre}
+    group = import_engine_group(pre_alloc, fixtures, GETH, temp_parent=tmp_path)
+    assert group.failure is None
+    assert group.client_version is not None and "v1.17.8" in group.client_version
+    results = {test.test_id: test for test in group.tests}
+    for test_id in ("two_blocks", "sibling", "two_blocks_again"):
+        assert results[test_id].failure is None, results[test_id].failure
+    assert [p.phase for p in results["two_blocks"].payloads] == ["setup", "testing"]
+    first, second = results["two_blocks_again"].payloads
+    assert (first.block_number, first.transaction_count, first.gas_used) == (1, 1, 21000)
+    assert (second.block_number, second.transaction_count, second.gas_used) == (2, 0, 0)
+    for payload in (first, second):
+        assert payload.status == "VALID"
+        assert payload.new_payload_ns > 0 and payload.forkchoice_updated_ns
+    wrong = results["wrong_last_block"]
+    assert wrong.failure is not None and wrong.failure.startswith("head is block 0x1")
+    assert len(wrong.payloads) == 1
+    repeated = results["repeated_block"]
+    assert repeated.failure is not None and "already known" in repeated.failure
+    assert repeated.failure.startswith("payload 1 (block 1)")
+    assert [p.name for p in tmp_path.iterdir()] == ["builder-genesis.json"]
+
+    single = import_engine_fixture(
+        fixtures[0][1], genesis, pre, GETH, test_id="two_blocks", temp_parent=tmp_path
+    )
+    assert single.passed and len(single.payloads) == 2
