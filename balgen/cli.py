@@ -42,10 +42,11 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
     """Check every input up front; raises BadInput naming the option."""
     fork_by_name(args.fork)
     parse_gas_values(args.gas_benchmark_values)
-    probe_version(args.evm_bin or pinned_evm())
-    check_output_writable(args.output)
     if args.workers is not None and not (args.workers == "auto" or args.workers.isdigit()):
         raise BadInput(f"-n: {args.workers!r} is not a number of workers")
+    probe_version(args.evm_bin or pinned_evm())
+    # Last: it creates the output folder, which no rejected command should leave behind.
+    check_output_writable(args.output)
 
 
 def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:

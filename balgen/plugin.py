@@ -143,7 +143,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("workload", params, ids=ids, indirect=True)
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # trylast: after `-k`/`-m` deselection, so the run's pre-alloc group holds
+    # only the workloads that are actually filled.
     planned = [
         item.callspec.params["workload"]
         for item in items

@@ -9,6 +9,7 @@ root), the header and its hash, and the transaction RLP.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Sequence
 
@@ -47,7 +48,7 @@ class BuiltBlock:
     """The BAL's RLP, on forks that have one."""
     t8n: T8nResult
 
-    @property
+    @cached_property
     def access_list(self) -> list[AccountChanges]:
         """The decoded BAL (empty on forks without one)."""
         if self.block_access_list is None:
@@ -190,13 +191,16 @@ def build_chain(
     *,
     label: str,
     signed: Sequence[Sequence[SignedTx]] | None = None,
+    genesis: Header | None = None,
 ) -> BuiltChain:
     """
     Build genesis and `blocks` on the allocation in `genesis_alloc_path`.
 
-    `signed` reuses signatures made for an earlier build of the same blocks.
+    `signed` reuses signatures made for an earlier build of the same blocks;
+    `genesis` is the allocation's genesis header when it is already known.
     """
-    genesis = genesis_header(fork, genesis_state_root(t8n, genesis_alloc_path, workdir / "genesis"))
+    if genesis is None:
+        genesis = genesis_header(fork, genesis_state_root(t8n, genesis_alloc_path, workdir / "genesis"))
     headers = [genesis]
     built: list[BuiltBlock] = []
     alloc_path = genesis_alloc_path

@@ -17,12 +17,12 @@ from ..workload import FillLevel
 
 def tx_schedule(gas_value: int, min_tx_gas: int, tx_gas_cap: int, fill: FillLevel) -> list[int]:
     """Gas limits, in block order, of a block of `gas_value` at fill level `fill`."""
-    if min_tx_gas > tx_gas_cap:
-        raise ValueError(f"minimum transaction gas {min_tx_gas} exceeds the cap {tx_gas_cap}")
     if gas_value < min_tx_gas:
         raise FillCheckFailed(
             f"gas value {gas_value} is below one transaction's minimum gas {min_tx_gas}"
         )
+    if min_tx_gas > tx_gas_cap:
+        raise ValueError(f"minimum transaction gas {min_tx_gas} exceeds the cap {tx_gas_cap}")
     if fill is FillLevel.GREEDY:
         return _greedy(gas_value, min_tx_gas, tx_gas_cap)
     count = gas_value // min_tx_gas
@@ -30,6 +30,10 @@ def tx_schedule(gas_value: int, min_tx_gas: int, tx_gas_cap: int, fill: FillLeve
         count = max(1, count // 2)
     # Enough transactions that none exceeds the cap.
     count = max(count, -(-gas_value // tx_gas_cap))
+    if count > gas_value // min_tx_gas:
+        # No split of the whole gas value keeps every transaction between the
+        # minimum and the cap; cap-sized transactions come closest.
+        return _greedy(gas_value, min_tx_gas, tx_gas_cap)
     return _even_split(gas_value, count)
 
 

@@ -1,0 +1,327 @@
+"""
+`balgen fill` as a user runs it: a subprocess, small gas values, real t8n.
+
+What a user relies on: the files land exactly where the documented layout
+says, in the right format for the right fork; the same command gives the same
+bytes (in parallel too); `-k` selects; bad input is one line on stderr, exit
+code 2 and nothing written; and a t8n that dies mid-run leaves no partial or
+temporary files behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from balgen.toolchain import GO_ETHEREUM_VERSION, pinned_evm
+
+FAMILIES = ("serial_chain", "keccak_chain")
+FILLS = ("max", "half", "greedy")
+FORMATS = {
+    "blockchain_tests": "blockchain_test",
+    "blockchain_tests_engine": "blockchain_test_engine",
+    "blockchain_tests_engine_x": "blockchain_test_engine_x",
+}
+ENGINE_VERSIONS = {"Amsterdam": ("5", "4"), "Osaka": ("4", "3"), "Prague": ("4", "3")}
+ALL_NAMES = sorted(f"{family}-{fill}-1M" for family in FAMILIES for fill in FILLS)
+PRE_ALLOC = re.compile(r"blockchain_tests_engine_x/pre_alloc/0x[0-9a-f]{16}\.json")
+TIMEOUT = 180
+
+
+def balgen_fill(
+    *args: str | Path, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `balgen fill ARGS` as a user would, from `cwd`."""
+    return subprocess.run(
+        [sys.executable, "-m", "balgen.cli", "fill", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (hidden ones included), by relative path."""
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def fixture_paths(fork: str, names: list[str]) -> set[str]:
+    folder = f"for_{fork.lower()}_at_0001M"
+    return {
+        f"{format_dir}/{folder}/{name.split('-')[0]}/{name}.json" for format_dir in FORMATS for name in names
+    }
+
+
+def split_layout(files: dict[str, bytes]) -> tuple[set[str], str]:
+    """(fixture file paths, the single pre_alloc file path)."""
+    pre_allocs = [path for path in files if PRE_ALLOC.fullmatch(path)]
+    assert len(pre_allocs) == 1, f"expected one pre_alloc group file, found {sorted(pre_allocs)}"
+    return set(files) - set(pre_allocs), pre_allocs[0]
+
+
+@pytest.fixture(scope="module")
+def evm_version() -> str:
+    completed = subprocess.run([str(pinned_evm()), "--version"], capture_output=True, text=True, check=True)
+    return completed.stdout.strip().splitlines()[0]
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Fill once per distinct command in this module (per xdist worker) and remember the result."""
+    cache: dict[tuple[str, ...], tuple[subprocess.CompletedProcess[str], Path]] = {}
+
+    def fill(*args: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+        if args not in cache:
+            output = tmp_path_factory.mktemp("fill") / "out"
+            completed = balgen_fill(
+                "--gas-benchmark-values", "1", "--output", output, *args, cwd=tmp_path_factory.getbasetemp()
+            )
+            cache[args] = (completed, output)
+        return cache[args]
+
+    return fill
+
+
+# --- (a) layout and content ---------------------------------------------------
+
+
+@pytest.mark.parametrize("fork", ["Amsterdam", "Osaka", "Prague"])
+def test_fill_writes_the_documented_layout_and_formats(filled: Any, evm_version: str, fork: str) -> None:
+    completed, output = filled() if fork == "Amsterdam" else filled("--fork", fork)
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+
+    files = files_under(output)
+    fixtures, pre_alloc_path = split_layout(files)
+    assert fixtures == fixture_paths(fork, ALL_NAMES)
+
+    new_payload, forkchoice_updated = ENGINE_VERSIONS[fork]
+    group = json.loads(files[pre_alloc_path])
+    group_hash = Path(pre_alloc_path).stem
+    for path in sorted(fixtures):
+        name = Path(path).stem
+        content = json.loads(files[path])
+        assert list(content) == [name], f"{path} must hold exactly the fixture {name}"
+        fixture = content[name]
+        info = fixture["_info"]
+        assert info["fixture-format"] == FORMATS[path.split("/")[0]], path
+        assert info["filling-transition-tool"] == evm_version, path
+        assert GO_ETHEREUM_VERSION.lstrip("v") in info["filling-transition-tool"], path
+        assert info["fixture-name"] == name, path
+        assert fixture["network"] == fork, path
+        if "engineNewPayloads" in fixture:
+            payloads = fixture["engineNewPayloads"]
+            phases = [payload["phase"] for payload in payloads]
+            assert set(phases) <= {"setup", "testing"}, path
+            assert phases.count("testing") == 1 and phases[-1] == "testing", f"{path}: phases {phases}"
+            assert {p["newPayloadVersion"] for p in payloads} == {new_payload}, path
+            assert {p["forkchoiceUpdatedVersion"] for p in payloads} == {forkchoice_updated}, path
+            has_bal = fork == "Amsterdam"
+            assert all(("blockAccessList" in p["params"][0]) == has_bal for p in payloads), path
+        if path.startswith("blockchain_tests_engine_x/"):
+            assert fixture["preHash"] == group_hash, path
+
+    assert group["groupHash"] == group_hash
+    assert group["testIds"] == ALL_NAMES
+    assert group["testCount"] == len(ALL_NAMES)
+    assert group["network"] == fork
+
+
+# --- (b) determinism ------------------------------------------------------------
+
+
+def test_two_fills_are_byte_identical(filled: Any, tmp_path: Path) -> None:
+    first, first_output = filled()
+    second_output = tmp_path / "again"
+    second = balgen_fill("--gas-benchmark-values", "1", "--output", second_output, cwd=tmp_path)
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    first_files, second_files = files_under(first_output), files_under(second_output)
+    assert sorted(first_files) == sorted(second_files)
+    differing = [path for path in first_files if first_files[path] != second_files[path]]
+    assert not differing, f"files differ between two identical fills: {differing}"
+
+
+# --- (c) selection and parallel workers -------------------------------------------
+
+
+def test_keyword_fills_only_the_selected_fixture(filled: Any) -> None:
+    completed, output = filled("-k", "keccak_chain-max")
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    files = files_under(output)
+    fixtures, pre_alloc_path = split_layout(files)
+    assert fixtures == fixture_paths("Amsterdam", ["keccak_chain-max-1M"])
+    # The pre-alloc group describes what was filled, not what was deselected.
+    group = json.loads(files[pre_alloc_path])
+    assert group["testIds"] == ["keccak_chain-max-1M"]
+    assert group["testCount"] == 1
+
+    # Fixtures on their own genesis do not depend on what else was selected.
+    _, full_output = filled()
+    full_files = files_under(full_output)
+    for format_dir in ("blockchain_tests", "blockchain_tests_engine"):
+        (path,) = [p for p in fixtures if p.startswith(format_dir + "/")]
+        assert files[path] == full_files[path], path
+
+
+def test_keyword_matching_nothing_is_bad_input(tmp_path: Path) -> None:
+    output = tmp_path / "out"
+    completed = balgen_fill("--gas-benchmark-values", "1", "--output", output, "-k", "no_such_family", cwd=tmp_path)
+    assert completed.returncode == 2
+    lines = completed.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no_such_family" in lines[0], completed.stderr
+    assert not output.exists() or not any(output.iterdir())
+
+
+def test_parallel_workers_give_the_same_bytes(filled: Any) -> None:
+    serial, serial_output = filled()
+    parallel, parallel_output = filled("-n", "2")
+    assert serial.returncode == 0 and parallel.returncode == 0, parallel.stdout[-2000:] + parallel.stderr[-2000:]
+    serial_files, parallel_files = files_under(serial_output), files_under(parallel_output)
+    assert sorted(serial_files) == sorted(parallel_files)
+    differing = [path for path in serial_files if serial_files[path] != parallel_files[path]]
+    assert not differing, f"-n 2 changed: {differing}"
+
+
+# --- (d) bad input ----------------------------------------------------------------
+
+
+def crashing_t8n(folder: Path) -> Path:
+    script = folder / "crashing-evm"
+    script.write_text("#!/bin/sh\necho 'fatal: something broke' >&2\nexit 1\n")
+    script.chmod(0o755)
+    return script
+
+
+BAD_INPUT = {
+    "unknown-fork": (["--fork", "Shanghai"], ["--fork", "Shanghai"]),
+    "gas-not-a-number": (["--gas-benchmark-values", "30,abc"], ["--gas-benchmark-values", "abc"]),
+    "gas-negative": (["--gas-benchmark-values=-5"], ["--gas-benchmark-values", "-5"]),
+    "gas-zero": (["--gas-benchmark-values", "0"], ["--gas-benchmark-values", "'0'"]),
+    "gas-twice": (["--gas-benchmark-values", "30,30"], ["--gas-benchmark-values", "twice"]),
+    "missing-evm-bin": (["--evm-bin", "{tmp}/no-such-evm"], ["--evm-bin", "no-such-evm", "not found"]),
+    "evm-bin-not-executable": (["--evm-bin", "{tmp}/plain-file"], ["--evm-bin", "not executable"]),
+    "crashing-t8n": (["--evm-bin", "{tmp}/crashing-evm"], ["--evm-bin", "exited with code 1"]),
+    "bad-workers": (["-n", "many"], ["-n", "many"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUT))
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path: Path, case: str) -> None:
+    arguments, complaint = BAD_INPUT[case]
+    crashing_t8n(tmp_path)
+    (tmp_path / "plain-file").write_text("not a program\n")
+    output = tmp_path / "out"
+    completed = balgen_fill(
+        "--output", output, *(a.format(tmp=tmp_path) for a in arguments), cwd=tmp_path
+    )
+    assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
+    lines = completed.stderr.splitlines()
+    assert len(lines) == 1, f"want one line on stderr, got: {completed.stderr!r}"
+    for word in complaint:
+        assert word in lines[0], lines[0]
+    assert completed.stdout == ""
+    assert not output.exists(), f"{output} was created for a rejected command"
+
+
+def test_missing_pinned_evm_is_bad_input(tmp_path: Path) -> None:
+    """Without --evm-bin and without the pinned tools, the user is told which binary is missing."""
+    empty_tools = tmp_path / "tools"
+    empty_tools.mkdir()
+    output = tmp_path / "out"
+    env = {**os.environ, "BALGEN_TOOLS": str(empty_tools)}
+    completed = balgen_fill("--gas-benchmark-values", "1", "--output", output, cwd=tmp_path, env=env)
+    assert completed.returncode == 2
+    lines = completed.stderr.splitlines()
+    assert len(lines) == 1 and "--evm-bin" in lines[0] and str(empty_tools / "evm") in lines[0], completed.stderr
+    assert not output.exists()
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "proc"])
+def test_unwritable_output_is_bad_input(tmp_path: Path, where: str) -> None:
+    # Tests may run as root, for whom a 0o500 folder is writable: use paths
+    # nobody can create instead.
+    blocker = tmp_path / "afile"
+    blocker.write_text("keep me\n")
+    output = blocker / "out" if where == "under-a-file" else Path("/proc/balgen-fixtures")
+    completed = balgen_fill("--gas-benchmark-values", "1", "--output", output, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
+    lines = completed.stderr.splitlines()
+    assert len(lines) == 1 and "--output" in lines[0] and str(output) in lines[0], completed.stderr
+    assert completed.stdout == ""
+    assert blocker.read_text() == "keep me\n"
+    assert not output.exists()
+
+
+def test_gas_value_below_one_transaction_fails_that_fixture_only(tmp_path: Path) -> None:
+    """A gas value too small for the workload fails its fixtures with the reason; the others still fill."""
+    output = tmp_path / "out"
+    completed = balgen_fill(
+        "--gas-benchmark-values", "0.02,1", "--output", output, "-k", "serial_chain-max", cwd=tmp_path
+    )
+    assert completed.returncode == 1, completed.stdout[-2000:] + completed.stderr[-2000:]
+    reasons = [line for line in completed.stdout.splitlines() if "serial_chain-max-0.02M" in line and "below" in line]
+    assert reasons, completed.stdout
+    assert "gas value 20000 is below one transaction's minimum gas" in reasons[0]
+    files = files_under(output)
+    fixtures, pre_alloc_path = split_layout(files)
+    assert all("0.02M" not in path for path in fixtures)
+    assert {Path(p).stem for p in fixtures} == {"serial_chain-max-1M"}
+    assert json.loads(files[pre_alloc_path])["testIds"] == ["serial_chain-max-1M"]
+
+
+# --- (e) t8n killed in the middle of the run ------------------------------------------
+
+
+def dying_t8n(folder: Path, good_calls: int) -> Path:
+    """An `evm` that answers --version and its first `good_calls` t8n calls, then SIGKILLs itself."""
+    counter = folder / "t8n-calls"
+    script = folder / "dying-evm"
+    script.write_text(
+        "#!/bin/bash\n"
+        f'if [ "$1" = "--version" ]; then exec "{pinned_evm()}" "$@"; fi\n'
+        f'n=$(( $(cat "{counter}" 2>/dev/null || echo 0) + 1 ))\n'
+        f'echo "$n" > "{counter}"\n'
+        f'if [ "$n" -le {good_calls} ]; then exec "{pinned_evm()}" "$@"; fi\n'
+        "kill -9 $$\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+def test_t8n_killed_mid_fill_leaves_no_partial_fixture(tmp_path: Path) -> None:
+    # Enough calls for the first workload's chains and part of the second's.
+    evm = dying_t8n(tmp_path, good_calls=12)
+    output = tmp_path / "out"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    completed = balgen_fill(
+        "--gas-benchmark-values", "1", "--evm-bin", evm, "--output", output, cwd=tmp_path, env=env
+    )
+    assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
+
+    report = completed.stdout + completed.stderr
+    failed = [name for name in ALL_NAMES if re.search(rf"FAILED\b.*\b{re.escape(name)}\b.*killed", report)]
+    assert failed, f"no line names a failed fixture:\n{report}"
+
+    files = files_under(output)
+    assert not [path for path in files if path.endswith(".tmp") or "/." in "/" + path], sorted(files)
+    fixtures, _ = split_layout(files)
+    written = {Path(path).stem for path in fixtures}
+    for name in failed:
+        assert name not in written, f"{name} failed but has fixture files"
+    # What was filled before t8n died is complete: all three formats.
+    assert written, "the first workload filled before t8n died should be written"
+    assert fixtures == fixture_paths("Amsterdam", sorted(written))
+    assert written | set(failed) == set(ALL_NAMES)
+    # The run's scratch folder is gone too.
+    assert not any(scratch.iterdir()), sorted(p.name for p in scratch.iterdir())

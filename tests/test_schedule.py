@@ -1,0 +1,171 @@
+"""
+How a benchmark block's gas is split into transactions (`tx_schedule`).
+
+The schedule decides whether a fixture measures what its name says: a
+transaction below the minimum fails (or does no work), one above the cap is
+rejected by Osaka and later, and a block that does not add up to its gas
+value benchmarks less than advertised.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from balgen.errors import FillCheckFailed
+from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, TX_GAS_LIMIT_CAP
+from balgen.generators.keccak_chain import keccak_chain
+from balgen.generators.schedule import tx_schedule
+from balgen.generators.serial_chain import serial_chain
+from balgen.workload import FillLevel, WorkloadParams
+
+FILLS = st.sampled_from(list(FillLevel))
+
+
+@st.composite
+def schedule_inputs(draw: st.DrawFn) -> tuple[int, int, int]:
+    """(gas value, minimum transaction gas, cap) with the minimum at most the cap."""
+    min_tx_gas = draw(st.integers(1, 2**25))
+    # Caps close to the minimum are where the cap and the minimum fight.
+    cap = draw(st.one_of(st.integers(min_tx_gas, 4 * min_tx_gas), st.integers(min_tx_gas, 2**26)))
+    gas_value = draw(st.integers(min_tx_gas, 3000 * min_tx_gas))
+    return gas_value, min_tx_gas, cap
+
+
+@st.composite
+def realistic_inputs(draw: st.DrawFn) -> tuple[int, int, int]:
+    """Fork-shaped inputs: a few tens of thousands of gas per transaction, EIP-7825 cap or none."""
+    min_tx_gas = draw(st.integers(21_000, 200_000))
+    gas_value = draw(st.integers(min_tx_gas, 200_000_000))
+    cap = draw(st.sampled_from([min(TX_GAS_LIMIT_CAP, gas_value), gas_value]))
+    return gas_value, min_tx_gas, cap
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def fits(gas_value: int, min_tx_gas: int, cap: int) -> bool:
+    """Whether the whole gas value can be split into transactions between the minimum and the cap."""
+    return gas_value // min_tx_gas >= ceil_div(gas_value, cap)
+
+
+def greedy_expected(gas_value: int, min_tx_gas: int, cap: int) -> list[int]:
+    full, remainder = divmod(gas_value, cap)
+    return [cap] * full + ([remainder] if remainder >= min_tx_gas else [])
+
+
+SCHEDULE_INPUTS = st.one_of(schedule_inputs(), realistic_inputs())
+
+
+@settings(max_examples=300, deadline=None)
+@given(SCHEDULE_INPUTS, FILLS)
+def test_every_transaction_between_minimum_and_cap(inputs: tuple[int, int, int], fill: FillLevel) -> None:
+    gas_value, min_tx_gas, cap = inputs
+    schedule = tx_schedule(gas_value, min_tx_gas, cap, fill)
+    assert schedule, "a block without transactions benchmarks nothing"
+    assert all(min_tx_gas <= gas <= cap for gas in schedule), (min(schedule), max(schedule))
+    assert sum(schedule) <= gas_value
+
+
+@settings(max_examples=300, deadline=None)
+@given(SCHEDULE_INPUTS, st.sampled_from([FillLevel.MAX, FillLevel.HALF]))
+def test_max_and_half_use_the_whole_gas_value(inputs: tuple[int, int, int], fill: FillLevel) -> None:
+    gas_value, min_tx_gas, cap = inputs
+    schedule = tx_schedule(gas_value, min_tx_gas, cap, fill)
+    if fits(gas_value, min_tx_gas, cap):
+        assert sum(schedule) == gas_value
+        # Evenly split, the larger shares first.
+        assert max(schedule) - min(schedule) <= 1
+        assert schedule == sorted(schedule, reverse=True)
+    else:
+        # No split of the whole value respects both bounds: cap-sized
+        # transactions are the most gas that can be used.
+        assert schedule == greedy_expected(gas_value, min_tx_gas, cap)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SCHEDULE_INPUTS)
+def test_greedy_is_cap_sized_transactions_plus_a_useful_remainder(inputs: tuple[int, int, int]) -> None:
+    gas_value, min_tx_gas, cap = inputs
+    schedule = tx_schedule(gas_value, min_tx_gas, cap, FillLevel.GREEDY)
+    full, remainder = divmod(gas_value, cap)
+    assert schedule[:full] == [cap] * full
+    if remainder >= min_tx_gas:
+        assert schedule[full:] == [remainder]
+    else:
+        assert len(schedule) == full
+
+
+@settings(max_examples=300, deadline=None)
+@given(SCHEDULE_INPUTS)
+def test_max_has_as_many_transactions_as_fit(inputs: tuple[int, int, int]) -> None:
+    gas_value, min_tx_gas, cap = inputs
+    schedule = tx_schedule(gas_value, min_tx_gas, cap, FillLevel.MAX)
+    if fits(gas_value, min_tx_gas, cap):
+        assert len(schedule) == gas_value // min_tx_gas
+
+
+@settings(max_examples=300, deadline=None)
+@given(SCHEDULE_INPUTS)
+def test_half_has_half_the_transactions_of_max(inputs: tuple[int, int, int]) -> None:
+    gas_value, min_tx_gas, cap = inputs
+    max_count = len(tx_schedule(gas_value, min_tx_gas, cap, FillLevel.MAX))
+    half = tx_schedule(gas_value, min_tx_gas, cap, FillLevel.HALF)
+    if fits(gas_value, min_tx_gas, cap):
+        assert len(half) == max(1, max_count // 2, ceil_div(gas_value, cap))
+        assert len(half) <= max_count
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 2**25).flatmap(lambda m: st.tuples(st.integers(0, m - 1), st.just(m))),
+    st.booleans(),
+    FILLS,
+)
+def test_gas_below_one_transaction_is_refused(inputs: tuple[int, int], cap_is_gas: bool, fill: FillLevel) -> None:
+    gas_value, min_tx_gas = inputs
+    # Forks cap a transaction at no more than the block's gas value, so the
+    # cap is then below the minimum too; the gas value is still what is wrong.
+    cap = max(gas_value, 1) if cap_is_gas else 2**26
+    with pytest.raises(FillCheckFailed, match=f"gas value {gas_value} is below"):
+        tx_schedule(gas_value, min_tx_gas, cap, fill)
+
+
+def test_minimum_above_cap_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="exceeds the cap"):
+        tx_schedule(30_000_000, 20_000_000, 16_777_216, FillLevel.MAX)
+
+
+GENERATORS = pytest.mark.parametrize("generator", [serial_chain, keccak_chain], ids=lambda g: g.__name__)
+
+
+def benchmark_gas_limits(generator, fork, gas_value: int, fill: FillLevel) -> list[int]:
+    workload = generator(WorkloadParams(fork, gas_value, fill))
+    return [tx.gas_limit for tx in workload.benchmark_block.txs]
+
+
+@GENERATORS
+@pytest.mark.parametrize("fork", [AMSTERDAM, OSAKA], ids=lambda f: f.name)
+def test_greedy_30m_under_the_transaction_cap_is_two_transactions(generator, fork) -> None:
+    assert benchmark_gas_limits(generator, fork, 30_000_000, FillLevel.GREEDY) == [16_777_216, 13_222_784]
+
+
+@GENERATORS
+def test_amsterdam_greedy_60m_is_four_transactions(generator) -> None:
+    limits = benchmark_gas_limits(generator, AMSTERDAM, 60_000_000, FillLevel.GREEDY)
+    assert limits == [16_777_216] * 3 + [60_000_000 - 3 * 16_777_216]
+
+
+@GENERATORS
+def test_prague_greedy_60m_is_one_transaction(generator) -> None:
+    # No EIP-7825 cap before Osaka: one transaction takes the whole block.
+    assert benchmark_gas_limits(generator, PRAGUE, 60_000_000, FillLevel.GREEDY) == [60_000_000]
+
+
+@GENERATORS
+@pytest.mark.parametrize("fill", list(FillLevel), ids=lambda f: f.value)
+def test_generator_refuses_a_gas_value_below_one_transaction(generator, fill: FillLevel) -> None:
+    with pytest.raises(FillCheckFailed, match="below one transaction's minimum gas"):
+        generator(WorkloadParams(AMSTERDAM, 20_000, fill))
