@@ -17,7 +17,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import httpx
 
@@ -107,18 +107,17 @@ def _result_of(method: str, response: httpx.Response) -> Any:
     return reply["result"]
 
 
-class RpcClient:
-    """The unauthenticated HTTP endpoint: `eth_*`, `debug_*`, `web3_*` calls."""
+class _EndpointClient:
+    """What both clients share: one kept-alive endpoint, usable as a context manager."""
 
-    def __init__(self, url: str, timeout: float = 30.0) -> None:
-        self._endpoint = _JsonRpcEndpoint(url, timeout)
+    _endpoint: _JsonRpcEndpoint
 
     @property
     def url(self) -> str:
         """Where the calls go."""
         return self._endpoint.url
 
-    def __enter__(self) -> RpcClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -127,6 +126,13 @@ class RpcClient:
     def close(self) -> None:
         """Close the kept-alive connection."""
         self._endpoint.close()
+
+
+class RpcClient(_EndpointClient):
+    """The unauthenticated HTTP endpoint: `eth_*`, `debug_*`, `web3_*` calls."""
+
+    def __init__(self, url: str, timeout: float = 30.0) -> None:
+        self._endpoint = _JsonRpcEndpoint(url, timeout)
 
     def call(self, method: str, params: Sequence[Any] = ()) -> Timed[Any]:
         """Call `method`; raise `RpcError` if the client answers with an error."""
@@ -158,7 +164,7 @@ class RpcClient:
         return self.call("debug_setHead", [hex(number)])
 
 
-class EngineClient:
+class EngineClient(_EndpointClient):
     """
     The JWT-authenticated Engine API endpoint.
 
@@ -170,21 +176,6 @@ class EngineClient:
         self._endpoint = _JsonRpcEndpoint(engine_url, timeout)
         self._jwt_secret = jwt_secret
         make_jwt_token(jwt_secret)  # fail here, not on the first call, if the secret is bad
-
-    @property
-    def url(self) -> str:
-        """Where the calls go."""
-        return self._endpoint.url
-
-    def __enter__(self) -> EngineClient:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the kept-alive connection."""
-        self._endpoint.close()
 
     def call(self, method: str, params: Sequence[Any] = ()) -> Timed[Any]:
         """Call `method` with a freshly signed token; raise `RpcError` on an error reply."""
