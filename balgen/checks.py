@@ -90,7 +90,7 @@ def observed_writes(accounts: Iterable[AccountChanges], ignore: set[Address]) ->
         if account.address in ignore:
             continue
         for slot, changes in account.storage_changes.items():
-            writes[(account.address, slot)] = [(index, value) for index, value in changes]
+            writes[(account.address, slot)] = list(changes)
     return writes
 
 

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,8 +212,6 @@ class FillSession:
 
 def workload_description(workload: Workload) -> str:
     """First paragraph of the generator module's docstring."""
-    import sys
-
     module = sys.modules.get(f"balgen.generators.{workload.family}")
     doc = (module.__doc__ if module else "") or ""
     return doc.strip().split("\n\n")[0].replace("\n", " ")

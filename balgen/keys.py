@@ -9,6 +9,7 @@ workloads never share one (which lets many workloads share one genesis).
 from __future__ import annotations
 
 from eth_hash.auto import keccak
+import rlp
 from coincurve import PublicKey
 
 from .workload import Address, Sender
@@ -41,6 +42,4 @@ def derived_address(seed: str, role: str, index: int = 0) -> Address:
 
 def create_address(deployer: Address, nonce: int) -> Address:
     """Address of the contract `deployer` creates with `nonce` (CREATE)."""
-    import rlp
-
     return keccak(rlp.encode([deployer, nonce]))[12:]

@@ -204,21 +204,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     return report
 
 
+def _reported(reporter: Any, key: str, *, passed_calls_only: bool = False) -> list[dict[str, Any]]:
+    """Values balgen attached under `key` to the run's reports (xdist carries them over)."""
+    return [
+        value
+        for reports in reporter.stats.values()
+        for report in reports
+        if not passed_calls_only or (getattr(report, "when", "") == "call" and report.passed)
+        for name, value in getattr(report, "user_properties", [])
+        if name == key
+    ]
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    filled = []
-    failures = []
-    for reports in terminalreporter.stats.values():
-        for report in reports:
-            for key, value in getattr(report, "user_properties", []):
-                if key == "balgen_fixture" and getattr(report, "when", "") == "call" and report.passed:
-                    filled.append(value)
-                elif key == "balgen_failure":
-                    failures.append(value)
+    filled = _reported(terminalreporter, "balgen_fixture", passed_calls_only=True)
     if filled:
         terminalreporter.write_sep("-", f"balgen: {len(filled)} fixtures filled")
         for entry in sorted(filled, key=lambda e: e["name"]):
             terminalreporter.write_line(f"{entry['name']:<44} {entry['txs']:>6} txs {entry['gas_used']:>13,} gas")
-    for failure in failures:
+    for failure in _reported(terminalreporter, "balgen_failure"):
         terminalreporter.write_line(f"balgen: FAILED {failure['message']}")
 
 
@@ -229,9 +233,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None:
         return
-    for reports in reporter.stats.values():
-        for report in reports:
-            for key, value in getattr(report, "user_properties", []):
-                if key == "balgen_failure" and value["kind"] == "bad_input":
-                    session.exitstatus = BAD_INPUT_EXIT_CODE
-                    return
+    if any(failure["kind"] == "bad_input" for failure in _reported(reporter, "balgen_failure")):
+        session.exitstatus = BAD_INPUT_EXIT_CODE

@@ -57,13 +57,10 @@ class BuiltBlock:
 
     @property
     def rlp(self) -> bytes:
-        """The block RLP as blockchain tests carry it: header, txs, ommers, withdrawals."""
-        return rlp.encode([self.header.rlp_fields(), [_tx_rlp_item(tx) for tx in self.txs], [], []])
+        """The block RLP as blockchain tests carry it: header, txs, ommers, withdrawals.
 
-
-def _tx_rlp_item(tx: SignedTx) -> bytes:
-    # A typed transaction is an RLP byte string inside the block's list.
-    return tx.raw
+        A typed transaction sits in the list as an RLP byte string (its envelope)."""
+        return rlp.encode([self.header.rlp_fields(), [tx.raw for tx in self.txs], [], []])
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,15 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..bytecode import deployment_code
-from ..forks import Fork
+from ..forks import TX_GAS_LIMIT_CAP, Fork
 from ..keys import create_address, derived_address, sender
 from ..workload import ETHER, Account, Address, BlockSpec, Phase, Placement, Sender, TxAccess, TxSpec
 
 SENDER_BALANCE = ETHER
 """Balance of every funded sender: covers a capped transaction at the max fee."""
+
+DEPLOY_GAS_LIMIT = TX_GAS_LIMIT_CAP
+"""Gas limit of a setup deployment: allowed on every fork, unused gas is not charged."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def _by_setup_block(seed: str, contracts: Sequence[ContractSpec], fork: Fork) ->
                 nonce=nonce,
                 to=None,
                 data=deployment_code(contract.runtime, dict(contract.storage)),
-                gas_limit=fork.tx_gas_cap(fork.tx_gas_limit_cap or 30_000_000),
+                gas_limit=DEPLOY_GAS_LIMIT,
             )
         )
         accesses.append(

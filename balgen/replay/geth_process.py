@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, TypeVar
 
 from ..errors import BadInput
 from .engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
@@ -100,6 +100,16 @@ def _check_executable(geth_bin: Path) -> Path:
     return path
 
 
+_T = TypeVar("_T")
+
+
+def _started(value: _T | None) -> _T:
+    """`value`, which only a started node has."""
+    if value is None:
+        raise RuntimeError("GethProcess is not started")
+    return value
+
+
 class GethProcess:
     """
     `geth init` of a genesis into a fresh datadir, then a running node.
@@ -162,9 +172,7 @@ class GethProcess:
     @property
     def datadir(self) -> Path:
         """The node's temporary datadir (also holds the secret and the logs)."""
-        if self._datadir is None:
-            raise RuntimeError("GethProcess is not started")
-        return self._datadir
+        return _started(self._datadir)
 
     @property
     def jwt_secret_path(self) -> Path:
@@ -184,9 +192,7 @@ class GethProcess:
     @property
     def jwt_secret(self) -> bytes:
         """The Engine API secret generated for this node."""
-        if self._jwt_secret is None:
-            raise RuntimeError("GethProcess is not started")
-        return self._jwt_secret
+        return _started(self._jwt_secret)
 
     @property
     def engine_url(self) -> str:
