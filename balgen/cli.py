@@ -3,12 +3,15 @@ The `balgen` command line.
 
 `balgen fill` runs the pytest fillers in `fillers/` through balgen's plugin,
 after checking its inputs so that a wrong fork, gas list, t8n binary or output
-folder is one line and exit code 2 rather than a pytest traceback.
+folder is one line and exit code 2 rather than a pytest traceback. The other
+commands (inspect, replay, report, export) live in their own modules and are
+dispatched from `COMMANDS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -92,13 +95,24 @@ def run_fill(argv: Sequence[str]) -> int:
     return code
 
 
+COMMANDS: dict[str, tuple[str, str]] = {
+    "fill": ("balgen.cli", "run_fill"),
+    "inspect": ("balgen.inspect", "run_inspect"),
+    "replay": ("balgen.replay.command", "run_replay"),
+    "report": ("balgen.replay.report", "run_report"),
+    "export": ("balgen.export.command", "run_export"),
+}
+"""Each command's `module, function(argv) -> exit code`, imported only when run."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"fill": run_fill}
-    if not argv or argv[0] not in commands:
-        print("usage: balgen {fill} ...  (balgen fill --help for options)", file=sys.stderr)
+    if not argv or argv[0] not in COMMANDS:
+        names = "|".join(COMMANDS)
+        print(f"usage: balgen {{{names}}} ...  (balgen COMMAND --help for options)", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
-    return commands[argv[0]](argv[1:])
+    module, function = COMMANDS[argv[0]]
+    return getattr(importlib.import_module(module), function)(argv[1:])
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from . import __version__
 from .chain.alloc import AllocJson, alloc_json, genesis_accounts, read_alloc, write_alloc
@@ -31,21 +31,8 @@ from .errors import BadInput, FillCheckFailed
 from .fixtures.models import BlockchainEngineXFixture, PreAllocGroup, format_dir
 from .fixtures.render import blockchain_fixture, engine_fixture, engine_x_fixture, state_diff, with_info
 from .forks import Fork
-from .workload import Workload, WorkloadParams, gas_millions
-
-Generator = Callable[[WorkloadParams], Workload]
-
-
-@dataclass(frozen=True)
-class PlannedWorkload:
-    """A workload the run will fill: the generator and its parameters, not yet built."""
-
-    generator: Generator
-    params: WorkloadParams
-
-    def build(self) -> Workload:
-        return self.generator(self.params)
-
+from .generators.catalog import PlannedWorkload
+from .workload import Workload, gas_millions
 
 @dataclass
 class PreAllocGroupState:

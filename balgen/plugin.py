@@ -3,11 +3,11 @@ balgen's pytest plugin: turns the fillers in `fillers/` into fixtures.
 
 A filler is a test marked with the generator of its workload family:
 
-    @pytest.mark.workload(generator=serial_chain)
+    @pytest.mark.workload(family=serial_chain.FAMILY)
     def test_serial_chain(workload, fill):
         fill(workload)
 
-The plugin parametrizes `workload` over every fill level, variant and
+The plugin parametrizes `workload` over every fill level, the family's variants and
 `--gas-benchmark-values` entry, with the fixture name as the test id (so `-k`
 selects by name), and `fill` builds, checks and writes the fixtures. A check
 that fails is reported in one line naming the fixture; bad input (fork, gas
@@ -24,10 +24,11 @@ import pytest
 
 from .chain.t8n import TransitionTool
 from .errors import BadInput, FillCheckFailed
-from .fill import FillResult, FillSession, PlannedWorkload
+from .fill import FillResult, FillSession
+from .generators.catalog import Family, PlannedWorkload, planned_workloads
 from .forks import DEFAULT_FORK, Fork, fork_by_name
 from .toolchain import pinned_evm
-from .workload import FillLevel, Placement, Workload, WorkloadParams, fixture_name
+from .workload import Placement, Workload
 
 DEFAULT_GAS_VALUES = "30,60"
 DEFAULT_OUTPUT = "fixtures"
@@ -108,7 +109,7 @@ def read_options(config: pytest.Config) -> FillOptions:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "workload(generator, variants=None): a balgen workload family filler")
+    config.addinivalue_line("markers", "workload(family): a balgen workload family filler")
 
 
 def _options(config: pytest.Config) -> FillOptions:
@@ -125,21 +126,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if marker is None or "workload" not in metafunc.fixturenames:
         return
     options = _options(metafunc.config)
-    generator = marker.kwargs["generator"]
-    variants = marker.kwargs.get("variants") or [None]
-    family = getattr(generator, "FAMILY", generator.__name__)
-    params = []
-    ids = []
-    for gas in options.gas_values:
-        for fill in FillLevel:
-            for variant in variants:
-                params.append(
-                    PlannedWorkload(
-                        generator,
-                        WorkloadParams(options.fork, gas, fill, options.placement, variant),
-                    )
-                )
-                ids.append(fixture_name(family, fill, variant, gas))
+    family: Family = marker.kwargs["family"]
+    params = list(planned_workloads(family, options.fork, options.gas_values, options.placement))
+    ids = [planned.name for planned in params]
     metafunc.parametrize("workload", params, ids=ids, indirect=True)
 
 

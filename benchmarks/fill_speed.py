@@ -24,16 +24,14 @@ from pathlib import Path
 
 from balgen.chain.t8n import TransitionTool
 from balgen.errors import BadInput
-from balgen.fill import FillSession, PlannedWorkload
+from balgen.fill import FillSession
 from balgen.forks import fork_by_name
-from balgen.generators.keccak_chain import keccak_chain
-from balgen.generators.serial_chain import serial_chain
+from balgen.generators.catalog import all_planned_workloads
 from balgen.plugin import parse_gas_values
 from balgen.toolchain import pinned_evm
-from balgen.workload import FillLevel, WorkloadParams, fixture_name
+from balgen.workload import Placement
 
 TARGET_RATIO = 1.3
-GENERATORS = (serial_chain, keccak_chain)
 
 
 @dataclass
@@ -109,12 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fill_speed: {error}", file=sys.stderr)
         return 2
 
-    planned = [
-        PlannedWorkload(generator, WorkloadParams(fork, gas, fill))
-        for gas in gas_values
-        for generator in GENERATORS
-        for fill in FillLevel
-    ]
+    planned = all_planned_workloads(fork, gas_values, Placement.BLOCKS)
     output = Path(tempfile.mkdtemp(prefix="balgen-fill-speed-"))
     session = FillSession(t8n=t8n, output=output, all_gas_values=gas_values, planned=planned)
     print(f"balgen fill speed: {fork.name}, gas values {args.gas_benchmark_values}M, t8n: {version}")
@@ -126,9 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         row, _ = measure(session, "(pre-alloc group)", lambda: session.pre_alloc_group(fork))
         rows.append(row)
         for item in planned:
-            family = getattr(item.generator, "FAMILY", item.generator.__name__)
-            name = fixture_name(family, item.params.fill, item.params.variant, item.params.gas_benchmark_value)
-            row, _ = measure(session, name, lambda: session.fill(item.build()))
+            row, _ = measure(session, item.name, lambda: session.fill(item.build()))
             rows.append(row)
         wall = time.perf_counter() - started
     finally:

@@ -2,10 +2,10 @@
 
 import pytest
 
-from balgen.generators.keccak_chain import keccak_chain
+from balgen.generators import keccak_chain
 
 
-@pytest.mark.workload(generator=keccak_chain)
+@pytest.mark.workload(family=keccak_chain.FAMILY)
 def test_keccak_chain(workload, fill):
     """Speculative execution finds each conflict only at the end of the transaction."""
     fill(workload)

@@ -2,10 +2,10 @@
 
 import pytest
 
-from balgen.generators.serial_chain import serial_chain
+from balgen.generators import serial_chain
 
 
-@pytest.mark.workload(generator=serial_chain)
+@pytest.mark.workload(family=serial_chain.FAMILY)
 def test_serial_chain(workload, fill):
     """Every transaction depends on the previous one from its first opcode."""
     fill(workload)

@@ -18,10 +18,10 @@ from eth_hash.auto import keccak
 
 from balgen.chain.header import Header, next_base_fee
 from balgen.chain.t8n import TransitionTool
-from balgen.fill import FillSession, PlannedWorkload
+from balgen.fill import FillSession
+from balgen.generators.catalog import PlannedWorkload
 from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, Fork
-from balgen.generators.keccak_chain import keccak_chain
-from balgen.generators.serial_chain import serial_chain
+from balgen.generators import keccak_chain, serial_chain
 from balgen.toolchain import pinned_evm
 from balgen.workload import FillLevel, Placement, WorkloadParams
 
@@ -91,8 +91,8 @@ def filled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     fork, placement = request.param
     output = tmp_path_factory.mktemp(f"headers-{fork.name}-{placement.value}")
     planned = [
-        PlannedWorkload(serial_chain, WorkloadParams(fork, 1_000_000, FillLevel.MAX, placement)),
-        PlannedWorkload(keccak_chain, WorkloadParams(fork, 1_000_000, FillLevel.GREEDY, placement)),
+        PlannedWorkload(serial_chain.FAMILY, WorkloadParams(fork, 1_000_000, FillLevel.MAX, placement)),
+        PlannedWorkload(keccak_chain.FAMILY, WorkloadParams(fork, 1_000_000, FillLevel.GREEDY, placement)),
     ]
     session = FillSession(
         t8n=TransitionTool(pinned_evm()), output=output, all_gas_values=[1_000_000], planned=planned

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from ..bytecode import ADD, MLOAD, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
 from ..workload import Workload, WorkloadParams
+from .catalog import Family
 from .chains import ChainContract, chain_workload
 from .keccak_loop import KeccakLoop, reserve_for
 
-FAMILY = "keccak_chain"
 
 
 def keccak_chain_contract(params: WorkloadParams) -> ChainContract:
@@ -37,4 +37,7 @@ def keccak_chain(params: WorkloadParams) -> Workload:
     """The keccak chain workload at `params`' fork, gas value and fill level."""
     # The slot's value depends on every transaction's hash result; it is
     # taken from execution rather than recomputed here.
-    return chain_workload(params, FAMILY, keccak_chain_contract(params), lambda _i, _g: None)
+    return chain_workload(params, "keccak_chain", keccak_chain_contract(params), lambda _i, _g: None)
+
+
+FAMILY = Family("keccak_chain", keccak_chain)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from ..bytecode import ADD, DUP1, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
 from ..workload import Workload, WorkloadParams
+from .catalog import Family
 from .chains import INITIAL_SLOT_VALUE, ChainContract, chain_workload
 from .keccak_loop import KeccakLoop, reserve_for
 
-FAMILY = "serial_chain"
 
 
 def serial_chain_contract(params: WorkloadParams) -> ChainContract:
@@ -36,7 +36,10 @@ def serial_chain(params: WorkloadParams) -> Workload:
     """The serial chain workload at `params`' fork, gas value and fill level."""
     return chain_workload(
         params,
-        FAMILY,
+        "serial_chain",
         serial_chain_contract(params),
         lambda index, _gas: INITIAL_SLOT_VALUE + index + 1,
     )
+
+
+FAMILY = Family("serial_chain", serial_chain)

@@ -1,0 +1,76 @@
+"""
+The catalog of workload families: every family's generator and variants, in one place.
+
+Fillers, the spamoor export and the demo enumerate workloads from here, so a
+family added to the catalog is filled, exported and shown everywhere at once.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+from ..forks import Fork
+from ..workload import FillLevel, Placement, Workload, WorkloadParams, fixture_name
+
+Generator = Callable[[WorkloadParams], Workload]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A workload family: a name, the generator that builds it and its variants."""
+
+    name: str
+    generator: Generator
+    variants: tuple[str | None, ...] = (None,)
+
+
+@dataclass(frozen=True)
+class PlannedWorkload:
+    """A workload a run will build: the family and its parameters, not yet built."""
+
+    family: Family
+    params: WorkloadParams
+
+    @property
+    def name(self) -> str:
+        return fixture_name(self.family.name, self.params.fill, self.params.variant, self.params.gas_benchmark_value)
+
+    def build(self) -> Workload:
+        return self.family.generator(self.params)
+
+
+def families() -> tuple[Family, ...]:
+    """Every family balgen generates, in documentation order."""
+    from . import keccak_chain, serial_chain
+
+    return (serial_chain.FAMILY, keccak_chain.FAMILY)
+
+
+def family_by_name(name: str) -> Family:
+    for family in families():
+        if family.name == name:
+            return family
+    raise KeyError(name)
+
+
+def planned_workloads(
+    family: Family, fork: Fork, gas_values: Sequence[int], placement: Placement
+) -> Iterator[PlannedWorkload]:
+    """Every combination of one family: gas value x fill level x variant, none skipped."""
+    for gas in gas_values:
+        for fill in FillLevel:
+            for variant in family.variants:
+                yield PlannedWorkload(family, WorkloadParams(fork, gas, fill, placement, variant))
+
+
+def all_planned_workloads(
+    fork: Fork, gas_values: Sequence[int], placement: Placement, pattern: str | None = None
+) -> list[PlannedWorkload]:
+    """Every workload of every family, optionally only names matching a glob or substring."""
+    planned = [p for family in families() for p in planned_workloads(family, fork, gas_values, placement)]
+    if pattern is None:
+        return planned
+    glob = pattern if any(c in pattern for c in "*?[") else f"*{pattern}*"
+    return [p for p in planned if fnmatch.fnmatchcase(p.name, glob)]
