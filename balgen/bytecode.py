@@ -42,7 +42,9 @@ Item = Op | Label | PushLabel
 
 STOP = Op("STOP", 0x00, 0)
 ADD = Op("ADD", 0x01, 3)
+SUB = Op("SUB", 0x03, 3)
 GT = Op("GT", 0x11, 3)
+ISZERO = Op("ISZERO", 0x15, 3)
 SHA3 = Op("SHA3", 0x20, 30)  # plus 6 per word hashed, added by callers
 ADDRESS = Op("ADDRESS", 0x30, 2)
 CALLDATALOAD = Op("CALLDATALOAD", 0x35, 3)
@@ -58,7 +60,10 @@ GAS = Op("GAS", 0x5A, 2)
 JUMPDEST = Op("JUMPDEST", 0x5B, 1)
 PUSH0 = Op("PUSH0", 0x5F, 2)
 DUP1 = Op("DUP1", 0x80, 3)
+DUP2 = Op("DUP2", 0x81, 3)
+DUP3 = Op("DUP3", 0x82, 3)
 SWAP1 = Op("SWAP1", 0x90, 3)
+SWAP2 = Op("SWAP2", 0x91, 3)
 RETURN = Op("RETURN", 0xF3, 0)
 
 
@@ -113,22 +118,21 @@ def assemble(items: list[Item]) -> bytes:
     return bytes(out)
 
 
-def deployment_code(runtime: bytes, storage: dict[int, int] | None = None) -> bytes:
-    """Init code that sets `storage` and returns `runtime` as the contract's code."""
+def deployment_items(runtime: bytes, storage: dict[int, int] | None = None) -> list[Item]:
+    """Init code, as items, that sets `storage` and then returns `runtime` (appended after it)."""
     prefix: list[Item] = []
     for slot, value in sorted((storage or {}).items()):
         prefix += [push(value), push(slot), SSTORE]
-    # CODECOPY(0, offset_of_runtime, len); RETURN(0, len). The offset is patched
-    # once the prefix length is known, with a fixed-width push.
-    copy_and_return = [
-        push_fixed(len(runtime), 4),
-        DUP1,
-        push_fixed(0, 4),  # placeholder for the runtime offset
-        PUSH0,
-        CODECOPY,
-        PUSH0,
-        RETURN,
-    ]
-    head_len = len(assemble(prefix + copy_and_return))
-    copy_and_return[2] = push_fixed(head_len, 4)
-    return assemble(prefix + copy_and_return) + runtime
+
+    def copy_and_return(runtime_offset: int) -> list[Item]:
+        # CODECOPY(0, offset_of_runtime, len); RETURN(0, len), with fixed-width
+        # pushes so the offset can be known before it is filled in.
+        return [push_fixed(len(runtime), 4), DUP1, push_fixed(runtime_offset, 4), PUSH0, CODECOPY, PUSH0, RETURN]
+
+    head_len = len(assemble(prefix + copy_and_return(0)))
+    return prefix + copy_and_return(head_len)
+
+
+def deployment_code(runtime: bytes, storage: dict[int, int] | None = None) -> bytes:
+    """Init code that sets `storage` and returns `runtime` as the contract's code."""
+    return assemble(deployment_items(runtime, storage)) + runtime

@@ -44,6 +44,18 @@ class GasCosts:
     """SSTORE changing a warm, non-zero, not yet written slot to another non-zero value."""
     sstore_update_cold: int
     """The same on a cold slot (the cold access surcharge included)."""
+    sstore_set_cold: int
+    """SSTORE of a non-zero value into a cold empty slot (execution gas)."""
+    sstore_set_state: int = 0
+    """EIP-8037 state gas of creating a slot (Amsterdam: 64 bytes at 1530 gas)."""
+    account_creation_state: int = 0
+    """EIP-8037 state gas of creating an account (Amsterdam: 120 bytes at 1530 gas)."""
+    code_deposit_byte: int = 200
+    """Execution gas per deployed code byte (before Amsterdam)."""
+    code_deposit_word: int = 0
+    """Execution gas per 32-byte word of deployed code (Amsterdam hashes it instead)."""
+    code_deposit_state_byte: int = 0
+    """EIP-8037 state gas per deployed code byte."""
     keccak_base: int = 30
     keccak_word: int = 6
     memory_word: int = 3
@@ -91,6 +103,14 @@ class Fork:
             return block_gas
         return min(self.tx_gas_limit_cap, block_gas)
 
+    @property
+    def max_tx_gas_limit(self) -> int | None:
+        """Largest gas limit a transaction may carry; Amsterdam moves gas above the
+        execution cap into the EIP-8037 state-gas reservoir, up to 2^32 - 1."""
+        if self.gas.sstore_set_state:
+            return 2**32 - 1
+        return self.tx_gas_limit_cap
+
     def intrinsic_gas(self, data: bytes, *, create: bool = False) -> int:
         """Intrinsic gas of a value-less type-2 transaction with `data`."""
         zeros = data.count(0)
@@ -112,10 +132,12 @@ _LEGACY_GAS = GasCosts(
     warm_sload=100,
     sstore_update_warm=2900,
     sstore_update_cold=5000,
+    sstore_set_cold=22100,
 )
 
 # EIP-2780 (intrinsic = 12000 base + 3000 cold recipient), EIP-8038
-# (storage write surcharge 10000 on top of the slot access).
+# (storage write surcharge 10000 on top of the slot access), EIP-8037 (state
+# growth paid as state gas at 1530 per byte: 64 per slot, 120 per account).
 _AMSTERDAM_GAS = GasCosts(
     tx_base=12000 + 3000,
     tx_create_base=12000 + 12000,
@@ -126,6 +148,12 @@ _AMSTERDAM_GAS = GasCosts(
     warm_sload=100,
     sstore_update_warm=100 + 10000,
     sstore_update_cold=2100 + 10000,
+    sstore_set_cold=2100 + 10000,
+    sstore_set_state=64 * 1530,
+    account_creation_state=120 * 1530,
+    code_deposit_byte=0,
+    code_deposit_word=6,
+    code_deposit_state_byte=1530,
 )
 
 PRAGUE = Fork(

@@ -85,13 +85,17 @@ class TxAccess:
     `writes` maps (address, slot) to the value left after the transaction, or
     None where only execution can tell. `reads` are slots read and not written.
     `created` maps a contract this transaction creates to its runtime code.
-    `touched` are further accounts accessed without storage access.
+    `touched` are further accounts accessed without storage access. `nonces`
+    are nonce changes of accounts other than the sender and the created
+    contracts (a contract that runs CREATE). The sender's nonce and balance
+    changes follow from the transaction itself.
     """
 
     reads: frozenset[tuple[Address, int]] = frozenset()
     writes: Mapping[tuple[Address, int], int | None] = field(default_factory=dict)
     created: Mapping[Address, bytes] = field(default_factory=dict)
     touched: frozenset[Address] = frozenset()
+    nonces: Mapping[Address, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -20,17 +20,18 @@ from typing import Any
 
 import pytest
 
+from balgen.forks import AMSTERDAM
+from balgen.generators.catalog import all_planned_workloads
 from balgen.toolchain import GO_ETHEREUM_VERSION, pinned_evm
+from balgen.workload import Placement
 
-FAMILIES = ("serial_chain", "keccak_chain")
-FILLS = ("max", "half", "greedy")
 FORMATS = {
     "blockchain_tests": "blockchain_test",
     "blockchain_tests_engine": "blockchain_test_engine",
     "blockchain_tests_engine_x": "blockchain_test_engine_x",
 }
 ENGINE_VERSIONS = {"Amsterdam": ("5", "4"), "Osaka": ("4", "3"), "Prague": ("4", "3")}
-ALL_NAMES = sorted(f"{family}-{fill}-1M" for family in FAMILIES for fill in FILLS)
+ALL_NAMES = sorted(p.name for p in all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS))
 PRE_ALLOC = re.compile(r"blockchain_tests_engine_x/pre_alloc/0x[0-9a-f]{16}\.json")
 TIMEOUT = 180
 

@@ -43,9 +43,16 @@ class PlannedWorkload:
 
 def families() -> tuple[Family, ...]:
     """Every family balgen generates, in documentation order."""
-    from . import keccak_chain, serial_chain
+    from . import interact, keccak_chain, mixed_dep, prefetch, serial_chain, state_root
 
-    return (serial_chain.FAMILY, keccak_chain.FAMILY)
+    return (
+        mixed_dep.FAMILY,
+        interact.FAMILY,
+        state_root.FAMILY,
+        prefetch.FAMILY,
+        serial_chain.FAMILY,
+        keccak_chain.FAMILY,
+    )
 
 
 def family_by_name(name: str) -> Family:

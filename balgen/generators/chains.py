@@ -1,13 +1,16 @@
 """
-Shared shape of the chain families: one contract, one slot, every transaction on it.
+Chains of transactions on shared slots: one chain, or independent groups of chains.
 
-`serial_chain` and `keccak_chain` differ only in where the shared-slot access
-sits in each transaction (first or last); the schedule, the senders and the
-placement are common and live here.
+`serial_chain` and `keccak_chain` are one chain (every transaction on one
+contract's slot); `mixed_dep` splits the same transactions into groups, each
+group a chain on a contract of its own, with the groups interleaved in the
+block. They differ only in the contract and the group size, so the schedule,
+the grouping, the senders and the placement are common and live here.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,6 +24,9 @@ from .schedule import tx_schedule
 SHARED_SLOT = 0
 INITIAL_SLOT_VALUE = 1
 
+NextSlotValue = Callable[[int, int], int]
+"""(slot value before, the transaction's loop iterations) -> slot value after."""
+
 
 @dataclass(frozen=True)
 class ChainContract:
@@ -33,6 +39,8 @@ class ChainContract:
     """Gas of `before_loop`, dynamic costs (storage, memory) included."""
     gas_after_loop: int
     """Gas of `after_loop`, dynamic costs included."""
+    next_slot_value: NextSlotValue
+    """What one transaction leaves in the shared slot."""
 
     @property
     def runtime(self) -> bytes:
@@ -48,27 +56,35 @@ class ChainContract:
         return self.loop.iterations(execution_gas - self.gas_before_loop)
 
 
+def group_sizes(tx_count: int, group_size: int | None) -> list[int]:
+    """
+    Sizes of the dependency groups of `tx_count` transactions.
+
+    Full groups of `group_size`, then one group of the remainder; when fewer
+    transactions than one group fit (group5 at greedy fill), they form a single
+    smaller group rather than the combination being skipped.
+    """
+    if group_size is None or group_size >= tx_count:
+        return [tx_count]
+    full, remainder = divmod(tx_count, group_size)
+    return [group_size] * full + ([remainder] if remainder else [])
+
+
+def interleaved_order(sizes: list[int]) -> list[tuple[int, int]]:
+    """(group, position in group) in block order: g0.0, g1.0, ..., g0.1, g1.1, ..."""
+    return [(group, position) for position in range(max(sizes)) for group, size in enumerate(sizes) if position < size]
+
+
 def chain_workload(
-    params: WorkloadParams,
-    family: str,
-    contract: ChainContract,
-    slot_value_after: Callable[[int, int], int | None],
+    params: WorkloadParams, family: str, contract: ChainContract, group_size: int | None = None
 ) -> Workload:
     """
-    Build a chain workload: every benchmark transaction calls `contract`.
+    Build a chain workload: every benchmark transaction calls its group's contract.
 
-    `slot_value_after(index, execution_gas)` gives the shared slot's value after
-    transaction `index`, or None where only execution can tell.
+    `group_size` None makes the whole block one chain.
     """
     fork = params.fork
     name = fixture_name(family, params.fill, params.variant, params.gas_benchmark_value)
-    placed = place_contracts(
-        name,
-        [ContractSpec("chain", contract.runtime, {SHARED_SLOT: INITIAL_SLOT_VALUE})],
-        params.placement,
-        fork,
-    )
-    (target,) = placed.addresses
     intrinsic = fork.intrinsic_gas(b"")
     schedule = tx_schedule(
         params.gas_benchmark_value,
@@ -76,15 +92,35 @@ def chain_workload(
         fork.tx_gas_cap(params.gas_benchmark_value),
         params.fill,
     )
+    sizes = group_sizes(len(schedule), group_size)
+    placed = place_contracts(
+        name,
+        [ContractSpec("chain", contract.runtime, {SHARED_SLOT: INITIAL_SLOT_VALUE}) for _ in sizes],
+        params.placement,
+        fork,
+    )
     senders = [sender(name, "sender", index) for index in range(len(schedule))]
-    txs = tuple(
-        TxSpec(sender=s, nonce=0, to=target, data=b"", gas_limit=gas)
-        for s, gas in zip(senders, schedule)
-    )
-    accesses = tuple(
-        TxAccess(writes={(target, SHARED_SLOT): slot_value_after(index, gas - intrinsic)})
-        for index, gas in enumerate(schedule)
-    )
+    slot_values = [INITIAL_SLOT_VALUE] * len(sizes)
+    txs = []
+    accesses = []
+    for (group, _), s, gas in zip(interleaved_order(sizes), senders, schedule):
+        target = placed.addresses[group]
+        slot_values[group] = contract.next_slot_value(slot_values[group], contract.iterations(gas - intrinsic))
+        txs.append(TxSpec(sender=s, nonce=0, to=target, data=b"", gas_limit=gas))
+        accesses.append(TxAccess(writes={(target, SHARED_SLOT): slot_values[group]}))
+    parameters = {
+        "family": family,
+        "fill": params.fill.value,
+        "variant": params.variant,
+        "gas_benchmark_value": params.gas_benchmark_value,
+        "placement": params.placement.value,
+        "tx_count": len(txs),
+        "tx_gas_limits": sorted(set(schedule)),
+        "loop_reserve": contract.loop.reserve,
+    }
+    if group_size is not None:
+        parameters["group_size"] = group_size
+        parameters["effective_group_sizes"] = {str(size): count for size, count in sorted(Counter(sizes).items())}
     return Workload(
         family=family,
         fill=params.fill,
@@ -93,15 +129,6 @@ def chain_workload(
         fork=fork,
         pre={**placed.pre, **funded(senders)},
         setup_blocks=placed.setup_blocks,
-        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=txs, accesses=accesses),
-        parameters={
-            "family": family,
-            "fill": params.fill.value,
-            "variant": params.variant,
-            "gas_benchmark_value": params.gas_benchmark_value,
-            "placement": params.placement.value,
-            "tx_count": len(txs),
-            "tx_gas_limits": sorted(set(schedule)),
-            "loop_reserve": contract.loop.reserve,
-        },
+        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=tuple(txs), accesses=tuple(accesses)),
+        parameters=parameters,
     )

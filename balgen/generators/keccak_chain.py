@@ -14,8 +14,9 @@ from ..bytecode import ADD, MLOAD, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, sta
 from ..workload import Workload, WorkloadParams
 from .catalog import Family
 from .chains import ChainContract, chain_workload
-from .keccak_loop import KeccakLoop, reserve_for
+from .keccak_loop import KeccakLoop, hashed_word, reserve_for
 
+WORD = 2**256
 
 
 def keccak_chain_contract(params: WorkloadParams) -> ChainContract:
@@ -30,14 +31,13 @@ def keccak_chain_contract(params: WorkloadParams) -> ChainContract:
         after_loop=after,
         gas_before_loop=static_gas(before) + gas.memory_word,
         gas_after_loop=gas_after,
+        next_slot_value=lambda value, iterations: (value + hashed_word(iterations)) % WORD,
     )
 
 
 def keccak_chain(params: WorkloadParams) -> Workload:
     """The keccak chain workload at `params`' fork, gas value and fill level."""
-    # The slot's value depends on every transaction's hash result; it is
-    # taken from execution rather than recomputed here.
-    return chain_workload(params, "keccak_chain", keccak_chain_contract(params), lambda _i, _g: None)
+    return chain_workload(params, "keccak_chain", keccak_chain_contract(params))
 
 
 FAMILY = Family("keccak_chain", keccak_chain)

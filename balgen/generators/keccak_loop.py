@@ -12,6 +12,9 @@ never runs out of gas.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+
+from eth_hash.auto import keccak
 
 from ..bytecode import GAS, GT, JUMPI, MSTORE, PUSH0, SHA3, Item, Label, PushLabel, push, push_fixed, static_gas
 
@@ -84,3 +87,29 @@ def reserve_for(gas_after_loop: int) -> int:
     """
     probe = KeccakLoop(reserve=0)
     return gas_after_loop + probe.iteration_gas - 1 + probe.gas_after_read
+
+
+HASH_CHECKPOINT_INTERVAL = 4096
+_hash_checkpoints: list[bytes] = [(1).to_bytes(32, "big")]
+"""keccak^(k * interval)(1) for k = 0, 1, ...: what the loop leaves in memory."""
+
+
+@lru_cache(maxsize=4096)
+def hashed_word(iterations: int) -> int:
+    """
+    mem[0] after the loop runs `iterations` times from mem[0] = 1: keccak^n(1).
+
+    Lets a generator predict the exact value a keccak-chain contract adds to
+    its slot. Checkpoints keep repeated queries (every transaction of a fill
+    level has one of two or three iteration counts) from rehashing from 1.
+    """
+    index, remainder = divmod(iterations, HASH_CHECKPOINT_INTERVAL)
+    while len(_hash_checkpoints) <= index:
+        word = _hash_checkpoints[-1]
+        for _ in range(HASH_CHECKPOINT_INTERVAL):
+            word = keccak(word)
+        _hash_checkpoints.append(word)
+    word = _hash_checkpoints[index]
+    for _ in range(remainder):
+        word = keccak(word)
+    return int.from_bytes(word, "big")

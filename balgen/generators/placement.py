@@ -1,9 +1,14 @@
 """
 Placing a workload's contracts: straight into genesis, or deployed by setup blocks.
 
-Both placements leave the same contracts with the same storage before the
-benchmark block; only where their creation shows up differs. Funded senders
-always live in genesis, as execution-spec-tests' `pre.fund_eoa` puts them.
+Both placements put the same contracts, with the same storage, at the same
+addresses: the CREATE addresses of one deployer account. With `blocks` the
+deployer really deploys them (and then runs the contracts' own setup calls,
+for storage too large for init code); with `genesis` they are in the alloc
+and the deployer's nonce is what it would be after that setup. So the
+benchmark block is byte-identical under both placements; only where the state
+came from differs. Funded senders always live in genesis, as
+execution-spec-tests' `pre.fund_eoa` puts them.
 """
 
 from __future__ import annotations
@@ -13,14 +18,27 @@ from typing import Mapping, Sequence
 
 from ..bytecode import deployment_code
 from ..forks import TX_GAS_LIMIT_CAP, Fork
-from ..keys import create_address, derived_address, sender
+from ..keys import create_address, sender
 from ..workload import ETHER, Account, Address, BlockSpec, Phase, Placement, Sender, TxAccess, TxSpec
 
 SENDER_BALANCE = ETHER
 """Balance of every funded sender: covers a capped transaction at the max fee."""
 
+DEPLOYER_BALANCE = 10**6 * ETHER
+"""The deployer pays for every setup transaction, state gas included."""
+
 DEPLOY_GAS_LIMIT = TX_GAS_LIMIT_CAP
 """Gas limit of a setup deployment: allowed on every fork, unused gas is not charged."""
+
+
+@dataclass(frozen=True)
+class SetupCall:
+    """A setup transaction to a placed contract that writes part of its storage."""
+
+    data: bytes
+    gas_limit: int
+    writes: Mapping[int, int]
+    """slot -> value this call leaves."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +48,15 @@ class ContractSpec:
     role: str
     runtime: bytes
     storage: Mapping[int, int] = field(default_factory=dict)
+    """The contract's whole storage before the benchmark block."""
+    setup_calls: tuple[SetupCall, ...] = ()
+    """Calls that write the part of `storage` too large for init code."""
+
+    @property
+    def initial_storage(self) -> dict[int, int]:
+        """The storage its init code sets: everything no setup call writes."""
+        called = {slot for call in self.setup_calls for slot in call.writes}
+        return {slot: value for slot, value in self.storage.items() if slot not in called}
 
 
 @dataclass(frozen=True)
@@ -45,49 +72,59 @@ def place_contracts(
     seed: str, contracts: Sequence[ContractSpec], placement: Placement, fork: Fork
 ) -> PlacedContracts:
     """Put `contracts` in genesis or behind setup blocks, per `placement`."""
-    if placement is Placement.GENESIS:
-        return _in_genesis(seed, contracts)
-    return _by_setup_block(seed, contracts, fork)
-
-
-def _in_genesis(seed: str, contracts: Sequence[ContractSpec]) -> PlacedContracts:
-    pre: dict[Address, Account] = {}
-    addresses = []
-    for index, contract in enumerate(contracts):
-        address = derived_address(seed, contract.role, index)
-        pre[address] = Account(nonce=1, code=contract.runtime, storage=dict(contract.storage))
-        addresses.append(address)
-    return PlacedContracts(tuple(addresses), pre, ())
-
-
-def _by_setup_block(seed: str, contracts: Sequence[ContractSpec], fork: Fork) -> PlacedContracts:
     deployer = sender(seed, "deployer")
-    txs = []
-    accesses = []
-    addresses = []
-    for nonce, contract in enumerate(contracts):
-        address = create_address(deployer.address, nonce)
+    addresses = tuple(create_address(deployer.address, nonce) for nonce in range(len(contracts)))
+    setup_txs = len(contracts) + sum(len(c.setup_calls) for c in contracts)
+    if placement is Placement.GENESIS:
+        pre = {
+            address: Account(nonce=1, code=contract.runtime, storage=dict(contract.storage))
+            for address, contract in zip(addresses, contracts)
+        }
+        pre[deployer.address] = Account(balance=DEPLOYER_BALANCE, nonce=setup_txs)
+        return PlacedContracts(addresses, pre, ())
+    block = setup_block(deployer, contracts, addresses)
+    return PlacedContracts(addresses, {deployer.address: Account(balance=DEPLOYER_BALANCE)}, (block,))
+
+
+def setup_block(deployer: Sender, contracts: Sequence[ContractSpec], addresses: Sequence[Address]) -> BlockSpec:
+    """All deployments (nonces 0..n-1, so the addresses are known), then every setup call."""
+    txs: list[TxSpec] = []
+    accesses: list[TxAccess] = []
+    for contract, address in zip(contracts, addresses):
+        storage = contract.initial_storage
         txs.append(
             TxSpec(
                 sender=deployer,
-                nonce=nonce,
+                nonce=len(txs),
                 to=None,
-                data=deployment_code(contract.runtime, dict(contract.storage)),
+                data=deployment_code(contract.runtime, storage),
                 gas_limit=DEPLOY_GAS_LIMIT,
             )
         )
         accesses.append(
             TxAccess(
-                writes={(address, slot): value for slot, value in contract.storage.items()},
+                writes={(address, slot): value for slot, value in storage.items()},
                 created={address: contract.runtime},
             )
         )
-        addresses.append(address)
-    block = BlockSpec(phase=Phase.SETUP, txs=tuple(txs), accesses=tuple(accesses))
-    pre = {deployer.address: Account(balance=SENDER_BALANCE * max(1, len(contracts)))}
-    return PlacedContracts(tuple(addresses), pre, (block,))
+    for contract, address in zip(contracts, addresses):
+        for call in contract.setup_calls:
+            txs.append(TxSpec(sender=deployer, nonce=len(txs), to=address, data=call.data, gas_limit=call.gas_limit))
+            accesses.append(TxAccess(writes={(address, slot): value for slot, value in call.writes.items()}))
+    return BlockSpec(phase=Phase.SETUP, txs=tuple(txs), accesses=tuple(accesses))
 
 
 def funded(senders: Sequence[Sender]) -> dict[Address, Account]:
     """Genesis entries funding each sender."""
     return {s.address: Account(balance=SENDER_BALANCE) for s in senders}
+
+
+SETUP_CALL_MARGIN = 100_000
+"""Execution gas a setup call keeps free of its loop: intrinsic gas and calldata."""
+
+
+def setup_chunks(fork: Fork, units: list[int], unit_execution_gas: int) -> list[list[int]]:
+    """`units` split into runs whose execution gas fits one transaction under the fork's cap."""
+    cap = fork.tx_gas_limit_cap or TX_GAS_LIMIT_CAP
+    size = max(1, (cap - SETUP_CALL_MARGIN) // unit_execution_gas)
+    return [units[start : start + size] for start in range(0, len(units), size)]

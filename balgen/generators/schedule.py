@@ -48,3 +48,27 @@ def _greedy(gas_value: int, min_tx_gas: int, tx_gas_cap: int) -> list[int]:
 def _even_split(gas_value: int, count: int) -> list[int]:
     share, extra = divmod(gas_value, count)
     return [share + (1 if index < extra else 0) for index in range(count)]
+
+
+def unit_schedule(gas_value: int, fixed_gas: int, unit_gas: int, tx_gas_cap: int, fill: FillLevel) -> list[int]:
+    """
+    Units of work per transaction, for contracts told in calldata how many units to do.
+
+    The transaction count is `tx_schedule`'s for the fill level; the units are
+    then spread over the transactions so that the block's gas (a fixed cost per
+    transaction plus `unit_gas` per unit) comes within one unit of
+    `gas_value`. Splitting gas evenly instead would strand up to a unit's gas
+    in every transaction, which for units as large as a storage write is a
+    visible share of a `half` block.
+    """
+    count = len(tx_schedule(gas_value, fixed_gas + unit_gas, tx_gas_cap, fill))
+    most_per_tx = (tx_gas_cap - fixed_gas) // unit_gas
+    total = (gas_value - count * fixed_gas) // unit_gas
+    if fill is FillLevel.GREEDY:
+        full, rest = divmod(total, most_per_tx)
+        units = [most_per_tx] * min(full, count)
+        if len(units) < count and rest:
+            units.append(rest)
+        return units
+    share, extra = divmod(total, count)
+    return [share + (1 if index < extra else 0) for index in range(count)]

@@ -13,9 +13,8 @@ from __future__ import annotations
 from ..bytecode import ADD, DUP1, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
 from ..workload import Workload, WorkloadParams
 from .catalog import Family
-from .chains import INITIAL_SLOT_VALUE, ChainContract, chain_workload
+from .chains import ChainContract, chain_workload
 from .keccak_loop import KeccakLoop, reserve_for
-
 
 
 def serial_chain_contract(params: WorkloadParams) -> ChainContract:
@@ -29,17 +28,13 @@ def serial_chain_contract(params: WorkloadParams) -> ChainContract:
         after_loop=after,
         gas_before_loop=static_gas(before) + gas.cold_sload + gas.sstore_update_warm + gas.memory_word,
         gas_after_loop=0,
+        next_slot_value=lambda value, _iterations: value + 1,
     )
 
 
 def serial_chain(params: WorkloadParams) -> Workload:
     """The serial chain workload at `params`' fork, gas value and fill level."""
-    return chain_workload(
-        params,
-        "serial_chain",
-        serial_chain_contract(params),
-        lambda index, _gas: INITIAL_SLOT_VALUE + index + 1,
-    )
+    return chain_workload(params, "serial_chain", serial_chain_contract(params))
 
 
 FAMILY = Family("serial_chain", serial_chain)

@@ -1,0 +1,115 @@
+"""
+`interact`: contracts deployed in the benchmark block itself, then called.
+
+Variant `independent_pairs`: the block is `[deploy_0, call_0, deploy_1,
+call_1, ...]`; each call runs the contract its pair's deployment created in
+the same block (a keccak chain ending on its slot), so each call depends on
+its deployment and pairs are independent: a client must take the new code
+and storage from the access list, not from its state. Variant
+`single_contract`: one deployment, then every transaction calls it, a chain
+through the contract's slot. As execution-spec-tests'
+`test_deploy_then_interact`; every deployment and every call has its own
+sender. No contract exists before the block, so `--setup` changes nothing here.
+
+Under EIP-8037 a deployment costs mostly state gas, and the block's gas used
+is the larger of summed execution and summed state gas; a pair's share of
+the block is therefore at least its deployment's state gas, and the call
+takes whatever execution gas the pair has left.
+"""
+
+from __future__ import annotations
+
+from ..bytecode import deployment_code
+from ..keys import create_address, sender
+from ..workload import BlockSpec, Phase, TxAccess, TxSpec, Workload, WorkloadParams, fixture_name
+from .catalog import Family
+from .chains import INITIAL_SLOT_VALUE, SHARED_SLOT, ChainContract
+from .deploy_gas import DeployGas, deploy_gas
+from .keccak_chain import keccak_chain_contract
+from .placement import funded
+from .schedule import tx_schedule
+
+VARIANTS = ("independent_pairs", "single_contract")
+
+
+def interact(params: WorkloadParams) -> Workload:
+    """Deploy-then-call at `params`' gas value and fill level, per the variant."""
+    if params.variant not in VARIANTS:
+        raise ValueError(f"interact variant must be one of {VARIANTS}, not {params.variant!r}")
+    fork = params.fork
+    name = fixture_name("interact", params.fill, params.variant, params.gas_benchmark_value)
+    contract = keccak_chain_contract(params)
+    storage = {SHARED_SLOT: INITIAL_SLOT_VALUE}
+    deployment = deploy_gas(fork, contract.runtime, storage)
+    call_intrinsic = fork.intrinsic_gas(b"")
+    call_min = call_intrinsic + contract.min_execution_gas()
+    call_cap = fork.tx_gas_cap(params.gas_benchmark_value)
+    independent = params.variant == "independent_pairs"
+    if independent:
+        pair_min = max(deployment.execution + call_min, deployment.state)
+        budgets = tx_schedule(
+            params.gas_benchmark_value, pair_min, deployment.execution + call_cap, params.fill
+        )
+        call_gas = [budget - deployment.execution for budget in budgets]
+        deployers = [sender(name, "deployer", index) for index in range(len(call_gas))]
+    else:
+        call_gas = tx_schedule(params.gas_benchmark_value - deployment.execution, call_min, call_cap, params.fill)
+        deployers = [sender(name, "deployer")]
+    callers = [sender(name, "caller", index) for index in range(len(call_gas))]
+    init_code = deployment_code(contract.runtime, storage)
+    addresses = [create_address(deployer.address, 0) for deployer in deployers]
+
+    txs: list[TxSpec] = []
+    accesses: list[TxAccess] = []
+
+    def deploy(index: int) -> None:
+        txs.append(TxSpec(sender=deployers[index], nonce=0, to=None, data=init_code, gas_limit=deployment.total))
+        accesses.append(
+            TxAccess(
+                writes={(addresses[index], slot): value for slot, value in storage.items()},
+                created={addresses[index]: contract.runtime},
+            )
+        )
+
+    slot_values = [INITIAL_SLOT_VALUE] * len(addresses)
+    for index, (caller, gas) in enumerate(zip(callers, call_gas)):
+        target = index if independent else 0
+        if independent or index == 0:
+            deploy(target)
+        slot_values[target] = contract.next_slot_value(slot_values[target], contract.iterations(gas - call_intrinsic))
+        txs.append(TxSpec(sender=caller, nonce=0, to=addresses[target], data=b"", gas_limit=gas))
+        accesses.append(TxAccess(writes={(addresses[target], SHARED_SLOT): slot_values[target]}))
+
+    return Workload(
+        family="interact",
+        fill=params.fill,
+        variant=params.variant,
+        gas_benchmark_value=params.gas_benchmark_value,
+        fork=fork,
+        pre=funded(deployers + callers),
+        setup_blocks=(),
+        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=tuple(txs), accesses=tuple(accesses)),
+        parameters=_parameters(params, contract, deployment, len(addresses), call_gas),
+    )
+
+
+def _parameters(
+    params: WorkloadParams, contract: ChainContract, deployment: DeployGas, deployments: int, call_gas: list[int]
+) -> dict[str, object]:
+    return {
+        "family": "interact",
+        "fill": params.fill.value,
+        "variant": params.variant,
+        "gas_benchmark_value": params.gas_benchmark_value,
+        "placement": params.placement.value,
+        "tx_count": deployments + len(call_gas),
+        "deployments": deployments,
+        "calls": len(call_gas),
+        "deployment_execution_gas": deployment.execution,
+        "deployment_state_gas": deployment.state,
+        "call_gas_limits": sorted(set(call_gas)),
+        "loop_reserve": contract.loop.reserve,
+    }
+
+
+FAMILY = Family("interact", interact, VARIANTS)

@@ -1,0 +1,139 @@
+"""
+`prefetch`: a pointer chase through cold storage, whose keys only the access list reveals.
+
+One contract holds a linked list in its storage, `storage[k_i] = k_(i+1)`
+with `k_(i+1) = keccak(k_i)`, and a pointer slot (2^256-1) holding where the
+chase stands. Every transaction loads the pointer, follows the list for its
+count of steps (each a cold SLOAD whose key is the value just loaded) and
+stores the pointer back. Execution cannot issue the next read before the
+previous one returns, so a client gains only by reading the BAL's
+`storageReads` up front, in parallel. The pointer makes the block one chain.
+As execution-spec-tests' `test_prefetch_cold_storage`; the list is built in
+genesis or by setup calls that run the same contract's build loop.
+"""
+
+from __future__ import annotations
+
+from eth_hash.auto import keccak
+
+from ..bytecode import (
+    CALLDATALOAD, DUP1, DUP2, ISZERO, JUMP, JUMPI, MSTORE, POP, PUSH0, SHA3, SLOAD, SSTORE, STOP, SUB, SWAP1,
+    SWAP2, Item, Label, PushLabel, assemble, push, static_gas,
+)
+from ..forks import Fork
+from ..keys import sender
+from ..workload import BlockSpec, Phase, TxAccess, TxSpec, Workload, WorkloadParams, fixture_name
+from .catalog import Family
+from .counted_loop import CountedLoopGas, counted_transactions, word
+from .keccak_loop import KECCAK_WORD_GAS
+from .placement import ContractSpec, SetupCall, funded, place_contracts, setup_chunks
+
+POINTER_SLOT = 2**256 - 1
+
+COUNT_DOWN: list[Item] = [SWAP1, push(1), SWAP1, SUB, SWAP1]
+"""[x, count] -> [x, count - 1]"""
+DISPATCH: list[Item] = [push(32), CALLDATALOAD, DUP1, PushLabel("build"), JUMPI, POP]
+"""A second calldata word (a list key) selects the build loop."""
+CHASE_PROLOGUE: list[Item] = [PUSH0, CALLDATALOAD, push(POINTER_SLOT), SLOAD]
+"""Stack: [pointer, steps]."""
+CHASE_HEAD: list[Item] = [Label("chase"), DUP2, ISZERO, PushLabel("done"), JUMPI]
+CHASE_BODY: list[Item] = [SLOAD, *COUNT_DOWN, PushLabel("chase"), JUMP]
+CHASE_END: list[Item] = [Label("done"), push(POINTER_SLOT), SSTORE, STOP]
+BUILD: list[Item] = [
+    Label("build"), PUSH0, CALLDATALOAD, SWAP1,  # [key, count]
+    Label("build_loop"), DUP2, ISZERO, PushLabel("built"), JUMPI,
+    DUP1, PUSH0, MSTORE, push(32), PUSH0, SHA3,  # [next, key, count]
+    DUP1, SWAP2, SSTORE,  # storage[key] = next
+    *COUNT_DOWN, PushLabel("build_loop"), JUMP,
+    Label("built"), STOP,
+]
+RUNTIME = assemble(DISPATCH + CHASE_PROLOGUE + CHASE_HEAD + CHASE_BODY + CHASE_END + BUILD)
+
+
+def chase_gas(fork: Fork) -> CountedLoopGas:
+    """Gas of a chase: the pointer load, one cold load per step, the pointer store."""
+    gas = fork.gas
+    return CountedLoopGas(
+        prologue=static_gas(DISPATCH + CHASE_PROLOGUE) + gas.cold_sload,
+        iteration=static_gas(CHASE_HEAD + CHASE_BODY) + gas.cold_sload,
+        exit=static_gas(CHASE_HEAD + CHASE_END) + gas.sstore_update_warm,
+    )
+
+
+def build_step_gas(fork: Fork) -> int:
+    """Execution gas of one build step (memory expansion is paid once, covered by the margin)."""
+    loop_items = BUILD[4:-2]
+    return static_gas(loop_items) + KECCAK_WORD_GAS + fork.gas.sstore_set_cold
+
+
+def list_keys(seed: str, length: int) -> list[int]:
+    """k_0 .. k_length of the workload's linked list."""
+    key = keccak(f"balgen/prefetch/{seed}".encode())
+    keys = [int.from_bytes(key, "big")]
+    for _ in range(length):
+        key = keccak(key)
+        keys.append(int.from_bytes(key, "big"))
+    return keys
+
+
+def build_calls(fork: Fork, keys: list[int]) -> tuple[SetupCall, ...]:
+    """Setup calls that build the list from k_0, in chunks a transaction can hold."""
+    step = build_step_gas(fork)
+    calls = []
+    for chunk in setup_chunks(fork, list(range(len(keys) - 1)), step):
+        data = word(len(chunk)) + word(keys[chunk[0]])
+        limit = fork.intrinsic_gas(data) + 1_000 + len(chunk) * (step + fork.gas.sstore_set_state)
+        calls.append(SetupCall(data, limit, {keys[i]: keys[i + 1] for i in chunk}))
+    return tuple(calls)
+
+
+def prefetch(params: WorkloadParams) -> Workload:
+    """The pointer chase at `params`' gas value and fill level."""
+    fork = params.fork
+    name = fixture_name("prefetch", params.fill, params.variant, params.gas_benchmark_value)
+    planned = counted_transactions(
+        fork,
+        params.gas_benchmark_value,
+        params.fill,
+        chase_gas(fork),
+        lambda _index, units, _before: word(units),
+    )
+    steps = sum(tx.units for tx in planned)
+    keys = list_keys(name, steps)
+    storage = {keys[i]: keys[i + 1] for i in range(steps)}
+    storage[POINTER_SLOT] = keys[0]
+    contract = ContractSpec("prefetch", RUNTIME, storage, build_calls(fork, keys))
+    placed = place_contracts(name, [contract], params.placement, fork)
+    (target,) = placed.addresses
+    senders = [sender(name, "sender", index) for index in range(len(planned))]
+    txs = []
+    accesses = []
+    done = 0
+    for tx, s in zip(planned, senders):
+        txs.append(TxSpec(sender=s, nonce=0, to=target, data=tx.data, gas_limit=tx.gas_limit))
+        reads = frozenset((target, keys[i]) for i in range(done, done + tx.units))
+        done += tx.units
+        accesses.append(TxAccess(reads=reads, writes={(target, POINTER_SLOT): keys[done]}))
+    return Workload(
+        family="prefetch",
+        fill=params.fill,
+        variant=None,
+        gas_benchmark_value=params.gas_benchmark_value,
+        fork=fork,
+        pre={**placed.pre, **funded(senders)},
+        setup_blocks=placed.setup_blocks,
+        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=tuple(txs), accesses=tuple(accesses)),
+        parameters={
+            "family": "prefetch",
+            "fill": params.fill.value,
+            "variant": None,
+            "gas_benchmark_value": params.gas_benchmark_value,
+            "placement": params.placement.value,
+            "tx_count": len(txs),
+            "cold_reads": steps,
+            "steps_per_tx": sorted({tx.units for tx in planned}),
+        },
+    )
+
+
+FAMILY = Family("prefetch", prefetch)
