@@ -14,6 +14,7 @@ from .chain.builder import BuiltBlock, BuiltChain
 from .errors import FillCheckFailed
 from .forks import Fork
 from .predicted_bal import first_difference, predicted_access_list
+from .system_calls import system_accesses
 from .workload import BlockSpec, Workload
 
 MIN_GAS_USED_FRACTION = 0.95
@@ -26,6 +27,30 @@ def check_chain(workload: Workload, chain: BuiltChain) -> None:
         if workload.fork.has_block_access_list:
             check_access_list(workload.fork, spec, block)
     check_gas_used(chain.blocks[-1], workload.gas_benchmark_value)
+
+
+def check_same_execution(fork: Fork, own: BuiltChain, shared: BuiltChain) -> None:
+    """
+    The same blocks on the shared group genesis executed exactly as on their own one.
+
+    The own chain is checked against the design; this makes the engine_x
+    fixtures inherit that proof at the cost of a comparison: same receipts and
+    the same access lists, apart from the system calls' entries (the history
+    contract stores a different parent hash).
+    """
+    for mine, theirs in zip(own.blocks, shared.blocks):
+        number = mine.header.number
+        if [_outcome(r) for r in mine.t8n.receipts] != [_outcome(r) for r in theirs.t8n.receipts]:
+            raise FillCheckFailed(f"block {number}: receipts on the shared genesis differ from the own genesis")
+        system = set(system_accesses(fork, mine.header)) | set(system_accesses(fork, theirs.header))
+        if [e for e in mine.access_list if e.address not in system] != [
+            e for e in theirs.access_list if e.address not in system
+        ]:
+            raise FillCheckFailed(f"block {number}: access list on the shared genesis differs from the own genesis")
+
+
+def _outcome(receipt: dict) -> tuple[str, str]:
+    return receipt.get("status", "0x0"), receipt.get("gasUsed", "0x0")
 
 
 def check_transactions_succeeded(block: BuiltBlock, spec: BlockSpec) -> None:

@@ -26,7 +26,7 @@ from .chain.alloc import AllocJson, alloc_json, genesis_accounts, read_alloc, wr
 from .chain.header import Header
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from .chain.t8n import TransitionTool
-from .checks import check_chain
+from .checks import check_chain, check_same_execution
 from .errors import BadInput, FillCheckFailed
 from .fixtures.models import BlockchainEngineXFixture, PreAllocGroup, format_dir
 from .fixtures.render import blockchain_fixture, engine_fixture, engine_x_fixture, state_diff, with_info
@@ -102,7 +102,7 @@ class FillSession:
                 signed=[block.txs for block in own.blocks],
                 genesis=group.genesis,
             )
-            check_chain(workload, shared)
+            check_same_execution(workload.fork, own, shared)
             files = self._write(workload, own, own_alloc, shared, group)
             return FillResult(
                 name=workload.name,
@@ -157,11 +157,13 @@ class FillSession:
     ) -> tuple[Path, ...]:
         info = self._info(workload)
         own_post = read_alloc(own.post_alloc_path)
-        shared_post = read_alloc(shared.post_alloc_path)
+        changed = accounts_in_access_lists(shared) if workload.fork.has_block_access_list else None
+        shared_post = read_alloc(shared.post_alloc_path, only=changed)
+        candidates = changed if changed is not None else group.alloc.keys() | shared_post.keys()
         fixtures = [
             blockchain_fixture(workload, own, own_alloc, own_post),
             engine_fixture(workload, own, own_alloc, own_post),
-            engine_x_fixture(workload, shared, group.group_hash, state_diff(group.alloc, shared_post)),
+            engine_x_fixture(workload, shared, group.group_hash, state_diff(group.alloc, shared_post, candidates)),
         ]
         folder = gas_folder(workload.fork, workload.gas_benchmark_value, self.all_gas_values)
         pending: list[tuple[Path, str]] = []
@@ -195,6 +197,11 @@ class FillSession:
             pre=group.alloc,
         )
         return json.dumps(model.json_dict(), indent=4)
+
+
+def accounts_in_access_lists(chain: BuiltChain) -> set[str]:
+    """Every account the chain's access lists name: the only ones whose state can change."""
+    return {"0x" + entry.address.hex() for block in chain.blocks for entry in block.access_list}
 
 
 def workload_description(workload: Workload) -> str:

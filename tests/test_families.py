@@ -24,7 +24,7 @@ from balgen.chain.builder import BuiltChain, build_chain
 from balgen.chain.t8n import TransitionTool
 from balgen.checks import check_chain
 from balgen.errors import FillCheckFailed
-from balgen.forks import AMSTERDAM, OSAKA
+from balgen.forks import AMSTERDAM, OSAKA, TX_GAS_LIMIT_CAP
 from balgen.generators.catalog import PlannedWorkload, all_planned_workloads, families, family_by_name
 from balgen.generators.chains import group_sizes, interleaved_order
 from balgen.system_calls import system_accesses
@@ -178,3 +178,14 @@ def test_a_wrong_prediction_fails_the_fill_naming_the_first_difference(t8n: Tran
         altered = dataclasses.replace(block, accesses=(access, *block.accesses[1:]))
         with pytest.raises(FillCheckFailed, match=message):
             check_chain(dataclasses.replace(workload, benchmark_block=altered), chain)
+
+
+@pytest.mark.parametrize("fork", [AMSTERDAM, OSAKA], ids=lambda f: f.name)
+def test_every_transaction_fits_a_live_chain(fork) -> None:
+    """Setup and benchmark transactions stay at or under 2^24 gas, state gas included, so that
+    the setup also runs on a devnet (spamoor export) and not only in a 10^12-gas fixture block."""
+    for planned in all_planned_workloads(fork, [30_000_000, 60_000_000], Placement.BLOCKS):
+        workload = planned.build()
+        for number, block in enumerate(workload.blocks, start=1):
+            over = [index for index, tx in enumerate(block.txs) if tx.gas_limit > TX_GAS_LIMIT_CAP]
+            assert not over, f"{workload.name}: block {number} transactions {over[:5]} exceed 2^24"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..bytecode import deployment_code
+from .deploy_gas import deploy_gas
 from ..forks import TX_GAS_LIMIT_CAP, Fork
 from ..keys import create_address, sender
 from ..workload import ETHER, Account, Address, BlockSpec, Phase, Placement, Sender, TxAccess, TxSpec
@@ -27,8 +28,9 @@ SENDER_BALANCE = ETHER
 DEPLOYER_BALANCE = 10**6 * ETHER
 """The deployer pays for every setup transaction, state gas included."""
 
-DEPLOY_GAS_LIMIT = TX_GAS_LIMIT_CAP
-"""Gas limit of a setup deployment: allowed on every fork, unused gas is not charged."""
+SETUP_TX_GAS_LIMIT = TX_GAS_LIMIT_CAP
+"""Most gas, execution and state together, any setup transaction may carry, so that
+the setup also runs on a live chain (spamoor export) under the EIP-7825 cap."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +84,13 @@ def place_contracts(
         }
         pre[deployer.address] = Account(balance=DEPLOYER_BALANCE, nonce=setup_txs)
         return PlacedContracts(addresses, pre, ())
-    block = setup_block(deployer, contracts, addresses)
+    block = setup_block(fork, deployer, contracts, addresses)
     return PlacedContracts(addresses, {deployer.address: Account(balance=DEPLOYER_BALANCE)}, (block,))
 
 
-def setup_block(deployer: Sender, contracts: Sequence[ContractSpec], addresses: Sequence[Address]) -> BlockSpec:
+def setup_block(
+    fork: Fork, deployer: Sender, contracts: Sequence[ContractSpec], addresses: Sequence[Address]
+) -> BlockSpec:
     """All deployments (nonces 0..n-1, so the addresses are known), then every setup call."""
     txs: list[TxSpec] = []
     accesses: list[TxAccess] = []
@@ -98,7 +102,7 @@ def setup_block(deployer: Sender, contracts: Sequence[ContractSpec], addresses: 
                 nonce=len(txs),
                 to=None,
                 data=deployment_code(contract.runtime, storage),
-                gas_limit=DEPLOY_GAS_LIMIT,
+                gas_limit=deploy_gas(fork, contract.runtime, storage).total,
             )
         )
         accesses.append(
@@ -120,11 +124,10 @@ def funded(senders: Sequence[Sender]) -> dict[Address, Account]:
 
 
 SETUP_CALL_MARGIN = 100_000
-"""Execution gas a setup call keeps free of its loop: intrinsic gas and calldata."""
+"""Gas a setup call keeps free of its loop: intrinsic gas, calldata, loop entry and exit."""
 
 
-def setup_chunks(fork: Fork, units: list[int], unit_execution_gas: int) -> list[list[int]]:
-    """`units` split into runs whose execution gas fits one transaction under the fork's cap."""
-    cap = fork.tx_gas_limit_cap or TX_GAS_LIMIT_CAP
-    size = max(1, (cap - SETUP_CALL_MARGIN) // unit_execution_gas)
+def setup_chunks(units: list[int], unit_gas: int) -> list[list[int]]:
+    """`units` split into runs whose gas (`unit_gas` each, state gas included) fits one setup transaction."""
+    size = max(1, (SETUP_TX_GAS_LIMIT - SETUP_CALL_MARGIN) // unit_gas)
     return [units[start : start + size] for start in range(0, len(units), size)]

@@ -80,7 +80,7 @@ def build_calls(fork: Fork, keys: list[int]) -> tuple[SetupCall, ...]:
     """Setup calls that build the list from k_0, in chunks a transaction can hold."""
     step = build_step_gas(fork)
     calls = []
-    for chunk in setup_chunks(fork, list(range(len(keys) - 1)), step):
+    for chunk in setup_chunks(list(range(len(keys) - 1)), step + fork.gas.sstore_set_state):
         data = word(len(chunk)) + word(keys[chunk[0]])
         limit = fork.intrinsic_gas(data) + 1_000 + len(chunk) * (step + fork.gas.sstore_set_state)
         calls.append(SetupCall(data, limit, {keys[i]: keys[i + 1] for i in chunk}))

@@ -58,7 +58,7 @@ def populate_calls(fork: Fork, slots: list[int]) -> tuple[SetupCall, ...]:
     gas = fork.gas
     loop = write_loop_gas(fork, gas.sstore_set_cold)
     calls = []
-    for chunk in setup_chunks(fork, slots, loop.iteration):
+    for chunk in setup_chunks(slots, loop.iteration + gas.sstore_set_state):
         data = word(chunk[0]) + word(len(chunk)) + word(PRE_VALUE)
         limit = fork.intrinsic_gas(data) + loop.execution_gas(len(chunk)) + len(chunk) * gas.sstore_set_state
         calls.append(SetupCall(data, limit, {slot: PRE_VALUE for slot in chunk}))

@@ -1,0 +1,71 @@
+"""
+`balgen export spamoor`: every selected workload as a spamoor configuration.
+
+Inputs are checked and every workload is mapped before anything is written,
+so bad input or a workload spamoor cannot run is one line on stderr, exit
+code 2 and an untouched output folder. Workloads always use set-up blocks:
+a live chain has no genesis to place contracts in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import BadInput
+from ..forks import FORKS, fork_by_name
+from ..generators.catalog import all_planned_workloads
+from ..plugin import BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, parse_gas_values
+from ..workload import Placement
+from .folder import write_folder
+from .spamoor_export import ALL_FILE, spamoor_export
+
+TARGETS = ("spamoor",)
+DEFAULT_OUTPUT = Path("out/spamoor")
+
+
+def spamoor_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="balgen export spamoor",
+        description="Write every selected workload as a `spamoor run` file, its payloads, and all.yaml.",
+    )
+    parser.add_argument(
+        "-k", dest="keyword", metavar="EXPR", help="only workloads whose name matches EXPR (glob or substring)"
+    )
+    parser.add_argument(
+        "--gas-benchmark-values", metavar="LIST", default=DEFAULT_GAS_VALUES, help="gas values in millions, e.g. 30,60"
+    )
+    parser.add_argument("--fork", default="Amsterdam", help=f"one of {', '.join(FORKS)} (default Amsterdam)")
+    parser.add_argument(
+        "--output", type=Path, metavar="DIR", default=DEFAULT_OUTPUT, help=f"output folder (default {DEFAULT_OUTPUT}/)"
+    )
+    return parser
+
+
+def export_spamoor(args: argparse.Namespace) -> int:
+    """Map every selected workload, then write the folder; returns how many were exported."""
+    fork = fork_by_name(args.fork)
+    gas_values = parse_gas_values(args.gas_benchmark_values)
+    planned = all_planned_workloads(fork, gas_values, Placement.BLOCKS, args.keyword)
+    if not planned:
+        raise BadInput(f"-k {args.keyword!r} matches no workload")
+    write_folder(args.output, spamoor_export(planned))
+    return len(planned)
+
+
+def run_export(argv: Sequence[str]) -> int:
+    """Entry point of `balgen export TARGET ...`; exit code 2 on bad input."""
+    if not argv or argv[0] not in TARGETS:
+        targets = "|".join(TARGETS)
+        print(f"usage: balgen export {{{targets}}} [options]  (balgen export spamoor --help)", file=sys.stderr)
+        return BAD_INPUT_EXIT_CODE
+    args = spamoor_parser().parse_args(argv[1:])
+    try:
+        count = export_spamoor(args)
+    except BadInput as error:
+        print(f"balgen export spamoor: {error}", file=sys.stderr)
+        return BAD_INPUT_EXIT_CODE
+    print(f"balgen export spamoor: {count} workloads in {args.output / ALL_FILE}")
+    return 0
