@@ -2,11 +2,12 @@
 Proof with real parts: filled fixtures are accepted by the pinned geth.
 
 Small suites (1M gas, every family and fill level) are filled for every fork
-and both setup placements, then: every `blockchain_test_engine` fixture is
-imported into its own geth node and every `blockchain_test_engine_x` group
-into one node per group, through the JWT-authenticated Engine API with the
-fixture's payload versions, each payload VALID and the head at
-`lastblockhash`; and geth's `evm blocktest` passes every `blockchain_test`.
+and both setup placements, then `balgen replay` sends every
+`blockchain_test_engine` fixture to its own geth node and every
+`blockchain_test_engine_x` group to one node per group, through the
+JWT-authenticated Engine API with the fixture's payload versions, each payload
+VALID and the head at `lastblockhash`; and geth's `evm blocktest` passes every
+`blockchain_test`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from balgen.replay.importer import import_engine_fixture, import_engine_group
-from balgen.toolchain import pinned_evm, pinned_geth
+from balgen.replay.command import run_replay
+from balgen.toolchain import pinned_evm
 
 pytestmark = pytest.mark.integration
 
@@ -46,21 +47,41 @@ def fixtures_of(folder: Path) -> list[tuple[str, dict]]:
     return entries
 
 
-def test_every_engine_fixture_imports_valid(filled: tuple[str, Path]) -> None:
-    fork, output = filled
-    fixtures = fixtures_of(output / "blockchain_tests_engine")
-    assert len(fixtures) == 6
-    for name, fixture in fixtures:
-        phases = [payload["phase"] for payload in fixture["engineNewPayloads"]]
+def replayed(path: Path, output: Path, *formats: str) -> dict:
+    """`balgen replay` of `path` once per test (no repeats), and its results.json."""
+    code = run_replay([str(path), *formats, "--warmup", "0", "--repeat", "1", "--output", str(output)])
+    results = json.loads((output / "results.json").read_text())
+    failures = [(t["test_id"], t["failure"]) for t in results["tests"] if t["verdict"] != "passed"]
+    assert code == 0 and not failures, failures
+    return results
+
+
+def one_per_family(names: list[str]) -> list[str]:
+    """The first fixture of each workload family (the name part before the first '-')."""
+    firsts: dict[str, str] = {}
+    for name in sorted(names):
+        firsts.setdefault(name.split("-", 1)[0], name)
+    return sorted(firsts.values())
+
+
+def test_engine_fixtures_import_valid_on_their_own_genesis(filled: tuple[str, Path], tmp_path: Path) -> None:
+    # One node per fixture is costly; the engine_x test below replays every
+    # fixture, so here one fixture per family proves its own-genesis form.
+    _, output = filled
+    fixtures = dict(fixtures_of(output / "blockchain_tests_engine"))
+    assert len(fixtures) == len(fixtures_of(output / "blockchain_tests")) >= 6
+    chosen = one_per_family(list(fixtures))
+    results = replayed(output, tmp_path / "run", "--format", "engine", "-k", " or ".join(chosen))
+    assert sorted(t["test_id"] for t in results["tests"]) == chosen
+    assert len({t["genesis_hash"] for t in results["tests"]}) == len(chosen), "one genesis each"
+    for test in results["tests"]:
+        assert test["format"] == "blockchain_test_engine"
+        phases = [p["phase"] for p in fixtures[test["test_id"]]["engineNewPayloads"]]
         assert phases[-1] == "testing" and phases.count("testing") == 1
-        result = import_engine_fixture(
-            fixture, fixture["genesisBlockHeader"], fixture["pre"], pinned_geth(), test_id=name
-        )
-        assert result.passed, f"{name}: {result.failure}"
-        assert [p.status for p in result.payloads] == ["VALID"] * len(phases)
+        assert [e["status"] for e in test["executions"]] == ["VALID"] * len(phases)
 
 
-def test_engine_x_group_imports_valid_on_one_node(filled: tuple[str, Path]) -> None:
+def test_engine_x_group_imports_valid_on_one_node(filled: tuple[str, Path], tmp_path: Path) -> None:
     _, output = filled
     root = output / "blockchain_tests_engine_x"
     (group_file,) = (root / "pre_alloc").glob("*.json")
@@ -68,14 +89,15 @@ def test_engine_x_group_imports_valid_on_one_node(filled: tuple[str, Path]) -> N
     fixtures = fixtures_of(root)
     assert sorted(pre_alloc["testIds"]) == sorted(name for name, _ in fixtures)
     assert {fixture["preHash"] for _, fixture in fixtures} == {group_file.stem}
-    result = import_engine_group(pre_alloc, fixtures, pinned_geth())
-    assert result.passed, [(t.test_id, t.failure) for t in result.tests if not t.passed] or result.failure
+    results = replayed(root, tmp_path / "run")
+    assert {t["genesis_hash"] for t in results["tests"]} == {pre_alloc["genesis"]["hash"]}
+    assert sorted(t["test_id"] for t in results["tests"]) == sorted(pre_alloc["testIds"])
 
 
 def test_evm_blocktest_passes_every_blockchain_test(filled: tuple[str, Path]) -> None:
     _, output = filled
     files = sorted((output / "blockchain_tests").glob("for_*/**/*.json"))
-    assert len(files) == 6
+    assert len(files) == len(fixtures_of(output / "blockchain_tests_engine")) >= 6
     for path in files:
         completed = subprocess.run(
             [str(pinned_evm()), "blocktest", str(path)], capture_output=True, text=True, check=False

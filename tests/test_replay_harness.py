@@ -33,7 +33,10 @@ from balgen.replay.genesis import (
     write_geth_genesis,
 )
 from balgen.replay.geth_process import GethError, GethProcess
-from balgen.replay.importer import import_engine_fixture, import_engine_group
+from balgen.replay.fixtures import discover
+from balgen.replay.results import FixtureResult
+from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.targets import ManagedGeth
 from balgen.replay.jwt_auth import (
     decode_jwt_token,
     generate_jwt_secret_file,
@@ -406,7 +409,7 @@ def test_engine_api_auth_forkchoice_and_errors(tmp_path: Path) -> None:
                     "engine_exchangeCapabilities", [[]], {"Authorization": f"Bearer {stale}"}
                 )
 
-        # debug_setHead refuses to "rewind" to the current head: the importer
+        # debug_setHead refuses to "rewind" to the current head: the replay
         # must not call it on a chain that is still at genesis.
         with geth.rpc_client() as rpc, pytest.raises(RpcError, match="future block"):
             rpc.set_head(0)
@@ -453,12 +456,54 @@ def test_missing_geth_binary_is_bad_input(tmp_path: Path) -> None:
         pass
 
 
-# -- importer failure reporting ----------------------------------------------
+# -- replay failure reporting --------------------------------------------------
 
 
-def _bogus_payload_entry(version: int) -> dict[str, Any]:
-    """A payload entry that geth must refuse (its payload lacks required fields)."""
+class _Collected:
+    """A replay observer that keeps the results, in order."""
+
+    def __init__(self) -> None:
+        self.results: list[FixtureResult] = []
+        self.client_versions: list[str | None] = []
+
+    def group_started(self, group: object, client_version: str | None) -> None:
+        self.client_versions.append(client_version)
+
+    def test_started(self, ref: object, executions: int) -> None:
+        pass
+
+    def execution_done(self, execution: object) -> None:
+        pass
+
+    def test_finished(self, result: FixtureResult) -> None:
+        self.results.append(result)
+
+
+def _write_engine_x(folder: Path, pre_alloc: dict[str, Any], fixtures: list[tuple[str, dict[str, Any]]]) -> Path:
+    """`fixtures` as blockchain_test_engine_x files sharing the pre-alloc group `pre_alloc`."""
+    (folder / "pre_alloc").mkdir(parents=True)
+    (folder / "pre_alloc" / "0xgroup.json").write_text(json.dumps(pre_alloc))
+    for name, fixture in fixtures:
+        (folder / f"{name}.json").write_text(json.dumps({name: fixture | {"preHash": "0xgroup"}}))
+    return folder
+
+
+def _replay(path: Path, temp_parent: Path, **options: Any) -> _Collected:
+    """Replay every fixture under `path` on balgen's geth, once each unless told."""
+    collected = _Collected()
+    replay_suite(
+        discover(path),
+        ManagedGeth(GETH, temp_parent=temp_parent),
+        ReplayOptions(**({"warmup": 0, "repeat": 1} | options)),
+        collected,
+    )
+    return collected
+
+
+def _bogus_payload_entry(version: int, parent: str) -> dict[str, Any]:
+    """A payload entry on `parent` that geth must refuse (it lacks required fields)."""
     payload = {
+        "parentHash": parent,
         "blockNumber": "0x1",
         "blockHash": "0x" + "ab" * 32,
         "gasUsed": "0x0",
@@ -474,46 +519,59 @@ def _bogus_payload_entry(version: int) -> dict[str, Any]:
 
 @integration
 @needs_geth
-def test_import_reports_a_genesis_mismatch(tmp_path: Path) -> None:
+def test_replay_reports_a_genesis_mismatch(tmp_path: Path) -> None:
     header = _header("Prague", _pre()) | {"hash": "0x" + "ee" * 32}
     fixture = {
         "network": "Prague",
-        "engineNewPayloads": [_bogus_payload_entry(4)],
+        "genesisBlockHeader": header,
+        "pre": _pre(),
+        "engineNewPayloads": [_bogus_payload_entry(4, header["hash"])],
         "lastblockhash": "0x" + "ab" * 32,
         "config": {"network": "Prague", "chainid": "0x01"},
     }
-    result = import_engine_fixture(fixture, header, _pre(), GETH, test_id="t", temp_parent=tmp_path)
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "t.json").write_text(json.dumps({"t": fixture}))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (result,) = _replay(tmp_path / "fixtures", scratch).results
     assert not result.passed
     assert result.failure is not None and result.failure.startswith("genesis mismatch")
     assert "0x" + "ee" * 32 in result.failure
-    assert not list(tmp_path.iterdir())
+    assert not list(scratch.iterdir()), "the node's datadir and genesis are removed"
 
 
 @integration
 @needs_geth
-def test_import_group_reports_each_failed_test_and_goes_on(tmp_path: Path) -> None:
+def test_replay_reports_each_failed_test_and_goes_on(tmp_path: Path) -> None:
     header = _header("Prague", _pre())
     pre_alloc = {"network": "Prague", "chainId": "0x01", "genesis": header, "pre": _pre()}
     fixtures = [
-        (f"test_{n}", {"network": "Prague", "engineNewPayloads": [_bogus_payload_entry(4)],
+        (f"test_{n}", {"network": "Prague", "engineNewPayloads": [_bogus_payload_entry(4, header["hash"])],
                        "lastblockhash": "0x" + "ab" * 32})
         for n in range(2)
-    ] + [("test_malformed", {"network": "Prague", "engineNewPayloads": []})]  # fmt: skip
-    group = import_engine_group(pre_alloc, fixtures, GETH, temp_parent=tmp_path)
-    assert group.failure is None and not group.passed
-    assert group.genesis_hash == header["hash"]
-    assert [test.test_id for test in group.tests] == ["test_0", "test_1", "test_malformed"]
-    for test in group.tests[:2]:
+    ]  # fmt: skip
+    folder = _write_engine_x(tmp_path / "fixtures", pre_alloc, fixtures)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    results = _replay(folder, scratch).results
+    assert [test.test_id for test in results] == ["test_0", "test_1"]
+    for test in results:
+        assert test.genesis_hash == header["hash"]
         assert test.failure is not None
         assert test.failure.startswith(
-            "payload 0 (block 1): engine_newPayloadV4 returned error -32602"
+            "payload 0 (block 1), measured execution 1: engine_newPayloadV4 returned error -32602"
         )
-        assert test.payloads == ()
-    assert group.tests[2].failure == "malformed fixture: fixture has no engineNewPayloads"
-    assert not list(tmp_path.iterdir())
+        assert test.executions == []
+    assert not list(scratch.iterdir())
+
+    (folder / "test_malformed.json").write_text(
+        json.dumps({"test_malformed": {"network": "Prague", "preHash": "0xgroup", "engineNewPayloads": []}})
+    )
+    with pytest.raises(BadInput, match=r"test_malformed\.json: test test_malformed: no engineNewPayloads"):
+        discover(folder)
 
 
-# -- importer happy path, on payloads geth builds itself ---------------------
+# -- replay happy path, on payloads geth builds itself -----------------------
 
 _SENDER_KEY = "0x" + "42" * 32
 _SYSTEM_CONTRACTS = json.loads(
@@ -663,7 +721,7 @@ def _fixture(network: str, payloads: list[dict[str, Any]], last: str) -> dict[st
 @integration
 @needs_geth
 @pytest.mark.parametrize("network", ["Prague", "Amsterdam"])
-def test_import_group_of_geth_built_chains(tmp_path: Path, network: str) -> None:
+def test_replay_of_geth_built_chains(tmp_path: Path, network: str) -> None:
     genesis, pre, chain, sibling = _geth_built_chain(tmp_path, network)
     last = chain[-1]["params"][0]["blockHash"]
     fixtures = [
@@ -674,28 +732,36 @@ def test_import_group_of_geth_built_chains(tmp_path: Path, network: str) -> None
         ("repeated_block", _fixture(network, [chain[0], chain[0]], last)),
     ]
     pre_alloc = {"network": network, "chainId": "0x01", "genesis": genesis, "pre": pre}
-    group = import_engine_group(pre_alloc, fixtures, GETH, temp_parent=tmp_path)
-    assert group.failure is None
-    assert group.client_version is not None and "v1.17.8" in group.client_version
-    results = {test.test_id: test for test in group.tests}
+    folder = _write_engine_x(tmp_path / "engine_x", pre_alloc, fixtures)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    collected = _replay(folder, scratch, warmup=1, repeat=2)
+    assert collected.client_versions[0] is not None and "v1.17.8" in collected.client_versions[0]
+    results = {test.test_id: test for test in collected.results}
     for test_id in ("two_blocks", "sibling", "two_blocks_again"):
         assert results[test_id].failure is None, results[test_id].failure
-    assert [p.phase for p in results["two_blocks"].payloads] == ["setup", "testing"]
-    first, second = results["two_blocks_again"].payloads
+    assert [e.role.value for e in results["two_blocks"].executions] == ["setup", "warmup", "measured", "measured"]
+    first, *benchmark = results["two_blocks_again"].executions
     assert (first.block_number, first.transaction_count, first.gas_used) == (1, 1, 21000)
-    assert (second.block_number, second.transaction_count, second.gas_used) == (2, 0, 0)
-    for payload in (first, second):
-        assert payload.status == "VALID"
-        assert payload.new_payload_ns > 0 and payload.forkchoice_updated_ns
+    for execution in benchmark:
+        assert (execution.block_number, execution.transaction_count, execution.gas_used) == (2, 0, 0)
+    for execution in (first, *benchmark):
+        assert execution.status == "VALID" and not execution.known_before_send
+        assert execution.new_payload_ns > 0 and execution.forkchoice_updated_ns
+        assert execution.geth is not None and execution.geth.block_hash == execution.block_hash
     wrong = results["wrong_last_block"]
-    assert wrong.failure is not None and wrong.failure.startswith("head is block 0x1")
-    assert len(wrong.payloads) == 1
+    assert wrong.failure is not None and "the fixture's lastblockhash is" in wrong.failure
+    assert wrong.failure.startswith("after the warmup execution 1 the head is block 1 ")
+    assert len(wrong.executions) == 1
     repeated = results["repeated_block"]
     assert repeated.failure is not None and "already known" in repeated.failure
-    assert repeated.failure.startswith("payload 1 (block 1)")
-    assert [p.name for p in tmp_path.iterdir()] == ["builder-genesis.json"]
+    assert repeated.failure.startswith("payload 1 (block 1), warmup execution 1")
+    assert repeated.executions[-1].known_before_send
+    assert not list(scratch.iterdir())
 
-    single = import_engine_fixture(
-        fixtures[0][1], genesis, pre, GETH, test_id="two_blocks", temp_parent=tmp_path
-    )
-    assert single.passed and len(single.payloads) == 2
+    engine_folder = tmp_path / "engine"
+    engine_folder.mkdir()
+    engine_fixture = fixtures[0][1] | {"genesisBlockHeader": genesis, "pre": pre}
+    (engine_folder / "two_blocks.json").write_text(json.dumps({"two_blocks": engine_fixture}))
+    (single,) = _replay(engine_folder, scratch).results
+    assert single.passed and single.format == "blockchain_test_engine" and len(single.executions) == 2

@@ -108,9 +108,19 @@ def _result_of(method: str, response: httpx.Response) -> Any:
 
 
 class _EndpointClient:
-    """What both clients share: one kept-alive endpoint, usable as a context manager."""
+    """
+    What both clients share: one kept-alive endpoint, usable as a context
+    manager, and JWT authentication when a secret is given.
 
-    _endpoint: _JsonRpcEndpoint
+    A new token is signed for every request because clients reject tokens
+    whose `iat` is more than a minute old, and one replay can run for longer.
+    """
+
+    def __init__(self, url: str, timeout: float, jwt_secret: bytes | None) -> None:
+        self._endpoint = _JsonRpcEndpoint(url, timeout)
+        self._jwt_secret = jwt_secret
+        if jwt_secret is not None:
+            make_jwt_token(jwt_secret)  # fail here, not on the first call, if the secret is bad
 
     @property
     def url(self) -> str:
@@ -127,16 +137,25 @@ class _EndpointClient:
         """Close the kept-alive connection."""
         self._endpoint.close()
 
-
-class RpcClient(_EndpointClient):
-    """The unauthenticated HTTP endpoint: `eth_*`, `debug_*`, `web3_*` calls."""
-
-    def __init__(self, url: str, timeout: float = 30.0) -> None:
-        self._endpoint = _JsonRpcEndpoint(url, timeout)
-
     def call(self, method: str, params: Sequence[Any] = ()) -> Timed[Any]:
         """Call `method`; raise `RpcError` if the client answers with an error."""
-        return self._endpoint.request(method, params)
+        if self._jwt_secret is None:
+            return self._endpoint.request(method, params)
+        authorization = {"Authorization": f"Bearer {make_jwt_token(self._jwt_secret)}"}
+        return self._endpoint.request(method, params, headers=authorization)
+
+
+class RpcClient(_EndpointClient):
+    """
+    The `eth_*`, `debug_*`, `web3_*` calls.
+
+    Usually the client's plain HTTP endpoint; given `jwt_secret` it can also
+    be the Engine API endpoint, which the Engine API specification requires
+    to serve `eth_getBlockByHash` and `eth_getBlockByNumber` too.
+    """
+
+    def __init__(self, url: str, timeout: float = 30.0, jwt_secret: bytes | None = None) -> None:
+        super().__init__(url, timeout, jwt_secret)
 
     def client_version(self) -> Timed[str]:
         """`web3_clientVersion`: the client's name and version string."""
@@ -165,22 +184,10 @@ class RpcClient(_EndpointClient):
 
 
 class EngineClient(_EndpointClient):
-    """
-    The JWT-authenticated Engine API endpoint.
-
-    A new token is signed for every request because clients reject tokens
-    whose `iat` is more than a minute old, and one import can run for longer.
-    """
+    """The JWT-authenticated Engine API endpoint."""
 
     def __init__(self, engine_url: str, jwt_secret: bytes, timeout: float = 120.0) -> None:
-        self._endpoint = _JsonRpcEndpoint(engine_url, timeout)
-        self._jwt_secret = jwt_secret
-        make_jwt_token(jwt_secret)  # fail here, not on the first call, if the secret is bad
-
-    def call(self, method: str, params: Sequence[Any] = ()) -> Timed[Any]:
-        """Call `method` with a freshly signed token; raise `RpcError` on an error reply."""
-        authorization = {"Authorization": f"Bearer {make_jwt_token(self._jwt_secret)}"}
-        return self._endpoint.request(method, params, headers=authorization)
+        super().__init__(engine_url, timeout, jwt_secret)
 
     def new_payload(self, version: int, params: Sequence[Any]) -> Timed[dict[str, Any]]:
         """

@@ -10,7 +10,7 @@ fixture's means the fixture or the conversion is wrong, not the config.
 
 Only the header fields `core.Genesis` stores are copied; the client derives
 the rest (state root from the alloc, empty roots, zero beacon root, empty
-requests and access-list hashes) and the importer compares the resulting
+requests and access-list hashes) and the replay compares the resulting
 genesis hash with the fixture's.
 """
 
@@ -167,7 +167,7 @@ def fixture_config_mismatches(network: str, fixture_config: Mapping[str, Any]) -
     also list named forks such as "Osaka" that geth's schedule folds into
     the previous entry); the chain id is not a disagreement, it is taken
     over (`fixture_chain_id`). A disagreement here would make the import
-    fail later for a reason that is hard to trace back, so the importer
+    fail later for a reason that is hard to trace back, so the replay
     reports it up front.
     """
     fork = geth_test_fork(network)
@@ -211,7 +211,7 @@ def derived_header_mismatches(network: str, header: Mapping[str, Any]) -> list[s
     the fixture's, apart from the state root (which depends on the alloc).
 
     A genesis hash mismatch alone says nothing about its cause; these
-    constants are the usual suspects, so the importer lists them.
+    constants are the usual suspects, so the replay lists them.
     """
     fork = geth_test_fork(network)
     expected: dict[str, str] = {

@@ -90,7 +90,7 @@ def tail_of_file(path: Path, lines: int = 30) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def _check_executable(geth_bin: Path) -> Path:
+def check_executable(geth_bin: Path) -> Path:
     """`geth_bin` as a path, or `BadInput` if it is not a runnable file."""
     path = Path(geth_bin)
     if not path.is_file():
@@ -258,18 +258,33 @@ class GethProcess:
 
     def _start(self) -> None:
         """Make the datadir and secret, run `geth init`, then start the node."""
-        _check_executable(self.geth_bin)
+        check_executable(self.geth_bin)
         if not self.genesis_path.is_file():
             raise BadInput(f"genesis file {self.genesis_path}: does not exist")
         self._datadir = Path(tempfile.mkdtemp(prefix="balgen-geth-", dir=self.temp_parent))
         self._jwt_secret = generate_jwt_secret_file(self.jwt_secret_path)
         self._init_datadir()
+        self._run_node()
+
+    def _run_node(self) -> None:
+        """Start the node on free ports, retrying with new ones if a port was taken."""
         for attempt in range(1, self.bind_attempts + 1):
             self._ports = tuple(free_loopback_ports(2))  # type: ignore[assignment]
             self._spawn_node()
             if self._wait_until_ready(final_attempt=attempt == self.bind_attempts):
                 return
             self._stop_node()
+
+    def restart(self) -> None:
+        """
+        Stop the node and start it again on the same datadir.
+
+        This empties every in-process cache (state, trie, code) while the
+        chain stays: geth journals its in-memory state layers on a clean
+        shutdown. The ports may change, so clients must be made anew.
+        """
+        self._stop_node()
+        self._run_node()
 
     def _init_datadir(self) -> None:
         """`geth init`: write the genesis block and state into the datadir."""

@@ -1,0 +1,238 @@
+"""
+`balgen replay PATH`: replay fixtures against a real client through the
+Engine API, check every step and measure every execution.
+
+Every input is checked before anything starts or is written (fixtures,
+URLs, the JWT secret, the geth binary, the output folder): a problem is one
+line on stderr and exit code 2. The run itself ends with exit code 0 when
+every test passed, 1 when any failed or did not run, 130 on Ctrl-C (with
+every completed test kept in the output folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+from rich.console import Console
+
+from .. import __version__
+from ..errors import BadInput
+from ..toolchain import pinned_geth
+from .fixtures import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
+from .genesis import geth_test_fork
+from .geth_process import check_executable
+from .jwt_auth import read_jwt_secret
+from .measurements import Execution
+from .outputs import RunWriter, default_output, prepare_output, utc_now
+from .progress import ReplayProgress, summary_table, wide_console
+from .results import FixtureResult, RunResult, RunState
+from .runner import ReplayObserver, ReplayOptions, replay_suite
+from .targets import ExternalClient, ManagedGeth, check_http_url, split_client_args, target_description
+
+BAD_INPUT = 2
+INTERRUPTED = 130
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is `BadInput`: one line and exit code 2 like every bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        raise BadInput(message)
+
+
+def replay_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="balgen replay",
+        description=(
+            "Replay blockchain_test_engine / blockchain_test_engine_x fixtures against geth "
+            "started by balgen (default) or a client you run, check every step, measure every "
+            "execution."
+        ),
+    )
+    parser.add_argument("path", type=Path, help="fixture file or folder")
+    parser.add_argument("-k", dest="keyword", default=None, help="only tests whose id matches EXPR (pytest -k syntax)")
+    parser.add_argument(
+        "--format",
+        choices=tuple(FORMAT_CHOICES),
+        default="auto",
+        help="fixture format to replay (auto: both, engine_x where a test comes in both)",
+    )
+    client = parser.add_argument_group("a client you run (instead of balgen's geth)")
+    client.add_argument("--engine-url", default=None, help="its authenticated Engine API URL")
+    client.add_argument("--jwt-secret", type=Path, default=None, help="its JWT secret file (hex)")
+    client.add_argument("--rpc-url", default=None, help="its HTTP JSON-RPC URL with eth and debug (default: the Engine API URL)")
+    geth = parser.add_argument_group("geth started by balgen")
+    geth.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.8)")
+    geth.add_argument("--client-args", default=None, help='extra geth flags, e.g. "--cache 4096" (quoted, split like a shell)')
+    geth.add_argument("--cold", action="store_true", help="restart geth before each measured execution")
+    parser.add_argument("--warmup", type=int, default=1, help="discarded executions of the benchmark payload (default 1)")
+    parser.add_argument("--repeat", type=int, default=5, help="measured executions of the benchmark payload (default 5)")
+    parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed test")
+    parser.add_argument("--label", default=None, help="name of the run (default: geth, or external)")
+    parser.add_argument("--output", type=Path, default=None, help="results folder (default results/<timestamp>-<label>/)")
+    return parser
+
+
+@dataclass(frozen=True)
+class ReplayRequest:
+    """A checked command line: what to replay, against what, how, and where to write."""
+
+    suite: Suite
+    target: ManagedGeth | ExternalClient
+    options: ReplayOptions
+    label: str
+    output: Path
+    path: Path
+    keyword: str | None
+
+
+def _options(args: argparse.Namespace) -> ReplayOptions:
+    if args.warmup < 0:
+        raise BadInput(f"--warmup {args.warmup}: must be 0 or more")
+    if args.repeat < 1:
+        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
+    return ReplayOptions(warmup=args.warmup, repeat=args.repeat, cold=args.cold, fail_fast=args.fail_fast)
+
+
+def _target(args: argparse.Namespace) -> ManagedGeth | ExternalClient:
+    """The client to replay against, from the options that name it."""
+    if args.engine_url is None:
+        for option, value in (("--jwt-secret", args.jwt_secret), ("--rpc-url", args.rpc_url)):
+            if value is not None:
+                raise BadInput(f"{option}: only with --engine-url")
+        geth_bin = args.geth_bin or pinned_geth()
+        if args.geth_bin is None and not geth_bin.is_file():
+            raise BadInput(f"pinned geth {geth_bin}: not built (run `make tools`)")
+        check_executable(geth_bin)
+        return ManagedGeth(geth_bin=geth_bin, client_args=split_client_args(args.client_args))
+    for option, value in (("--geth-bin", args.geth_bin), ("--client-args", args.client_args), ("--cold", args.cold or None)):
+        if value is not None:
+            raise BadInput(f"{option}: only for the geth balgen starts, not with --engine-url")
+    if args.jwt_secret is None:
+        raise BadInput("--engine-url needs --jwt-secret FILE")
+    engine_url = check_http_url(args.engine_url, "--engine-url")
+    rpc_url = None if args.rpc_url is None else check_http_url(args.rpc_url, "--rpc-url")
+    return ExternalClient(engine_url, read_jwt_secret(args.jwt_secret), rpc_url)
+
+
+def _check_networks(suite: Suite) -> None:
+    """balgen's geth needs a chain config for every group's network."""
+    for group in suite.groups:
+        try:
+            geth_test_fork(group.genesis.network)
+        except BadInput as error:
+            raise BadInput(f"{group.tests[0].path}: {error}") from None
+
+
+def _attach_client_args(argv: Sequence[str]) -> list[str]:
+    """
+    `--client-args "--flag value"` as `--client-args=--flag value`: argparse
+    would otherwise take a value that starts with `--` for an option.
+    """
+    arguments = list(argv)
+    for index, argument in enumerate(arguments[:-1]):
+        if argument == "--client-args":
+            return arguments[:index] + [f"--client-args={arguments[index + 1]}"] + arguments[index + 2 :]
+    return arguments
+
+
+def checked_request(argv: Sequence[str]) -> ReplayRequest:
+    """Parse and check the whole command line; `BadInput` on the first problem."""
+    args = replay_parser().parse_args(_attach_client_args(argv))
+    options = _options(args)
+    label = args.label or ("geth" if args.engine_url is None else "external")
+    if not _LABEL.match(label):
+        raise BadInput(f"--label {label!r}: use letters, digits, '.', '_' and '-'")
+    target = _target(args)
+    suite = discover(args.path, args.keyword, args.format)
+    if isinstance(target, ManagedGeth):
+        _check_networks(suite)
+    else:
+        target = target.probe()
+    # Last: it creates the output folder, which no rejected command may leave behind.
+    output = prepare_output(args.output or default_output(label))
+    return ReplayRequest(suite, target, options, label, output, args.path, args.keyword)
+
+
+class _Fanout:
+    """Passes every event to each observer in turn."""
+
+    def __init__(self, *observers: ReplayObserver) -> None:
+        self.observers = observers
+
+    def group_started(self, group: ReplayGroup, client_version: str | None) -> None:
+        for observer in self.observers:
+            observer.group_started(group, client_version)
+
+    def test_started(self, ref: FixtureRef, executions: int) -> None:
+        for observer in self.observers:
+            observer.test_started(ref, executions)
+
+    def execution_done(self, execution: Execution) -> None:
+        for observer in self.observers:
+            observer.execution_done(execution)
+
+    def test_finished(self, result: FixtureResult) -> None:
+        for observer in self.observers:
+            observer.test_finished(result)
+
+
+def new_run(request: ReplayRequest) -> RunResult:
+    """The header of `results.json`, before any test ran."""
+    return RunResult(
+        label=request.label,
+        balgen_version=__version__,
+        started_at=utc_now(),
+        fixtures_path=str(request.path),
+        keyword=request.keyword,
+        warmup=request.options.warmup,
+        repeat=request.options.repeat,
+        cold=request.options.cold,
+        fail_fast=request.options.fail_fast,
+        target=target_description(request.target),
+        notes=list(request.suite.notes),
+    )
+
+
+def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
+    """Run the replay, writing results as it goes; return them and the exit code."""
+    writer = RunWriter(request.output, new_run(request))
+    for note in request.suite.notes:
+        console.print(f"note: {note}", highlight=False)
+    state = RunState.INTERRUPTED
+    try:
+        with ReplayProgress(console, request.suite.test_count) as progress:
+            state = replay_suite(request.suite, request.target, request.options, _Fanout(progress, writer))
+    except KeyboardInterrupt:
+        console.print(f"interrupted: {len(writer.run.tests)} completed tests kept in {request.output}")
+        return writer.run, INTERRUPTED
+    finally:
+        writer.finish(state)
+    run = writer.run
+    console.print(summary_table(run.tests, f"balgen replay {request.label}: {run.client_versions[0] if run.client_versions else ''}"))
+    counts = run.counts
+    console.print(
+        f"{counts['passed']} passed, {counts['failed']} failed, {counts['not_run']} not run"
+        + (" (stopped at the first failure)" if state is RunState.STOPPED else "")
+        + f"; results in {request.output}",
+        highlight=False,
+    )
+    return run, 0 if counts["passed"] == len(run.tests) else 1
+
+
+def run_replay(argv: Sequence[str], console: Console | None = None) -> int:
+    """`balgen replay`: check the input (exit 2 on a problem), then run it."""
+    try:
+        request = checked_request(argv)
+    except BadInput as error:
+        print(f"balgen replay: {error}", file=sys.stderr)
+        return BAD_INPUT
+    return execute(request, console or wide_console())[1]

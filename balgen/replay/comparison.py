@@ -1,0 +1,218 @@
+"""
+Comparing replay runs: the same suite on the same client with different
+flags (modes A/B/C of the BAL benchmark report), or different builds.
+
+The first run is the baseline. Per test, each run's figure is the median
+MGas/s of its measured executions, and the delta is the relative change
+against the baseline, in percent (positive = faster). Only tests that
+passed in both runs are compared: a failed test's numbers are not
+trustworthy, and a test missing from one run has nothing to compare. The
+per-run summary follows the report's distribution table: how many tests
+are faster and slower, the average, P95 and P99 gain among the faster
+ones, and the same for the regressions among the slower ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy
+from pydantic import ValidationError
+
+from ..errors import BadInput
+from .outputs import RESULTS_JSON
+from .results import SCHEMA_VERSION, RunResult
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """One run's results and the name it is shown under."""
+
+    name: str
+    path: Path
+    result: RunResult
+
+    def mgas(self) -> dict[str, float]:
+        """Median MGas/s of every passed test that has measurements."""
+        return {
+            test.test_id: value
+            for test in self.result.tests
+            if test.passed and (value := test.median("mgas_per_second")) is not None
+        }
+
+    def seconds(self) -> dict[str, tuple[int, float]]:
+        """(gas used, median newPayload seconds) of every passed, measured test."""
+        return {
+            test.test_id: (test.benchmark_gas_used or 0, value / 1e9)
+            for test in self.result.tests
+            if test.passed and (value := test.median("new_payload_ns")) is not None
+        }
+
+
+def load_run(path: Path) -> RunResult:
+    """A run's `results.json` (given the file or its folder), checked against the schema."""
+    file = path / RESULTS_JSON if path.is_dir() else path
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no {RESULTS_JSON} (not a balgen replay run)") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadInput(f"{file}: cannot be read ({error})") from None
+    try:
+        result = RunResult.model_validate_json(text)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise BadInput(f"{file}: not a replay result: {where}: {first['msg']}") from None
+    if result.schema_version != SCHEMA_VERSION:
+        raise BadInput(
+            f"{file}: schema version {result.schema_version}, this balgen reads {SCHEMA_VERSION}"
+        )
+    return result
+
+
+def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
+    """The runs, each named by its label, or by its folder where labels repeat."""
+    results = [load_run(path) for path in paths]
+    labels = [result.label for result in results]
+    runs = []
+    for path, result in zip(paths, results, strict=True):
+        name = result.label
+        if labels.count(name) > 1:
+            name = (path if path.is_dir() else path.parent).name
+        runs.append(LoadedRun(name, path, result))
+    names = [run.name for run in runs]
+    if len(set(names)) != len(names):
+        raise BadInput("two runs have the same label and folder name; pass different runs")
+    return runs
+
+
+@dataclass(frozen=True)
+class ComparedTest:
+    """One test across the runs: MGas/s per run and delta % against the baseline."""
+
+    test_id: str
+    mgas: tuple[float | None, ...]
+    deltas: tuple[float | None, ...]
+    """One per run after the baseline; None where either run has no figure."""
+
+
+@dataclass(frozen=True)
+class DeltaSummary:
+    """How one run compares with the baseline over the tests both passed."""
+
+    name: str
+    compared: int
+    faster: int
+    slower: int
+    average_gain: float | None
+    p95_gain: float | None
+    p99_gain: float | None
+    average_regression: float | None
+    p95_regression: float | None
+    p99_regression: float | None
+    aggregate_mgas: float | None
+    """Total gas over total median newPayload time, over the tests compared."""
+    baseline_aggregate_mgas: float | None
+
+
+@dataclass(frozen=True)
+class Regression:
+    """A test slower than in the baseline."""
+
+    test_id: str
+    name: str
+    baseline_mgas: float
+    mgas: float
+    delta: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything the report shows."""
+
+    names: tuple[str, ...]
+    rows: tuple[ComparedTest, ...]
+    summaries: tuple[DeltaSummary, ...]
+    worst: tuple[Regression, ...]
+
+
+def relative_change(baseline: float, value: float) -> float:
+    """Change of `value` against `baseline`, in percent."""
+    return (value / baseline - 1.0) * 100.0
+
+
+def _percentile(values: Sequence[float], q: float) -> float | None:
+    return float(numpy.percentile(values, q)) if values else None
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(numpy.mean(values)) if values else None
+
+
+def _aggregate(seconds: dict[str, tuple[int, float]], tests: Sequence[str]) -> float | None:
+    gas = sum(seconds[test][0] for test in tests)
+    time = sum(seconds[test][1] for test in tests)
+    return gas / time / 1e6 if time > 0 else None
+
+
+def summarize(name: str, deltas: dict[str, float], baseline: LoadedRun, run: LoadedRun) -> DeltaSummary:
+    """The distribution of one run's deltas (see the module docstring)."""
+    gains = [d for d in deltas.values() if d > 0]
+    losses = [-d for d in deltas.values() if d < 0]
+    tests = sorted(deltas)
+    return DeltaSummary(
+        name=name,
+        compared=len(deltas),
+        faster=len(gains),
+        slower=len(losses),
+        average_gain=_mean(gains),
+        p95_gain=_percentile(gains, 95),
+        p99_gain=_percentile(gains, 99),
+        average_regression=None if not losses else -float(numpy.mean(losses)),
+        p95_regression=None if not losses else -float(numpy.percentile(losses, 95)),
+        p99_regression=None if not losses else -float(numpy.percentile(losses, 99)),
+        aggregate_mgas=_aggregate(run.seconds(), tests),
+        baseline_aggregate_mgas=_aggregate(baseline.seconds(), tests),
+    )
+
+
+def compare(runs: Sequence[LoadedRun], worst: int = 10) -> Comparison:
+    """Compare every run with the first."""
+    if len(runs) < 2:
+        raise BadInput("balgen report needs at least two runs to compare")
+    figures = [run.mgas() for run in runs]
+    baseline = figures[0]
+    test_ids = sorted({test for figure in figures for test in figure})
+    deltas_by_run: list[dict[str, float]] = [
+        {test: relative_change(baseline[test], figure[test]) for test in figure if test in baseline}
+        for figure in figures[1:]
+    ]
+    rows = tuple(
+        ComparedTest(
+            test_id=test,
+            mgas=tuple(figure.get(test) for figure in figures),
+            deltas=tuple(deltas.get(test) for deltas in deltas_by_run),
+        )
+        for test in test_ids
+    )
+    regressions = sorted(
+        (
+            Regression(test, run.name, baseline[test], figures[index + 1][test], delta)
+            for index, (run, deltas) in enumerate(zip(runs[1:], deltas_by_run, strict=True))
+            for test, delta in deltas.items()
+            if delta < 0
+        ),
+        key=lambda regression: regression.delta,
+    )
+    return Comparison(
+        names=tuple(run.name for run in runs),
+        rows=rows,
+        summaries=tuple(
+            summarize(run.name, deltas, runs[0], run)
+            for run, deltas in zip(runs[1:], deltas_by_run, strict=True)
+        ),
+        worst=tuple(regressions[:worst]),
+    )

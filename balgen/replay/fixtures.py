@@ -1,0 +1,412 @@
+"""
+Finding, checking and grouping the fixtures a replay runs.
+
+`balgen replay PATH` takes a fixture file or a folder of them, ours or
+execution-spec-tests': `blockchain_test_engine` (each fixture carries its
+genesis and pre-state) and `blockchain_test_engine_x` (fixtures point to a
+shared `pre_alloc/<preHash>.json` group). Tests are grouped by genesis, since
+one client instance serves every test built on the same genesis.
+
+Everything is checked before the first payload is sent (JSON syntax, the
+format, every payload entry, the pre-alloc reference): a bad fixture is one
+line naming the file and test, exit code 2, and no half-finished run. Only
+the small facts are kept from discovery; payloads are read again when their
+test runs, so a suite of thousands of large fixtures never sits in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from _pytest.mark.expression import Expression
+
+from ..errors import BadInput
+from .genesis import fixture_chain_id, parse_quantity
+from .payloads import PayloadDirective, parse_payload_directives
+
+ENGINE = "blockchain_test_engine"
+ENGINE_X = "blockchain_test_engine_x"
+REPLAYABLE_FORMATS = (ENGINE, ENGINE_X)
+
+NOT_REPLAYABLE_FORMATS = (
+    "blockchain_test",
+    "blockchain_test_sync",
+    "blockchain_test_stateful_engine",
+    "state_test",
+    "transaction_test",
+)
+"""Formats that are fixtures but carry no Engine API payloads a fresh client
+can take (or need a snapshot balgen does not have): skipped with a note."""
+
+PRE_ALLOC_FOLDER = "pre_alloc"
+
+FORMAT_CHOICES = {"auto": REPLAYABLE_FORMATS, "engine": (ENGINE,), "engine_x": (ENGINE_X,)}
+"""`--format` values and the fixture formats each replays."""
+
+
+@dataclass(frozen=True)
+class FixtureRef:
+    """Where one test lives: its file, its key in that file and its format."""
+
+    test_id: str
+    path: Path
+    format: str
+
+
+@dataclass(frozen=True)
+class GenesisSource:
+    """The genesis a group of tests starts from, and where to read its state."""
+
+    network: str
+    chain_id: int
+    genesis_hash: str
+    path: Path
+    """The pre-alloc group file, or the engine fixture file holding the genesis."""
+    test_id: str | None
+    """For an engine fixture: its key in `path`; None for a pre-alloc group."""
+
+    def load(self) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+        """The genesis header and the pre-state alloc, read from `path`."""
+        document = read_json_object(self.path)
+        if self.test_id is None:
+            return document["genesis"], document["pre"]
+        fixture = document[self.test_id]
+        return fixture["genesisBlockHeader"], fixture["pre"]
+
+
+@dataclass(frozen=True)
+class ReplayGroup:
+    """Tests sharing one genesis, run one after another on one client."""
+
+    genesis: GenesisSource
+    tests: tuple[FixtureRef, ...]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """What a replay runs, and what discovery decided to leave out and why."""
+
+    groups: tuple[ReplayGroup, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def test_count(self) -> int:
+        """How many tests the replay runs."""
+        return sum(len(group.tests) for group in self.groups)
+
+
+@dataclass(frozen=True)
+class ReplayTest:
+    """One test, read and checked, ready to send."""
+
+    ref: FixtureRef
+    network: str
+    payloads: tuple[PayloadDirective, ...]
+    last_block_hash: str
+    config: Mapping[str, Any]
+
+    @property
+    def benchmark(self) -> PayloadDirective:
+        """The measured payload: the last one (benchmarkoor's rule; it is `testing`)."""
+        return self.payloads[-1]
+
+    @property
+    def setup(self) -> tuple[PayloadDirective, ...]:
+        """Every payload before the benchmark one."""
+        return self.payloads[:-1]
+
+
+# -- reading files ------------------------------------------------------------
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON file whose top level is an object, or `BadInput` naming the file."""
+    try:
+        with open(path, "rb") as stream:
+            document = json.load(stream)
+    except FileNotFoundError:
+        raise BadInput(f"{path}: does not exist") from None
+    except json.JSONDecodeError as error:
+        raise BadInput(
+            f"{path}: malformed JSON: {error.msg} (line {error.lineno} column {error.colno})"
+        ) from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: malformed JSON: not UTF-8 text") from None
+    except OSError as error:
+        raise BadInput(f"{path}: cannot be read ({error.strerror})") from None
+    if not isinstance(document, dict):
+        raise BadInput(f"{path}: top level is not a JSON object")
+    return document
+
+
+@lru_cache(maxsize=1)
+def _cached_fixture_file(path: Path, mtime_ns: int) -> dict[str, Any]:
+    """The last fixture file read: consecutive tests usually share a file."""
+    del mtime_ns  # part of the cache key only: a rewritten file is read again
+    return read_json_object(path)
+
+
+def _fixture_file(path: Path) -> dict[str, Any]:
+    try:
+        mtime_ns = path.stat().st_mtime_ns
+    except OSError:
+        raise BadInput(f"{path}: does not exist") from None
+    return _cached_fixture_file(path, mtime_ns)
+
+
+def fixture_format(fixture: Mapping[str, Any]) -> str | None:
+    """
+    The fixture's format: its `_info` says so in current files (hyphenated
+    key; older files used `fixture_format`), else its keys tell.
+    """
+    info = fixture.get("_info")
+    if isinstance(info, Mapping):
+        declared = info.get("fixture-format") or info.get("fixture_format")
+        if isinstance(declared, str):
+            return declared
+    if "engineNewPayloads" in fixture:
+        return ENGINE_X if "preHash" in fixture else ENGINE
+    if "blocks" in fixture and "genesisBlockHeader" in fixture:
+        return "blockchain_test"
+    if "transaction" in fixture and "post" in fixture:
+        return "state_test"
+    return None
+
+
+def _string_field(fixture: Mapping[str, Any], key: str, where: str) -> str:
+    value = fixture.get(key)
+    if not isinstance(value, str) or not value:
+        raise BadInput(f"{where}: no {key}")
+    return value
+
+
+def _hash_of_header(header: Any, where: str) -> str:
+    if not isinstance(header, Mapping) or not isinstance(header.get("hash"), str):
+        raise BadInput(f"{where}: genesis header has no hash")
+    return str(header["hash"]).lower()
+
+
+def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
+    """Check one fixture of a replayable format and keep what the replay needs."""
+    where = f"{ref.path}: test {ref.test_id}"
+    if not isinstance(fixture, Mapping):
+        raise BadInput(f"{where}: not a JSON object")
+    try:
+        payloads = parse_payload_directives(fixture)
+    except BadInput as error:
+        raise BadInput(f"{where}: {error}") from None
+    config = fixture.get("config")
+    return ReplayTest(
+        ref=ref,
+        network=_string_field(fixture, "network", where),
+        payloads=payloads,
+        last_block_hash=_string_field(fixture, "lastblockhash", where).lower(),
+        config=config if isinstance(config, Mapping) else {},
+    )
+
+
+def load_test(ref: FixtureRef) -> ReplayTest:
+    """Read one test again, at the time it runs (see the module docstring)."""
+    document = _fixture_file(ref.path)
+    if ref.test_id not in document:
+        raise BadInput(f"{ref.path}: test {ref.test_id}: no longer in the file")
+    return parse_test(ref, document[ref.test_id])
+
+
+# -- genesis of a test --------------------------------------------------------
+
+
+def find_pre_alloc(fixture_path: Path, pre_hash: str) -> Path:
+    """
+    `pre_alloc/<preHash>.json` in the nearest folder above the fixture that
+    has it (execution-spec-tests puts it beside the `for_*` folders).
+    """
+    for folder in fixture_path.resolve().parents:
+        candidate = folder / PRE_ALLOC_FOLDER / f"{pre_hash}.json"
+        if candidate.is_file():
+            return candidate
+    raise BadInput(
+        f"{fixture_path}: preHash {pre_hash}: no {PRE_ALLOC_FOLDER}/{pre_hash}.json "
+        "in any folder above the file"
+    )
+
+
+def read_pre_alloc_genesis(path: Path) -> GenesisSource:
+    """Check a pre-alloc group file and keep its genesis facts."""
+    document = read_json_object(path)
+    where = f"{path}"
+    network = _string_field(document, "network", where)
+    genesis_hash = _hash_of_header(document.get("genesis"), where)
+    if not isinstance(document.get("pre"), Mapping):
+        raise BadInput(f"{where}: no pre alloc")
+    chain_id = (
+        parse_quantity(document["chainId"], f"{where}: chainId")
+        if document.get("chainId") is not None
+        else 1
+    )
+    return GenesisSource(network, chain_id, genesis_hash, path, None)
+
+
+def _engine_genesis(ref: FixtureRef, fixture: Mapping[str, Any], network: str) -> GenesisSource:
+    where = f"{ref.path}: test {ref.test_id}"
+    if not isinstance(fixture.get("pre"), Mapping):
+        raise BadInput(f"{where}: no pre alloc")
+    genesis_hash = _hash_of_header(fixture.get("genesisBlockHeader"), where)
+    try:
+        chain_id = fixture_chain_id(fixture.get("config"))
+    except BadInput as error:
+        raise BadInput(f"{where}: {error}") from None
+    return GenesisSource(network, chain_id, genesis_hash, ref.path, ref.test_id)
+
+
+class _GenesisResolver:
+    """The genesis of each test; each pre-alloc file is read and checked once."""
+
+    def __init__(self) -> None:
+        self._pre_allocs: dict[Path, GenesisSource] = {}
+
+    def genesis_of(self, ref: FixtureRef, fixture: Mapping[str, Any], network: str) -> GenesisSource:
+        if ref.format == ENGINE:
+            return _engine_genesis(ref, fixture, network)
+        pre_hash = _string_field(fixture, "preHash", f"{ref.path}: test {ref.test_id}")
+        path = find_pre_alloc(ref.path, pre_hash)
+        if path not in self._pre_allocs:
+            self._pre_allocs[path] = read_pre_alloc_genesis(path)
+        genesis = self._pre_allocs[path]
+        if genesis.network != network:
+            raise BadInput(
+                f"{ref.path}: test {ref.test_id}: network {network} differs from "
+                f"{path.name}'s {genesis.network}"
+            )
+        return genesis
+
+
+# -- discovery ---------------------------------------------------------------
+
+
+def fixture_files(path: Path) -> list[Path]:
+    """The JSON files under `path` (or `path` itself), pre-alloc and hidden ones aside."""
+    if not path.exists():
+        raise BadInput(f"{path}: does not exist")
+    if path.is_file():
+        if path.parent.name == PRE_ALLOC_FOLDER:
+            raise BadInput(f"{path}: is a pre-alloc group file, not a fixture file")
+        return [path]
+    files = []
+    for candidate in sorted(path.rglob("*.json")):
+        parts = candidate.relative_to(path).parts
+        if PRE_ALLOC_FOLDER in parts or any(part.startswith(".") for part in parts):
+            continue
+        files.append(candidate)
+    return files
+
+
+def keyword_matcher(expression: str | None) -> Expression | None:
+    """pytest's `-k` grammar (and, or, not, parentheses over substrings)."""
+    if expression is None:
+        return None
+    try:
+        return Expression.compile(expression)
+    except SyntaxError as error:
+        raise BadInput(f"-k {expression!r}: {error.msg}") from None
+
+
+def matches(expression: Expression | None, test_id: str) -> bool:
+    """Whether a test id matches `-k`, case-insensitively by substring, as pytest does."""
+    if expression is None:
+        return True
+    name = test_id.lower()
+    return expression.evaluate(lambda word, **_: word.lower() in name)
+
+
+def _refs_of_file(path: Path) -> Iterable[tuple[FixtureRef | str, Any]]:
+    """(ref, fixture) for each replayable fixture, or (format, None) for a skipped one."""
+    document = read_json_object(path)
+    for test_id, fixture in document.items():
+        if not isinstance(fixture, Mapping):
+            raise BadInput(f"{path}: test {test_id}: not a JSON object")
+        found = fixture_format(fixture)
+        if found in REPLAYABLE_FORMATS:
+            yield FixtureRef(test_id, path, found), fixture
+        elif found in NOT_REPLAYABLE_FORMATS:
+            yield found, None
+        else:
+            described = f"format {found!r}" if found else "no fixture-format and no engineNewPayloads"
+            raise BadInput(f"{path}: test {test_id}: unknown fixture format ({described})")
+
+
+def _prefer_engine_x(refs: list[FixtureRef], notes: list[str]) -> list[FixtureRef]:
+    """
+    Drop `blockchain_test_engine` fixtures whose test also comes as
+    `blockchain_test_engine_x`: a fill writes both, and replaying both would
+    run every test twice. engine_x is kept because it shares one client per
+    genesis group (and is what benchmarkoor replays).
+    """
+    engine_x_ids = {ref.test_id for ref in refs if ref.format == ENGINE_X}
+    kept = [ref for ref in refs if not (ref.format == ENGINE and ref.test_id in engine_x_ids)]
+    dropped = len(refs) - len(kept)
+    if dropped:
+        notes.append(
+            f"{dropped} {ENGINE} fixtures skipped: the same tests are replayed as {ENGINE_X}"
+        )
+    return kept
+
+
+def _check_unique(refs: list[FixtureRef]) -> None:
+    seen: dict[tuple[str, str], Path] = {}
+    for ref in refs:
+        key = (ref.format, ref.test_id)
+        if key in seen:
+            raise BadInput(f"test {ref.test_id}: in both {seen[key]} and {ref.path}")
+        seen[key] = ref.path
+
+
+def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> Suite:
+    """
+    Every test under `path` that matches `keyword`, checked and grouped by genesis.
+
+    `formats` is `auto` (both formats, engine_x preferred where a test comes
+    in both), `engine` or `engine_x`.
+    """
+    expression = keyword_matcher(keyword)
+    resolver = _GenesisResolver()
+    notes: list[str] = []
+    skipped: dict[str, int] = {}
+    selected: list[tuple[FixtureRef, GenesisSource]] = []
+    candidates: list[FixtureRef] = []
+    for file in fixture_files(path):
+        for ref, fixture in _refs_of_file(file):
+            if not isinstance(ref, FixtureRef):
+                skipped[ref] = skipped.get(ref, 0) + 1
+                continue
+            if not matches(expression, ref.test_id):
+                continue
+            if ref.format not in FORMAT_CHOICES[formats]:
+                continue
+            test = parse_test(ref, fixture)
+            selected.append((ref, resolver.genesis_of(ref, fixture, test.network)))
+            candidates.append(ref)
+    for name, count in sorted(skipped.items()):
+        notes.append(f"{count} {name} fixtures skipped: no Engine API payloads to replay")
+    kept = set(_prefer_engine_x(candidates, notes) if formats == "auto" else candidates)
+    _check_unique(list(kept))
+    if not kept:
+        if keyword is not None:
+            raise BadInput(f"-k {keyword!r} matches no replayable fixture under {path}")
+        raise BadInput(f"{path}: no {ENGINE} or {ENGINE_X} fixtures")
+    groups = _grouped((ref, genesis) for ref, genesis in selected if ref in kept)
+    return Suite(groups=groups, notes=tuple(notes))
+
+
+def _grouped(selected: Iterable[tuple[FixtureRef, GenesisSource]]) -> tuple[ReplayGroup, ...]:
+    """Tests by genesis (hash, network, chain id), in discovery order."""
+    groups: dict[tuple[str, str, int], tuple[GenesisSource, list[FixtureRef]]] = {}
+    for ref, genesis in selected:
+        key = (genesis.genesis_hash, genesis.network, genesis.chain_id)
+        groups.setdefault(key, (genesis, []))[1].append(ref)
+    return tuple(ReplayGroup(genesis, tuple(refs)) for genesis, refs in groups.values())

@@ -1,0 +1,141 @@
+"""
+What one payload execution measured, and the per-test statistics over the
+measured ones.
+
+Latencies are client-side round trips in nanoseconds (`perf_counter_ns`
+around the HTTP call only, see `engine_client`). MGas/s is benchmarkoor's
+`gasUsed * 1000 / newPayload ns`. Per test, the median is the headline
+figure; p5/p95 show the spread and the coefficient of variation (sample
+standard deviation over the mean) says whether the repeats agree well
+enough for the median to be trusted.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from enum import StrEnum
+
+import numpy
+from pydantic import BaseModel, ConfigDict, computed_field
+
+from .slow_block_log import GethBlockTiming
+
+
+class Role(StrEnum):
+    """Why a payload was sent."""
+
+    SETUP = "setup"
+    """A setup payload, sent once before the benchmark payload."""
+    WARMUP = "warmup"
+    """A benchmark payload execution whose numbers are discarded."""
+    MEASURED = "measured"
+    """A benchmark payload execution that counts in the statistics."""
+
+
+_FROZEN = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+
+class Execution(BaseModel):
+    """One `newPayload` (and, for a valid block, its `forkchoiceUpdated`)."""
+
+    model_config = _FROZEN
+
+    test_id: str
+    role: Role
+    repetition: int
+    """0-based count among the benchmark payload's executions (0 for setup)."""
+    payload_index: int
+    block_number: int
+    block_hash: str
+    gas_used: int
+    transaction_count: int
+    status: str
+    """The `newPayload` status (or ERROR for an expected JSON-RPC error)."""
+    validation_error: str | None = None
+    """The client's `validationError` with a non-VALID status."""
+    new_payload_ns: int
+    forkchoice_updated_ns: int | None
+    """None when no forkchoice update was sent (a payload rejected as expected)."""
+    known_before_send: bool
+    """The client had the block before it was sent: its answer is no execution."""
+    restarted_before: bool
+    """The client was restarted just before this execution (`--cold`)."""
+    geth: GethBlockTiming | None
+    """geth's own timing of the block from its slow-block log, when available."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def mgas_per_second(self) -> float | None:
+        """Gas per client-side newPayload time, in MGas/s (None without a time)."""
+        if self.new_payload_ns <= 0:
+            return None
+        return self.gas_used * 1000 / self.new_payload_ns
+
+
+class Distribution(BaseModel):
+    """Median, 5th and 95th percentiles, mean and coefficient of variation."""
+
+    model_config = _FROZEN
+
+    count: int
+    median: float
+    p5: float
+    p95: float
+    mean: float
+    cv: float | None
+    """Sample standard deviation over the mean; None with fewer than two values."""
+
+
+def distribution(values: Sequence[float]) -> Distribution | None:
+    """The distribution of `values` (linear-interpolated percentiles); None if empty."""
+    if not values:
+        return None
+    data = [float(value) for value in values]
+    mean = statistics.fmean(data)
+    cv = statistics.stdev(data) / mean if len(data) > 1 and mean else None
+    p5, p95 = numpy.percentile(data, [5, 95])
+    return Distribution(
+        count=len(data),
+        median=statistics.median(data),
+        p5=float(p5),
+        p95=float(p95),
+        mean=mean,
+        cv=cv,
+    )
+
+
+class BenchmarkStatistics(BaseModel):
+    """Per-test statistics over the measured executions of the benchmark payload."""
+
+    model_config = _FROZEN
+
+    new_payload_ns: Distribution | None
+    forkchoice_updated_ns: Distribution | None
+    mgas_per_second: Distribution | None
+    geth_total_ms: Distribution | None
+    geth_execution_ms: Distribution | None
+    geth_state_read_ms: Distribution | None
+    geth_state_hash_ms: Distribution | None
+    geth_commit_ms: Distribution | None
+
+
+def benchmark_statistics(executions: Sequence[Execution]) -> BenchmarkStatistics:
+    """Statistics over the `MEASURED` executions among `executions`."""
+    measured = [e for e in executions if e.role is Role.MEASURED]
+    geth = [e.geth for e in measured if e.geth is not None]
+    return BenchmarkStatistics(
+        new_payload_ns=distribution([e.new_payload_ns for e in measured]),
+        forkchoice_updated_ns=distribution(
+            [e.forkchoice_updated_ns for e in measured if e.forkchoice_updated_ns is not None]
+        ),
+        mgas_per_second=distribution(
+            [m for e in measured if (m := e.mgas_per_second) is not None]
+        ),
+        geth_total_ms=distribution([g.total_ms for g in geth]),
+        geth_execution_ms=distribution([g.execution_ms for g in geth]),
+        geth_state_read_ms=distribution([g.state_read_ms for g in geth]),
+        geth_state_hash_ms=distribution([g.state_hash_ms for g in geth]),
+        geth_commit_ms=distribution([g.commit_ms for g in geth]),
+    )
+

@@ -1,0 +1,116 @@
+"""
+A fixture's `engineNewPayloads`, checked and reduced to what a replay needs.
+
+Every entry is checked before the first one is sent: a fixture whose
+payload 7 is malformed must be rejected as bad input, not fail half-way
+through a run with the client's chain left at block 6.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import BadInput
+from .genesis import parse_quantity
+
+VALID = "VALID"
+INVALID = "INVALID"
+ERROR = "ERROR"
+"""The status recorded for a JSON-RPC error the fixture expects (`errorCode`)."""
+
+
+@dataclass(frozen=True)
+class PayloadDirective:
+    """One `engineNewPayloads` entry, checked, with the facts results need."""
+
+    index: int
+    """Position in the fixture's `engineNewPayloads`."""
+    params: list[Any]
+    new_payload_version: int
+    forkchoice_updated_version: int
+    phase: str | None
+    """The fixture's "setup" / "testing" label; None if it has none."""
+    block_number: int
+    block_hash: str
+    parent_hash: str
+    gas_used: int
+    transaction_count: int
+    validation_error: str | None
+    """Set when the fixture expects the client to reject the payload."""
+    error_code: int | None
+    """Set when the fixture expects a JSON-RPC error instead of a status."""
+
+    @property
+    def expected_status(self) -> str:
+        """What `newPayload` must answer: VALID, INVALID, or a JSON-RPC ERROR."""
+        if self.error_code is not None:
+            return ERROR
+        return INVALID if self.validation_error is not None else VALID
+
+    @property
+    def method(self) -> str:
+        """The Engine API method that carries this payload, for messages."""
+        return f"engine_newPayloadV{self.new_payload_version}"
+
+
+def _hash_field(payload: Mapping[str, Any], key: str, where: str) -> str:
+    """A 32-byte hash of the execution payload, lower-cased."""
+    value = payload.get(key)
+    if not isinstance(value, str) or len(value) != 66 or value[:2] not in ("0x", "0X"):
+        raise BadInput(f"{where}: execution payload {key} {value!r} is not a 32-byte hex hash")
+    return value.lower()
+
+
+def _error_code(value: Any, where: str) -> int | None:
+    """The expected JSON-RPC error code, which fixtures write as number or text."""
+    if value is None:
+        return None
+    try:
+        return int(str(value), 0)
+    except ValueError:
+        raise BadInput(f"{where}.errorCode: {value!r} is not a number") from None
+
+
+def parse_payload_directive(index: int, entry: Any, where: str) -> PayloadDirective:
+    """Check one `engineNewPayloads` entry and pull out what the replay needs."""
+    if not isinstance(entry, Mapping):
+        raise BadInput(f"{where}: not an object")
+    params = entry.get("params")
+    if not isinstance(params, list) or not params or not isinstance(params[0], Mapping):
+        raise BadInput(f"{where}: params must be a list starting with the execution payload")
+    payload = params[0]
+    transactions = payload.get("transactions")
+    if not isinstance(transactions, list):
+        raise BadInput(f"{where}: execution payload has no transactions list")
+    validation_error = entry.get("validationError")
+    return PayloadDirective(
+        index=index,
+        params=list(params),
+        new_payload_version=parse_quantity(
+            entry.get("newPayloadVersion"), f"{where}.newPayloadVersion"
+        ),
+        forkchoice_updated_version=parse_quantity(
+            entry.get("forkchoiceUpdatedVersion"), f"{where}.forkchoiceUpdatedVersion"
+        ),
+        phase=entry.get("phase"),
+        block_number=parse_quantity(payload.get("blockNumber"), f"{where}.blockNumber"),
+        block_hash=_hash_field(payload, "blockHash", where),
+        parent_hash=_hash_field(payload, "parentHash", where),
+        gas_used=parse_quantity(payload.get("gasUsed"), f"{where}.gasUsed"),
+        transaction_count=len(transactions),
+        validation_error=None if validation_error is None else str(validation_error),
+        error_code=_error_code(entry.get("errorCode"), where),
+    )
+
+
+def parse_payload_directives(fixture: Mapping[str, Any]) -> tuple[PayloadDirective, ...]:
+    """All payload entries of a fixture, checked before any is sent."""
+    entries = fixture.get("engineNewPayloads")
+    if not isinstance(entries, list) or not entries:
+        raise BadInput("no engineNewPayloads")
+    return tuple(
+        parse_payload_directive(index, entry, f"engineNewPayloads[{index}]")
+        for index, entry in enumerate(entries)
+    )

@@ -1,0 +1,142 @@
+"""
+What a person watching a replay sees: a progress bar while it runs (plain
+lines when the output is not a terminal, so logs and CI stay readable) and
+a summary table at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .fixtures import FixtureRef, ReplayGroup
+from .measurements import Distribution, Execution
+from .results import FixtureResult, Verdict
+
+def wide_console() -> Console:
+    """
+    A console for tables: the terminal's width, or 200 columns when the
+    output is a file or pipe (rich's 80 would truncate every cell).
+    """
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
+
+
+_VERDICT_STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.NOT_RUN: "yellow"}
+
+
+class ReplayProgress:
+    """A `ReplayObserver` that shows the run's progress, one step per test."""
+
+    def __init__(self, console: Console, total_tests: int) -> None:
+        self.console = console
+        self.total = total_tests
+        self.done = 0
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._test_id = ""
+        self._expected = 0
+        self._sent = 0
+        if console.is_terminal:
+            self._bar = Progress(
+                TextColumn("[bold]replay[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+                console=console,
+                transient=True,
+            )
+            self._task = self._bar.add_task("", total=total_tests)
+
+    def __enter__(self) -> ReplayProgress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def group_started(self, group: ReplayGroup, client_version: str | None) -> None:
+        """Say which client serves the next tests."""
+        self.console.print(
+            f"genesis {group.genesis.genesis_hash[:18]}… ({group.genesis.network}, "
+            f"{len(group.tests)} tests) on {client_version or 'the client'}",
+            highlight=False,
+        )
+
+    def test_started(self, ref: FixtureRef, executions: int) -> None:
+        """Show the running test in the bar."""
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, description=f"{ref.test_id} (0/{executions})")
+        self._expected = executions
+        self._sent = 0
+        self._test_id = ref.test_id
+
+    def execution_done(self, execution: Execution) -> None:
+        """Count the payloads of the running test."""
+        self._sent += 1
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, description=f"{self._test_id} ({self._sent}/{self._expected})")
+
+    def test_finished(self, result: FixtureResult) -> None:
+        """Advance the bar; print failures (and, without a terminal, every test)."""
+        self.done += 1
+        if self._bar is not None and self._task is not None:
+            self._bar.advance(self._task)
+        if result.passed and self._bar is not None:
+            return
+        line = f"[{self.done}/{self.total}] {result.test_id}: {result.verdict.value}"
+        median_ms = result.median("new_payload_ns")
+        if median_ms is not None:
+            line += f", newPayload median {median_ms / 1e6:.2f} ms"
+        if result.failure:
+            line += f": {result.failure.splitlines()[0]}"
+        self.console.print(line, style=_VERDICT_STYLE[result.verdict], highlight=False, soft_wrap=True)
+
+
+def _ms(distribution: Distribution | None, scale: float = 1e6) -> str:
+    return "-" if distribution is None else f"{distribution.median / scale:.2f}"
+
+
+def _spread(distribution: Distribution | None) -> str:
+    if distribution is None:
+        return "-"
+    return f"{distribution.p5 / 1e6:.2f}–{distribution.p95 / 1e6:.2f}"
+
+
+def _cv(distribution: Distribution | None) -> str:
+    return "-" if distribution is None or distribution.cv is None else f"{distribution.cv * 100:.1f}%"
+
+
+def summary_table(results: Sequence[FixtureResult], title: str) -> Table:
+    """One row per test: its verdict and the medians of the measured executions."""
+    table = Table(title=title)
+    columns = ("test", "txs", "gas used", "newPayload ms", "p5–p95 ms", "CV", "MGas/s", "FCU ms", "geth total ms", "result")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("test", "result") else "right")
+    for result in results:
+        stats = result.statistics
+        verdict = (
+            f"[{_VERDICT_STYLE[result.verdict]}]{result.verdict.value}"
+            + (f": {result.failure.splitlines()[0]}" if result.failure else "")
+            + "[/]"
+        )
+        mgas = None if stats is None else stats.mgas_per_second
+        table.add_row(
+            result.test_id,
+            "-" if result.benchmark_transaction_count is None else str(result.benchmark_transaction_count),
+            "-" if result.benchmark_gas_used is None else f"{result.benchmark_gas_used:,}",
+            _ms(None if stats is None else stats.new_payload_ns),
+            _spread(None if stats is None else stats.new_payload_ns),
+            _cv(None if stats is None else stats.new_payload_ns),
+            "-" if mgas is None else f"{mgas.median:.0f}",
+            _ms(None if stats is None else stats.forkchoice_updated_ns),
+            _ms(None if stats is None else stats.geth_total_ms, scale=1.0),
+            verdict,
+        )
+    return table

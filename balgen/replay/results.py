@@ -1,0 +1,108 @@
+"""
+The results of a replay run: the schema of `results.json`.
+
+One model serves both ends: `balgen replay` writes it, `balgen report` reads
+it back typed, so the two cannot drift apart. `docs/replay.md` describes
+the fields; `schema_version` changes whenever a field changes meaning.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from .measurements import BenchmarkStatistics, Execution
+
+SCHEMA_VERSION = 1
+
+_CONFIG = ConfigDict(use_attribute_docstrings=True)
+
+
+class Verdict(StrEnum):
+    """How a test ended."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_RUN = "not_run"
+
+
+class RunState(StrEnum):
+    """Whether the run went through all its tests."""
+
+    RUNNING = "running"
+    """Written after each test while the run goes on (or if it was killed)."""
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"
+    """Stopped by Ctrl-C or an error; every test listed was completed."""
+    STOPPED = "stopped"
+    """Stopped after the first failure (`--fail-fast`)."""
+
+
+class FixtureResult(BaseModel):
+    """One test: its checks' verdict and every payload execution."""
+
+    model_config = _CONFIG
+
+    test_id: str
+    fixture_name: str
+    """The test id in benchmarkoor-fetch's canonical form (the CSVs' `fixture_name`)."""
+    path: str
+    format: str
+    genesis_hash: str
+    verdict: Verdict
+    failure: str | None
+    """Why the test failed or did not run; None when it passed."""
+    benchmark_block_number: int | None = None
+    benchmark_gas_used: int | None = None
+    benchmark_transaction_count: int | None = None
+    executions: list[Execution] = Field(default_factory=list)
+    statistics: BenchmarkStatistics | None = None
+    """Over the measured executions; None when there were none."""
+    duration_s: float = 0.0
+    """Wall time of the whole test: setup, rollbacks, restarts, checks."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether every check held."""
+        return self.verdict is Verdict.PASSED
+
+    def median(self, metric: str) -> float | None:
+        """The median of one of `statistics`' distributions, if measured."""
+        if self.statistics is None:
+            return None
+        value = getattr(self.statistics, metric)
+        return None if value is None else float(value.median)
+
+
+class RunResult(BaseModel):
+    """A whole run: how it was made, and every completed test."""
+
+    model_config = _CONFIG
+
+    schema_version: int = SCHEMA_VERSION
+    label: str
+    balgen_version: str
+    started_at: str
+    """ISO 8601, UTC."""
+    finished_at: str | None = None
+    state: RunState = RunState.RUNNING
+    fixtures_path: str
+    keyword: str | None
+    warmup: int
+    repeat: int
+    cold: bool
+    fail_fast: bool
+    target: dict[str, Any]
+    """`kind` (managed or external) and the geth binary and flags, or the URLs."""
+    client_versions: list[str] = Field(default_factory=list)
+    """`web3_clientVersion` of each client instance (one per genesis group)."""
+    notes: list[str] = Field(default_factory=list)
+    tests: list[FixtureResult] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many tests passed, failed and were not run."""
+        return {verdict.value: sum(t.verdict is verdict for t in self.tests) for verdict in Verdict}

@@ -1,0 +1,421 @@
+"""
+The replay itself: every test of every genesis group, sent to a client
+through the Engine API, checked, and timed.
+
+Per test:
+
+1. The client's head must be the parent of the test's first payload; a
+   head above it (a previous test, a previous run) is rewound first.
+2. The setup payloads go in, each `newPayload` then `forkchoiceUpdated`.
+3. The benchmark payload (the last one) is executed `warmup + repeat`
+   times: between executions the chain is rewound to its parent with
+   `debug_setHead` and the head verified, so every execution is a true one.
+   Before every send `eth_getBlockByHash` must not know the block: a
+   client answers a known block with VALID at once, without executing it,
+   and such an answer is flagged. With `--cold` the client is restarted
+   before each measured execution.
+4. The chain is rewound to the pre-test head and verified, so the next
+   test starts where it should.
+
+Checks (a failed one ends the test with its reason; the run goes on): the
+genesis hash is the fixture's; every `newPayload` status is the expected
+one (VALID, or INVALID where the fixture has a `validationError`, or the
+fixture's JSON-RPC `errorCode`); every `forkchoiceUpdated` is VALID; the
+head after the benchmark payload is `lastblockhash`. A payload the fixture
+expects to be INVALID is sent once: clients remember rejected blocks and
+answer a resend from that memory (geth: "links to previously rejected
+block"), not by executing it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..errors import BadInput
+from .client_chain import CheckFailed, ClientChain, RollbackFailed, block_label
+from .engine_client import RpcError, RpcTransportError
+from .fixtures import FixtureRef, ReplayGroup, ReplayTest, Suite, load_test
+from .measurements import Execution, Role, benchmark_statistics
+from .payloads import ERROR, VALID, PayloadDirective
+from .results import FixtureResult, RunState, Verdict
+from .targets import ReplayClient, ReplayTarget
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """How many times to execute the benchmark payload, and how."""
+
+    warmup: int = 1
+    repeat: int = 5
+    cold: bool = False
+    fail_fast: bool = False
+
+
+class ReplayObserver(Protocol):
+    """Told what happens as it happens: the progress display and the result files."""
+
+    def group_started(self, group: ReplayGroup, client_version: str | None) -> None:
+        """A client for `group` is up."""
+
+    def test_started(self, ref: FixtureRef, executions: int) -> None:
+        """A test begins; it will send `executions` payloads if all goes well."""
+
+    def execution_done(self, execution: Execution) -> None:
+        """One payload was sent and answered."""
+
+    def test_finished(self, result: FixtureResult) -> None:
+        """A test is over, passed or not."""
+
+
+_FETCH_TITLE = re.compile(
+    r"^(?:.*/)?(?P<test_file>test_[^./]+\.py)(?:__|::)"
+    r"(?P<test_name>[^\[]+?)"
+    r"(?:\[(?P<test_params>.*)\])?$"
+)
+"""benchmarkoor-fetch 0.3.2's `_TITLE_RE` (parse/titles.py), verbatim."""
+
+
+def fixture_name(test_id: str) -> str:
+    """
+    The test id as benchmarkoor-fetch names fixtures (`to_fixture_name`):
+    an execution-spec-tests id `path/test_x.py::test_y[params]` becomes
+    `test_x.py__test_y[params]`; any other id (balgen's) stays as it is.
+    """
+    match = _FETCH_TITLE.match(test_id)
+    if not match:
+        return test_id
+    name = f"{match['test_file']}__{match['test_name']}"
+    return name if match["test_params"] is None else f"{name}[{match['test_params']}]"
+
+
+def _status_of(reply: Any) -> tuple[str | None, str | None]:
+    """The `status` and `validationError` of a `PayloadStatusV1`, tolerating junk."""
+    if not isinstance(reply, dict):
+        return None, None
+    error = reply.get("validationError")
+    return reply.get("status"), None if error is None else str(error)
+
+
+def _with_reason(error: str | None) -> str:
+    return f": {error}" if error else ""
+
+
+class _TestReplay:
+    """One test on one client (see the module docstring for the steps)."""
+
+    def __init__(
+        self,
+        client: ReplayClient,
+        test: ReplayTest,
+        options: ReplayOptions,
+        observer: ReplayObserver,
+    ) -> None:
+        self.client = client
+        self.test = test
+        self.options = options
+        self.observer = observer
+        self.chain = ClientChain(client.rpc)
+        self.executions: list[Execution] = []
+
+    # -- the steps -------------------------------------------------------
+
+    def start_point(self) -> tuple[int, str]:
+        """Bring the head to the first payload's parent; return that block."""
+        first = self.test.payloads[0]
+        parent = (first.block_number - 1, first.parent_hash)
+        head = self.chain.head()
+        if str(head["hash"]).lower() == first.parent_hash:
+            return parent
+        if int(head["number"], 16) <= parent[0]:
+            raise RollbackFailed(
+                f"the client's head is {block_label(head)}, below the first payload's "
+                f"parent block {parent[0]} {parent[1]}"
+            )
+        self.chain.roll_back_to(*parent)
+        return parent
+
+    def run_payloads(self) -> None:
+        """Setup payloads once, then the benchmark payload's executions."""
+        for directive in self.test.setup:
+            self.send(directive, Role.SETUP, 0, restarted=False)
+        benchmark = self.test.benchmark
+        total, warmups = benchmark_executions(benchmark, self.options)
+        parent = (benchmark.block_number - 1, benchmark.parent_hash)
+        for repetition in range(total):
+            role = Role.WARMUP if repetition < warmups else Role.MEASURED
+            if repetition:
+                self.chain.roll_back_to(*parent)
+            restarted = self.options.cold and role is Role.MEASURED
+            if restarted:
+                self.restart_client(*parent)
+            self.send(benchmark, role, repetition, restarted=restarted)
+            self.check_last_block(role, repetition)
+
+    def restart_client(self, number: int, block_hash: str) -> None:
+        """`--cold`: restart the client; its head must still be the parent."""
+        self.client.restart()
+        self.chain = ClientChain(self.client.rpc)
+        self.chain.expect_head(number, block_hash, "restarting the client")
+
+    def check_last_block(self, role: Role, repetition: int) -> None:
+        """The head must be the block the fixture says the test ends on."""
+        head = self.chain.head()
+        if str(head["hash"]).lower() != self.test.last_block_hash:
+            raise CheckFailed(
+                f"after the {role.value} execution {repetition + 1} the head is "
+                f"{block_label(head)}, the fixture's lastblockhash is {self.test.last_block_hash}"
+            )
+
+    # -- one payload -----------------------------------------------------
+
+    def send(self, directive: PayloadDirective, role: Role, repetition: int, *, restarted: bool) -> None:
+        """Send one payload (and make it head if valid), record it, check it."""
+        where = f"payload {directive.index} (block {directive.block_number})"
+        if role is not Role.SETUP:
+            where += f", {role.value} execution {repetition + 1}"
+        known = self.chain.is_known(directive.block_hash)
+        if self.client.slow_blocks is not None:
+            self.client.slow_blocks.skip_to_end()
+        try:
+            reply = self.client.engine.new_payload(directive.new_payload_version, directive.params)
+        except RpcError as error:
+            if directive.error_code is not None and error.code == directive.error_code:
+                self.record(directive, role, repetition, ERROR, None, 0, None, known, restarted)
+                return
+            raise CheckFailed(
+                f"{where}: {directive.method} returned error {error.code}: {error.message}"
+            ) from None
+        status, validation_error = _status_of(reply.result)
+        forkchoice = None
+        if status == VALID and directive.expected_status == VALID:
+            forkchoice = self.client.engine.forkchoice_updated(
+                directive.forkchoice_updated_version, directive.block_hash
+            )
+        self.record(
+            directive,
+            role,
+            repetition,
+            str(status),
+            validation_error,
+            reply.elapsed_ns,
+            None if forkchoice is None else forkchoice.elapsed_ns,
+            known,
+            restarted,
+        )
+        if known:
+            raise CheckFailed(
+                f"{where}: block {directive.block_hash} was already known to the client before "
+                f"it was sent; its {status} after {reply.elapsed_ns / 1e6:.2f} ms is no execution"
+            )
+        _check_status(where, directive, status, validation_error)
+        if forkchoice is not None:
+            _check_forkchoice(where, directive, forkchoice.result)
+
+    def record(
+        self,
+        directive: PayloadDirective,
+        role: Role,
+        repetition: int,
+        status: str,
+        validation_error: str | None,
+        new_payload_ns: int,
+        forkchoice_updated_ns: int | None,
+        known: bool,
+        restarted: bool,
+    ) -> None:
+        """Keep one execution, with geth's own timing of it when there is a log."""
+        slow_blocks = self.client.slow_blocks
+        execution = Execution(
+            test_id=self.test.ref.test_id,
+            role=role,
+            repetition=repetition,
+            payload_index=directive.index,
+            block_number=directive.block_number,
+            block_hash=directive.block_hash,
+            gas_used=directive.gas_used,
+            transaction_count=directive.transaction_count,
+            status=status,
+            validation_error=validation_error,
+            new_payload_ns=new_payload_ns,
+            forkchoice_updated_ns=forkchoice_updated_ns,
+            known_before_send=known,
+            restarted_before=restarted,
+            geth=None if slow_blocks is None else slow_blocks.timing_of(directive.block_hash),
+        )
+        self.executions.append(execution)
+        self.observer.execution_done(execution)
+
+
+def _check_status(where: str, directive: PayloadDirective, status: str | None, error: str | None) -> None:
+    """`newPayload` must answer what the fixture expects."""
+    expected = directive.expected_status
+    if status == expected:
+        return
+    if expected == ERROR:
+        raise CheckFailed(
+            f"{where}: {directive.method} returned status {status}, the fixture expects "
+            f"JSON-RPC error {directive.error_code}"
+        )
+    wanted = f"INVALID ({directive.validation_error})" if directive.validation_error else expected
+    raise CheckFailed(f"{where}: {directive.method} returned {status}{_with_reason(error)}, the fixture expects {wanted}")
+
+
+def _check_forkchoice(where: str, directive: PayloadDirective, reply: Any) -> None:
+    """The forkchoice update making the block head must be VALID."""
+    status, error = _status_of(reply.get("payloadStatus") if isinstance(reply, dict) else None)
+    if status != VALID:
+        raise CheckFailed(
+            f"{where}: engine_forkchoiceUpdatedV{directive.forkchoice_updated_version} to "
+            f"{directive.block_hash} returned {status}{_with_reason(error)}"
+        )
+
+
+def benchmark_executions(benchmark: PayloadDirective, options: ReplayOptions) -> tuple[int, int]:
+    """(executions, of which warmups) of the benchmark payload; see the module docstring."""
+    if benchmark.expected_status != VALID:
+        return 1, 0
+    return options.warmup + options.repeat, options.warmup
+
+
+def _result(
+    ref: FixtureRef,
+    genesis_hash: str,
+    failure: str | None,
+    *,
+    test: ReplayTest | None = None,
+    executions: Sequence[Execution] = (),
+    started: float | None = None,
+    verdict: Verdict | None = None,
+) -> FixtureResult:
+    """A test's result from what it did."""
+    benchmark = None if test is None else test.benchmark
+    return FixtureResult(
+        test_id=ref.test_id,
+        fixture_name=fixture_name(ref.test_id),
+        path=str(ref.path),
+        format=ref.format,
+        genesis_hash=genesis_hash,
+        verdict=verdict or (Verdict.PASSED if failure is None else Verdict.FAILED),
+        failure=failure,
+        benchmark_block_number=None if benchmark is None else benchmark.block_number,
+        benchmark_gas_used=None if benchmark is None else benchmark.gas_used,
+        benchmark_transaction_count=None if benchmark is None else benchmark.transaction_count,
+        executions=list(executions),
+        statistics=benchmark_statistics(executions) if executions else None,
+        duration_s=0.0 if started is None else time.perf_counter() - started,
+    )
+
+
+def replay_test(
+    client: ReplayClient,
+    ref: FixtureRef,
+    genesis_hash: str,
+    options: ReplayOptions,
+    observer: ReplayObserver,
+) -> tuple[FixtureResult, str | None]:
+    """
+    Run one test; return its result and, if the chain could not be brought
+    back to the pre-test head afterwards, why (the group cannot go on).
+    """
+    started = time.perf_counter()
+    try:
+        test = load_test(ref)
+    except BadInput as error:
+        return _result(ref, genesis_hash, f"malformed fixture: {error}"), None
+    problems = client.config_problems(test)
+    if problems:
+        return _result(ref, genesis_hash, "; ".join(problems), test=test), None
+    total, _ = benchmark_executions(test.benchmark, options)
+    observer.test_started(ref, len(test.setup) + total)
+    replay = _TestReplay(client, test, options, observer)
+    failure = None
+    broken = None
+    try:
+        pre_test = replay.start_point()
+    except CheckFailed as start_failure:
+        return _result(ref, genesis_hash, str(start_failure), test=test, started=started), None
+    try:
+        replay.run_payloads()
+    except CheckFailed as check_failure:
+        failure = str(check_failure)
+    try:
+        replay.chain.roll_back_to(*pre_test)
+    except CheckFailed as rollback_failure:
+        broken = f"rolling back to the pre-test head failed: {rollback_failure}"
+        failure = broken if failure is None else f"{failure}; then {broken}"
+    result = _result(ref, genesis_hash, failure, test=test, executions=replay.executions, started=started)
+    return result, broken
+
+
+def genesis_failure(client: ReplayClient, group: ReplayGroup) -> str | None:
+    """Why the client's genesis is not the group's, or None if it is."""
+    block = client.rpc.get_block_by_number(0).result
+    found = str((block or {}).get("hash", "")).lower()
+    if found == group.genesis.genesis_hash:
+        return None
+    reasons = [f"client genesis hash {found or None} is not the fixture's {group.genesis.genesis_hash}"]
+    reasons += client.genesis_problems(group.genesis, block)
+    return "genesis mismatch: " + "; ".join(reasons)
+
+
+def replay_group(
+    client: ReplayClient,
+    group: ReplayGroup,
+    options: ReplayOptions,
+    observer: ReplayObserver,
+) -> bool:
+    """
+    Every test of a group on one client, in order. Returns False if the
+    run must stop (`--fail-fast` and a test failed).
+    """
+    observer.group_started(group, client.client_version)
+    stop_reason = genesis_failure(client, group)
+    for ref in group.tests:
+        if stop_reason is not None:
+            verdict_of_rest = Verdict.FAILED if stop_reason.startswith("genesis") else Verdict.NOT_RUN
+            result = _result(ref, group.genesis.genesis_hash, stop_reason, verdict=verdict_of_rest)
+        else:
+            try:
+                result, broken = replay_test(client, ref, group.genesis.genesis_hash, options, observer)
+            except RpcTransportError as error:
+                tail = client.log_tail()
+                result = _result(
+                    ref,
+                    group.genesis.genesis_hash,
+                    f"no answer from the client: {error}" + (f"\n{tail}" if tail else ""),
+                )
+                broken = f"the client stopped answering during {ref.test_id}"
+            if broken is not None:
+                stop_reason = f"not run: {broken}"
+        observer.test_finished(result)
+        if options.fail_fast and not result.passed:
+            return False
+    return True
+
+
+def replay_suite(
+    suite: Suite, target: ReplayTarget, options: ReplayOptions, observer: ReplayObserver
+) -> RunState:
+    """
+    Every group of the suite, each on its own client from `target`. A client
+    that cannot be started fails its group's tests, and the run goes on.
+    """
+    for group in suite.groups:
+        with contextlib.ExitStack() as stack:
+            try:
+                client = stack.enter_context(target.open(group.genesis))
+            except BadInput as error:  # GethError: geth could not be initialised or started
+                reason = f"client could not start: {error}"
+                for ref in group.tests:
+                    observer.test_finished(_result(ref, group.genesis.genesis_hash, reason))
+                    if options.fail_fast:
+                        return RunState.STOPPED
+                continue
+            if not replay_group(client, group, options, observer):
+                return RunState.STOPPED
+    return RunState.COMPLETE

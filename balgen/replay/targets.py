@@ -1,0 +1,241 @@
+"""
+The client a replay sends its payloads to: a geth balgen starts, or one the
+user runs.
+
+`ManagedGeth` starts geth (the pinned build or `--geth-bin`) on 127.0.0.1
+for each genesis group, with a fresh datadir, a generated JWT secret and
+`--debug.logslowblock 0` so that geth's own per-block timing can be read;
+it is stopped and its datadir removed however the group ends (errors and
+Ctrl-C included, see `GethProcess`). `ExternalClient` talks to the
+endpoints the user gave and to nothing else; it cannot be restarted and
+has no slow-block log.
+"""
+
+from __future__ import annotations
+
+import shlex
+import tempfile
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from ..errors import BadInput
+from .engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
+from .fixtures import GenesisSource, ReplayTest
+from .genesis import derived_header_mismatches, fixture_config_mismatches, write_geth_genesis
+from .geth_process import GethProcess
+from .slow_block_log import SLOW_BLOCK_FLAGS, SlowBlockLogReader
+
+
+class ReplayClient(Protocol):
+    """One running client, serving the tests of one genesis group."""
+
+    rpc: RpcClient
+    engine: EngineClient
+    client_version: str | None
+    slow_blocks: SlowBlockLogReader | None
+    """geth's slow-block log when balgen started geth, else None."""
+    can_restart: bool
+
+    def restart(self) -> None:
+        """Restart the client on the same data (for `--cold`)."""
+
+    def log_tail(self) -> str:
+        """The end of the client's log, for messages; empty if balgen has none."""
+
+    def config_problems(self, test: ReplayTest) -> list[str]:
+        """Where the test's chain config disagrees with the client's."""
+
+    def genesis_problems(self, genesis: GenesisSource, found: dict[str, object] | None) -> list[str]:
+        """Likely causes of a genesis hash mismatch, beyond the hashes themselves."""
+
+
+class ReplayTarget(Protocol):
+    """Where a replay's clients come from."""
+
+    kind: str
+    """`managed` (balgen starts geth) or `external` (the user's client)."""
+
+    def open(self, genesis: GenesisSource) -> AbstractContextManager[ReplayClient]:
+        """A running client for `genesis`, released when the block ends."""
+
+
+class _GethClient:
+    """A geth balgen started, with its clients and its slow-block log."""
+
+    can_restart = True
+
+    def __init__(self, geth: GethProcess) -> None:
+        self.geth = geth
+        self.slow_blocks: SlowBlockLogReader | None = SlowBlockLogReader(geth.log_path)
+        self._connect()
+
+    def _connect(self) -> None:
+        self.rpc = self.geth.rpc_client()
+        self.engine = self.geth.engine_client()
+        self.client_version = self.geth.client_version
+
+    def close(self) -> None:
+        """Close the connections (the process is `GethProcess`'s to stop)."""
+        self.rpc.close()
+        self.engine.close()
+
+    def restart(self) -> None:
+        self.close()
+        self.geth.restart()
+        self._connect()
+
+    def log_tail(self) -> str:
+        return self.geth.log_tail(10)
+
+    def config_problems(self, test: ReplayTest) -> list[str]:
+        return fixture_config_mismatches(test.network, test.config)
+
+    def genesis_problems(self, genesis: GenesisSource, found: dict[str, object] | None) -> list[str]:
+        header, _ = genesis.load()
+        problems = []
+        if found and str(found.get("stateRoot", "")).lower() != str(header.get("stateRoot", "")).lower():
+            problems.append(
+                f"state root {found.get('stateRoot')} is not the fixture's {header.get('stateRoot')}"
+            )
+        return problems + derived_header_mismatches(genesis.network, header)
+
+
+@dataclass(frozen=True)
+class ManagedGeth:
+    """geth started by balgen, one node per genesis group."""
+
+    geth_bin: Path
+    client_args: tuple[str, ...] = ()
+    temp_parent: Path | None = None
+    kind: str = field(default="managed", init=False)
+
+    @contextmanager
+    def open(self, genesis: GenesisSource) -> Iterator[ReplayClient]:
+        """Write the group's genesis, start geth on it, stop it afterwards."""
+        with tempfile.TemporaryDirectory(prefix="balgen-genesis-", dir=self.temp_parent) as scratch:
+            genesis_path = Path(scratch) / "genesis.json"
+            header, pre = genesis.load()
+            write_geth_genesis(genesis_path, genesis.network, header, pre, chain_id=genesis.chain_id)
+            del header, pre  # the alloc can be large; geth has it now
+            extra_args = [*SLOW_BLOCK_FLAGS, *self.client_args]
+            with GethProcess(
+                self.geth_bin, genesis_path, extra_args=extra_args, temp_parent=self.temp_parent
+            ) as geth:
+                client = _GethClient(geth)
+                try:
+                    yield client
+                finally:
+                    client.close()
+
+
+class _UserClient:
+    """A client the user runs: only the endpoints they gave."""
+
+    can_restart = False
+    slow_blocks = None
+
+    def __init__(self, target: ExternalClient) -> None:
+        self.engine = EngineClient(target.engine_url, target.jwt_secret)
+        self.rpc = (
+            RpcClient(target.rpc_url)
+            if target.rpc_url
+            else RpcClient(target.engine_url, jwt_secret=target.jwt_secret)
+        )
+        self.client_version = target.client_version
+
+    def close(self) -> None:
+        self.rpc.close()
+        self.engine.close()
+
+    def restart(self) -> None:
+        raise RuntimeError("a client balgen did not start cannot be restarted")
+
+    def log_tail(self) -> str:
+        return ""
+
+    def config_problems(self, test: ReplayTest) -> list[str]:
+        del test  # the user's client has its own config; the genesis hash check covers it
+        return []
+
+    def genesis_problems(self, genesis: GenesisSource, found: dict[str, object] | None) -> list[str]:
+        del genesis, found
+        return []
+
+
+def check_http_url(url: str, option: str) -> str:
+    """`url` if it is an http(s) URL with a host, else `BadInput` naming the option."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadInput(f"{option} {url!r}: not an http:// or https:// URL with a host")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError:
+        raise BadInput(f"{option} {url!r}: malformed port") from None
+    return url
+
+
+@dataclass(frozen=True)
+class ExternalClient:
+    """A client the user runs, reached only at the URLs they gave."""
+
+    engine_url: str
+    jwt_secret: bytes
+    rpc_url: str | None
+    client_version: str | None = None
+    kind: str = field(default="external", init=False)
+
+    def probe(self) -> ExternalClient:
+        """
+        One authenticated Engine API call and one `web3_clientVersion`, so an
+        unreachable URL or a wrong secret is a bad-input line before any
+        output exists. Returns the target with the client's version.
+        """
+        client = _UserClient(self)
+        try:
+            try:
+                client.engine.call("engine_exchangeCapabilities", [[]])
+            except (RpcTransportError, RpcError) as error:
+                raise BadInput(f"--engine-url {self.engine_url}: {error}") from None
+            try:
+                version = str(client.rpc.client_version().result)
+            except (RpcTransportError, RpcError) as error:
+                raise BadInput(f"{'--rpc-url' if self.rpc_url else '--engine-url'} {client.rpc.url}: {error}") from None
+        finally:
+            client.close()
+        return ExternalClient(self.engine_url, self.jwt_secret, self.rpc_url, version)
+
+    @contextmanager
+    def open(self, genesis: GenesisSource) -> Iterator[ReplayClient]:
+        """Connect to the user's client; it keeps running afterwards."""
+        del genesis  # the client has one genesis; the runner checks it matches
+        client = _UserClient(self)
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+def target_description(target: ManagedGeth | ExternalClient) -> dict[str, object]:
+    """What results.json records about where the payloads went."""
+    if isinstance(target, ManagedGeth):
+        return {
+            "kind": target.kind,
+            "geth_bin": str(target.geth_bin),
+            "client_args": list(target.client_args),
+        }
+    return {"kind": target.kind, "engine_url": target.engine_url, "rpc_url": target.rpc_url}
+
+
+def split_client_args(text: str | None) -> tuple[str, ...]:
+    """`--client-args "..."` split as a shell would, or `BadInput`."""
+    if not text:
+        return ()
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as error:
+        raise BadInput(f"--client-args {text!r}: {error}") from None
+

@@ -1,0 +1,279 @@
+"""
+`balgen replay` against the real pinned geth on 127.0.0.1, on a small filled
+suite: a full replay passes every check and writes every file; a tampered
+fixture (wrong state root, block hash recomputed) is reported INVALID as a
+failure, and passes where the fixture expects INVALID; a resent known block
+is flagged; a rollback that did not happen is detected (a client whose
+`debug_setHead` answers but does nothing); `--cold` restarts geth before each
+measured execution; and geth is stopped on errors and on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from balgen.chain.header import Header
+from balgen.replay.command import run_replay
+from balgen.replay.fixtures import discover
+from balgen.replay.genesis import write_geth_genesis
+from balgen.replay.geth_process import GethProcess
+from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.targets import ManagedGeth
+from balgen.toolchain import pinned_geth
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built"),
+]
+
+SUITE_K = "keccak_chain or serial_chain-max"
+"""A few fixtures of the default families keep the file fast; every check runs on each."""
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    output = tmp_path_factory.mktemp("fill")
+    subprocess.run(
+        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "-k", SUITE_K, "--output", str(output)],
+        check=True,
+        capture_output=True,
+    )
+    return output
+
+
+def results_of(output: Path) -> dict[str, Any]:
+    return json.loads((output / "results.json").read_text())
+
+
+def test_full_replay_passes_every_check(filled: Path, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    code = run_replay([str(filled), "--warmup", "1", "--repeat", "2", "--label", "small", "--output", str(output)])
+    run = results_of(output)
+    assert code == 0, [(t["test_id"], t["failure"]) for t in run["tests"]]
+    assert run["state"] == "complete" and run["label"] == "small"
+    assert run["counts"] == {"passed": 4, "failed": 0, "not_run": 0}
+    assert "v1.17.8" in run["client_versions"][0] and run["target"]["kind"] == "managed"
+    for test in run["tests"]:
+        assert test["format"] == "blockchain_test_engine_x"
+        roles = [e["role"] for e in test["executions"]]
+        assert roles[-3:] == ["warmup", "measured", "measured"] and set(roles[:-3]) <= {"setup"}
+        for execution in test["executions"]:
+            assert execution["status"] == "VALID" and not execution["known_before_send"]
+            assert execution["new_payload_ns"] > 0 and execution["forkchoice_updated_ns"] > 0
+            assert execution["geth"]["block_hash"] == execution["block_hash"]
+            assert execution["geth"]["gas_used"] == execution["gas_used"]
+            assert 0 < execution["geth"]["total_ms"] < execution["new_payload_ns"] / 1e6
+        stats = test["statistics"]
+        assert stats["new_payload_ns"]["count"] == 2 and stats["geth_total_ms"]["count"] == 2
+    lines = (output / "executions.csv").read_text().splitlines()
+    assert len(lines) == 1 + sum(len(t["executions"]) for t in run["tests"])
+    runtimes = (output / "runtimes.csv").read_text().splitlines()
+    assert runtimes[0] == "client_name,fixture_name,test_runtime_ms" and len(runtimes) == 5
+    assert all(line.startswith("geth,") for line in runtimes[1:])
+
+
+def _tampered(filled: Path, name: str, expect_invalid: bool) -> dict[str, Any]:
+    """An engine fixture whose benchmark block has a wrong state root and a recomputed hash."""
+    engine_file = next((filled / "blockchain_tests_engine").rglob(f"{name}.json"))
+    block_file = next((filled / "blockchain_tests").rglob(f"{name}.json"))
+    fixture = json.loads(engine_file.read_text())[name]
+    header_json = json.loads(block_file.read_text())[name]["blocks"][-1]["blockHeader"]
+    header = Header.model_validate(header_json | {"stateRoot": "0x" + "66" * 32})
+    payload = fixture["engineNewPayloads"][-1]
+    assert payload["params"][0]["blockHash"] == header_json["hash"]
+    payload["params"][0] |= {"stateRoot": "0x" + "66" * 32, "blockHash": "0x" + header.hash.hex()}
+    if expect_invalid:
+        payload["validationError"] = "BlockException.INVALID_STATE_ROOT"
+        fixture["lastblockhash"] = payload["params"][0]["parentHash"]
+    return fixture
+
+
+def _resent_known_block(filled: Path, name: str) -> dict[str, Any]:
+    """An engine fixture that sends its first block again at the end."""
+    fixture = json.loads(next((filled / "blockchain_tests_engine").rglob(f"{name}.json")).read_text())[name]
+    fixture["engineNewPayloads"].append(fixture["engineNewPayloads"][0])
+    return fixture
+
+
+def test_tampered_and_known_blocks_are_failures(filled: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "fixtures"
+    folder.mkdir()
+    cases = {
+        "tampered": _tampered(filled, "keccak_chain-max-1M", expect_invalid=False),
+        "tampered_expected": _tampered(filled, "keccak_chain-max-1M", expect_invalid=True),
+        "resent": _resent_known_block(filled, "serial_chain-max-1M"),
+    }
+    for name, fixture in cases.items():
+        (folder / f"{name}.json").write_text(json.dumps({name: fixture}))
+    output = tmp_path / "run"
+    assert run_replay([str(folder), "--warmup", "1", "--repeat", "2", "--output", str(output)]) == 1
+    tests = {t["test_id"]: t for t in results_of(output)["tests"]}
+    tampered = tests["tampered"]
+    assert tampered["verdict"] == "failed"
+    assert "warmup execution 1: engine_newPayloadV5 returned INVALID: " in tampered["failure"]
+    assert "the fixture expects VALID" in tampered["failure"]
+    assert tampered["executions"][-1]["status"] == "INVALID"
+    expected = tests["tampered_expected"]
+    assert expected["verdict"] == "passed", expected["failure"]
+    assert [e["role"] for e in expected["executions"]][-1:] == ["measured"], "an INVALID block is sent once"
+    assert expected["executions"][-1]["validation_error"]
+    resent = tests["resent"]
+    assert resent["verdict"] == "failed" and "was already known to the client" in resent["failure"]
+    assert resent["executions"][-1]["known_before_send"] and resent["executions"][-1]["status"] == "VALID"
+
+
+class _SetHeadSwallower(BaseHTTPRequestHandler):
+    """Forwards JSON-RPC to geth, but answers `debug_setHead` itself without rewinding."""
+
+    upstream = ""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        request = json.loads(body)
+        if request.get("method") == "debug_setHead":
+            reply = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": None}).encode()
+        else:
+            reply = httpx.post(self.upstream, content=body, headers={"Content-Type": "application/json"}).content
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def user_geth(filled: Path, tmp_path: Path) -> Iterator[GethProcess]:
+    """A geth the user runs themselves, on the suite's group genesis."""
+    (group,) = discover(filled / "blockchain_tests_engine_x").groups
+    header, pre = group.genesis.load()
+    write_geth_genesis(tmp_path / "genesis.json", group.genesis.network, header, pre)
+    with GethProcess(pinned_geth(), tmp_path / "genesis.json", temp_parent=tmp_path) as geth:
+        yield geth
+
+
+def test_external_client_and_a_rollback_that_did_not_happen(
+    filled: Path, tmp_path: Path, user_geth: GethProcess
+) -> None:
+    engine_x = str(filled / "blockchain_tests_engine_x")
+    external = ["--engine-url", user_geth.engine_url, "--jwt-secret", str(user_geth.jwt_secret_path)]
+    honest = tmp_path / "honest"
+    assert run_replay([engine_x, *external, "--rpc-url", user_geth.rpc_url, "-k", "max", "--output", str(honest)]) == 0
+    run = results_of(honest)
+    assert run["target"] == {"kind": "external", "engine_url": user_geth.engine_url, "rpc_url": user_geth.rpc_url}
+    assert [t["verdict"] for t in run["tests"]] == ["passed", "passed"]
+    assert all(e["geth"] is None for t in run["tests"] for e in t["executions"]), "no log of a user's client"
+
+    _SetHeadSwallower.upstream = user_geth.rpc_url
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _SetHeadSwallower)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        lying = tmp_path / "lying"
+        code = run_replay(
+            [engine_x, *external, "--rpc-url", f"http://127.0.0.1:{proxy.server_port}", "-k", "max",
+             "--warmup", "0", "--repeat", "2", "--output", str(lying)]
+        )  # fmt: skip
+    finally:
+        proxy.shutdown()
+    assert code == 1
+    first, second = results_of(lying)["tests"]
+    assert first["verdict"] == "failed"
+    assert first["failure"].startswith("after debug_setHead(0x")
+    assert "the head is block" in first["failure"] and len(first["executions"]) == len(
+        [e for e in first["executions"] if e["role"] == "setup"]
+    ) + 1, "the second measured execution is never sent on a chain that was not rewound"
+    assert second["verdict"] == "not_run" and "rolling back to the pre-test head failed" in second["failure"]
+
+
+def test_cold_restarts_geth_before_each_measured_execution(filled: Path, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    argv = [str(filled), "-k", "serial_chain-max", "--cold", "--warmup", "1", "--repeat", "2", "--output", str(output)]
+    assert run_replay(argv) == 0
+    (test,) = results_of(output)["tests"]
+    benchmark = [e for e in test["executions"] if e["role"] != "setup"]
+    assert [(e["role"], e["restarted_before"]) for e in benchmark] == [
+        ("warmup", False), ("measured", True), ("measured", True)
+    ]  # fmt: skip
+    assert all(e["geth"] is not None and not e["known_before_send"] for e in benchmark)
+
+
+def _geth_processes_under(folder: Path) -> list[int]:
+    """Pids of running processes whose command line mentions `folder`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if str(folder) in command and "geth" in command:
+                pids.append(int(entry.name))
+    return pids
+
+
+class _Boom(Exception):
+    pass
+
+
+class _FailingObserver:
+    def group_started(self, *_: object) -> None:
+        pass
+
+    def test_started(self, *_: object) -> None:
+        pass
+
+    def execution_done(self, *_: object) -> None:
+        raise _Boom("observer failed mid-test")
+
+    def test_finished(self, *_: object) -> None:
+        pass
+
+
+def test_geth_is_stopped_when_the_replay_raises(filled: Path, tmp_path: Path) -> None:
+    with pytest.raises(_Boom):
+        replay_suite(
+            discover(filled / "blockchain_tests_engine_x"),
+            ManagedGeth(pinned_geth(), temp_parent=tmp_path),
+            ReplayOptions(),
+            _FailingObserver(),
+        )
+    assert _geth_processes_under(tmp_path) == []
+    assert list(tmp_path.iterdir()) == [], "datadir and genesis removed"
+
+
+def test_ctrl_c_stops_geth_and_keeps_completed_tests(filled: Path, tmp_path: Path) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    output = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "balgen.cli", "replay", str(filled / "blockchain_tests_engine_x"),
+         "--warmup", "0", "--repeat", "200", "--output", str(output)],
+        env=os.environ | {"TMPDIR": str(scratch)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(results_of(output)["tests"] if (output / "results.json").exists() else []) < 1:
+        time.sleep(0.1)
+    assert _geth_processes_under(scratch), "geth runs under the replay"
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130, process.stderr.read() if process.stderr else ""
+    assert _geth_processes_under(scratch) == []
+    assert list(scratch.iterdir()) == [], "datadir and genesis removed"
+    run = results_of(output)
+    assert run["state"] == "interrupted" and run["tests"] and all(t["verdict"] == "passed" for t in run["tests"])

@@ -1,0 +1,383 @@
+"""
+`balgen replay` and `balgen report` without a running client: geth's
+slow-block log lines, the statistics, fixture discovery and `-k`, every bad
+input (one line, exit code 2, nothing written), the result files and the
+comparison of runs with its Markdown and chart.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from balgen.errors import BadInput
+from balgen.replay.command import run_replay
+from balgen.replay.comparison import compare, load_runs
+from balgen.replay.fixtures import ENGINE, ENGINE_X, discover
+from balgen.replay.measurements import Execution, Role, benchmark_statistics, distribution
+from balgen.replay.outputs import EXECUTION_COLUMNS, RunWriter
+from balgen.replay.report import run_report
+from balgen.replay.results import FixtureResult, RunResult, RunState, Verdict
+from balgen.replay.runner import fixture_name
+from balgen.replay.slow_block_log import SlowBlockLogReader, parse_slow_block_line
+
+HASH = "0x" + "ab" * 32
+SLOW_BLOCK_JSON = (
+    '{"level":"warn","msg":"Slow block","block":{"number":2,"hash":"' + HASH + '","gas_used":999963,'
+    '"tx_count":1},"timing":{"execution_ms":15.68,"state_read_ms":0.02,"state_hash_ms":0.09,'
+    '"commit_ms":0.1,"total_ms":15.85},"throughput":{"mgas_per_sec":63.08},"state_reads":{"accounts":3,'
+    '"storage_slots":1,"code":1,"code_bytes":100},"state_writes":{"accounts":2,"accounts_deleted":0,'
+    '"storage_slots":1,"storage_slots_deleted":0,"code":0,"code_bytes":0},"cache":{"account":{"hits":1,'
+    '"misses":2,"hit_rate":33.3},"storage":{"hits":0,"misses":1,"hit_rate":0},"code":{"hits":0,"misses":1,'
+    '"hit_rate":0,"hit_bytes":0,"miss_bytes":100}}}'
+)
+
+
+# -- geth's slow-block log ---------------------------------------------------
+
+
+def test_slow_block_line_in_geths_terminal_format() -> None:
+    timing = parse_slow_block_line(f"WARN [11-21|20:08:29.123] {SLOW_BLOCK_JSON}")
+    assert timing is not None
+    assert (timing.block_number, timing.block_hash, timing.gas_used) == (2, HASH, 999963)
+    assert (timing.execution_ms, timing.state_read_ms, timing.state_hash_ms) == (15.68, 0.02, 0.09)
+    assert (timing.commit_ms, timing.total_ms, timing.mgas_per_sec) == (0.1, 15.85, 63.08)
+
+
+def test_slow_block_line_in_geths_json_log_format() -> None:
+    line = json.dumps({"t": "2026-11-21T20:08:29Z", "lvl": "warn", "msg": SLOW_BLOCK_JSON})
+    timing = parse_slow_block_line(line)
+    assert timing is not None and timing.total_ms == 15.85
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO [11-21|20:08:29.123] Imported new potential chain segment number=2",
+        'WARN [11-21|20:08:29.123] {"level":"warn","msg":"Slow block","block":{"number":2}}',
+        'WARN [11-21|20:08:29.123] {"level":"warn","msg":"Slow block", truncated',
+    ],
+)
+def test_other_lines_are_no_timing(line: str) -> None:
+    assert parse_slow_block_line(line) is None
+
+
+def test_log_reader_takes_whole_lines_once(tmp_path: Path) -> None:
+    log = tmp_path / "geth.log"
+    log.write_text(f"INFO start\nWARN [x] {SLOW_BLOCK_JSON}\nWARN [x] {SLOW_BLOCK_JSON[:50]}")
+    reader = SlowBlockLogReader(log)
+    assert reader.timing_of(HASH) is not None
+    assert reader.timing_of(HASH) is None, "an entry is consumed once"
+    with log.open("a") as stream:
+        stream.write(SLOW_BLOCK_JSON[50:] + "\n")
+    assert reader.timing_of(HASH) is not None, "the line completed later is read then"
+    with log.open("a") as stream:
+        stream.write(f"WARN [x] {SLOW_BLOCK_JSON}\n")
+    reader.skip_to_end()
+    assert reader.read_new() == []
+
+
+# -- statistics ----------------------------------------------------------------
+
+
+def test_distribution_of_known_values() -> None:
+    stats = distribution([10, 20, 30, 40, 50])
+    assert stats is not None
+    assert (stats.count, stats.median, stats.mean) == (5, 30, 30)
+    assert stats.p5 == pytest.approx(12) and stats.p95 == pytest.approx(48)
+    assert stats.cv == pytest.approx(15.8113883 / 30)
+    single = distribution([7])
+    assert single is not None and (single.median, single.p5, single.p95, single.cv) == (7, 7, 7, None)
+    assert distribution([]) is None
+
+
+def _execution(role: Role, new_payload_ns: int, repetition: int = 0, test_id: str = "t") -> Execution:
+    return Execution(
+        test_id=test_id, role=role, repetition=repetition, payload_index=1, block_number=2,
+        block_hash=HASH, gas_used=60_000_000, transaction_count=10, status="VALID",
+        new_payload_ns=new_payload_ns, forkchoice_updated_ns=1_000_000, known_before_send=False,
+        restarted_before=False, geth=None,
+    )  # fmt: skip
+
+
+def test_statistics_count_only_measured_executions() -> None:
+    executions = [
+        _execution(Role.SETUP, 5_000_000),
+        _execution(Role.WARMUP, 900_000_000),
+        *(_execution(Role.MEASURED, ns, i) for i, ns in enumerate([100_000_000, 120_000_000, 110_000_000], 1)),
+    ]
+    stats = benchmark_statistics(executions)
+    assert stats.new_payload_ns is not None and stats.new_payload_ns.median == 110_000_000
+    assert stats.mgas_per_second is not None
+    assert stats.mgas_per_second.median == pytest.approx(60_000_000 * 1000 / 110_000_000)
+    assert stats.geth_total_ms is None
+    assert executions[2].mgas_per_second == 600.0
+
+
+@pytest.mark.parametrize(
+    "test_id, name",
+    [
+        ("keccak_chain-half-60M", "keccak_chain-half-60M"),
+        ("tests/benchmark/test_worst.py::test_x[fork_Prague-gas-value_30M]", "test_worst.py__test_x[fork_Prague-gas-value_30M]"),
+        ("test_a.py__test_b", "test_a.py__test_b"),
+    ],
+)
+def test_fixture_name_is_benchmarkoor_fetchs(test_id: str, name: str) -> None:
+    assert fixture_name(test_id) == name
+
+
+# -- fixture discovery ---------------------------------------------------------
+
+
+def _payload(number: int, parent: str, block_hash: str) -> dict[str, Any]:
+    return {
+        "params": [{"parentHash": parent, "blockHash": block_hash, "blockNumber": hex(number),
+                    "gasUsed": "0x5208", "transactions": ["0x02"]}, [], "0x" + "00" * 32, []],
+        "newPayloadVersion": "4", "forkchoiceUpdatedVersion": "3", "phase": "testing",
+    }  # fmt: skip
+
+
+GENESIS = {"hash": "0x" + "01" * 32, "stateRoot": "0x" + "02" * 32, "gasLimit": "0x1000000"}
+
+
+def _engine_x(pre_hash: str = "0x00aa", **extra: Any) -> dict[str, Any]:
+    return {
+        "network": "Prague", "preHash": pre_hash, "lastblockhash": "0x" + "03" * 32,
+        "engineNewPayloads": [_payload(1, GENESIS["hash"], "0x" + "03" * 32)],
+        "_info": {"fixture-format": ENGINE_X},
+    } | extra  # fmt: skip
+
+
+def _suite(root: Path) -> Path:
+    """A small engine_x suite (two tests, one group), an engine twin of one and a blockchain_test."""
+    (root / "x" / "pre_alloc").mkdir(parents=True)
+    (root / "x" / "pre_alloc" / "0x00aa.json").write_text(
+        json.dumps({"network": "Prague", "chainId": "0x01", "genesis": GENESIS, "pre": {}})
+    )
+    (root / "x" / "for_prague").mkdir()
+    (root / "x" / "for_prague" / "a.json").write_text(json.dumps({"alpha-1M": _engine_x(), "beta-1M": _engine_x()}))
+    (root / "e").mkdir()
+    engine = _engine_x() | {"genesisBlockHeader": GENESIS, "pre": {}, "_info": {"fixture-format": ENGINE}}
+    del engine["preHash"]
+    (root / "e" / "alpha.json").write_text(json.dumps({"alpha-1M": engine, "gamma-1M": engine}))
+    (root / "b").mkdir()
+    (root / "b" / "alpha.json").write_text(json.dumps({"alpha-1M": {"_info": {"fixture-format": "blockchain_test"}}}))
+    return root
+
+
+def test_discovery_groups_by_genesis_and_prefers_engine_x(tmp_path: Path) -> None:
+    suite = discover(_suite(tmp_path))
+    assert suite.test_count == 3
+    (group,) = suite.groups
+    assert group.genesis.genesis_hash == GENESIS["hash"], "one group: the engine twin shares the genesis"
+    assert [(ref.test_id, ref.format) for ref in group.tests] == [
+        ("gamma-1M", ENGINE), ("alpha-1M", ENGINE_X), ("beta-1M", ENGINE_X)
+    ]  # fmt: skip
+    assert any("1 blockchain_test fixtures skipped" in note for note in suite.notes)
+    assert any("1 blockchain_test_engine fixtures skipped" in note for note in suite.notes)
+    only_engine = discover(tmp_path, formats="engine")
+    assert [ref.test_id for g in only_engine.groups for ref in g.tests] == ["alpha-1M", "gamma-1M"]
+
+
+@pytest.mark.parametrize(
+    "keyword, selected",
+    [("alpha", ["alpha-1M"]), ("not alpha", ["gamma-1M", "beta-1M"]), ("ALPHA or (beta and 1m)", ["alpha-1M", "beta-1M"])],
+)
+def test_k_selects_like_pytest(tmp_path: Path, keyword: str, selected: list[str]) -> None:
+    suite = discover(_suite(tmp_path), keyword)
+    assert [ref.test_id for g in suite.groups for ref in g.tests] == selected
+
+
+# -- bad input: one line, exit code 2, nothing written --------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _bad_input_cases(root: Path) -> list[tuple[list[str], str]]:
+    suite = _suite(root / "suite")
+    (root / "broken.json").write_text('{"t": {"network": ')
+    (root / "unknown.json").write_text(json.dumps({"t": {"network": "Prague", "foo": 1}}))
+    (root / "orphan").mkdir()
+    (root / "orphan" / "t.json").write_text(json.dumps({"t": _engine_x(pre_hash="0x00ff")}))
+    (root / "bad-payload.json").write_text(
+        json.dumps({"t": _engine_x(engineNewPayloads=[{"params": [{"blockHash": "0x12"}]}])})
+    )
+    (root / "jwt.hex").write_text("zz" * 32)
+    (root / "good-jwt.hex").write_text("11" * 32)
+    closed = f"http://127.0.0.1:{_free_port()}"
+    return [
+        ([str(root / "absent")], "absent: does not exist"),
+        ([str(root / "broken.json")], "broken.json: malformed JSON: Expecting value (line 1 column 19)"),
+        ([str(root / "unknown.json")], "unknown.json: test t: unknown fixture format"),
+        ([str(root / "orphan")], "preHash 0x00ff: no pre_alloc/0x00ff.json"),
+        ([str(root / "bad-payload.json")], "test t: engineNewPayloads[0]: execution payload has no transactions list"),
+        ([str(suite), "-k", "nothing"], "-k 'nothing' matches no replayable fixture"),
+        ([str(suite), "-k", "and ("], "-k 'and ('"),
+        ([str(suite), "--repeat", "0"], "--repeat 0: must be 1 or more"),
+        ([str(suite), "--warmup", "x"], "argument --warmup: invalid int value"),
+        ([str(suite), "--label", "a b"], "--label 'a b'"),
+        ([str(suite), "--engine-url", closed], "--engine-url needs --jwt-secret"),
+        ([str(suite), "--engine-url", closed, "--jwt-secret", str(root / "jwt.hex")], "jwt.hex: not hex"),
+        ([str(suite), "--engine-url", closed, "--jwt-secret", str(root / "none.hex")], "none.hex: does not exist"),
+        ([str(suite), "--engine-url", "localhost:8551", "--jwt-secret", str(root / "good-jwt.hex")], "--engine-url 'localhost:8551': not an http"),
+        ([str(suite), "--engine-url", closed, "--jwt-secret", str(root / "good-jwt.hex")], f"--engine-url {closed}: engine_exchangeCapabilities"),
+        ([str(suite), "--engine-url", closed, "--jwt-secret", str(root / "good-jwt.hex"), "--cold"], "--cold: only for the geth balgen starts"),
+        ([str(suite), "--rpc-url", closed], "--rpc-url: only with --engine-url"),
+        ([str(suite), "--geth-bin", str(root / "no-geth")], "no-geth: does not exist"),
+        ([str(suite), "--client-args", "'unbalanced"], "--client-args"),
+    ]  # fmt: skip
+
+
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for argv, complaint in _bad_input_cases(tmp_path / "inputs"):
+        output = tmp_path / "out"
+        code = run_replay([*argv, "--output", str(output)])
+        err = capsys.readouterr().err
+        assert code == 2, (argv, err)
+        assert err.startswith("balgen replay: ") and err.count("\n") == 1, err
+        assert complaint in err, (complaint, err)
+        assert not output.exists() and not (tmp_path / "results").exists(), argv
+
+
+def test_a_geth_that_cannot_start_fails_every_test_and_the_run_goes_on(tmp_path: Path) -> None:
+    fake_geth = tmp_path / "geth"
+    fake_geth.write_text("#!/bin/sh\necho 'Fatal: not really geth' >&2\nexit 1\n")
+    fake_geth.chmod(0o755)
+    output = tmp_path / "run"
+    code = run_replay([str(_suite(tmp_path / "suite")), "--geth-bin", str(fake_geth), "--output", str(output)])
+    assert code == 1
+    run = json.loads((output / "results.json").read_text())
+    assert run["state"] == "complete" and run["counts"] == {"passed": 0, "failed": 3, "not_run": 0}
+    for test in run["tests"]:
+        assert test["failure"].startswith("client could not start: geth init of ")
+        assert "Fatal: not really geth" in test["failure"]
+
+
+# -- result files --------------------------------------------------------------
+
+
+def _result(test_id: str, ns: list[int], verdict: Verdict = Verdict.PASSED, gas: int = 60_000_000) -> FixtureResult:
+    executions = [
+        _execution(Role.MEASURED, value, i, test_id).model_copy(update={"gas_used": gas}) for i, value in enumerate(ns)
+    ]
+    return FixtureResult(
+        test_id=test_id, fixture_name=fixture_name(test_id), path="f.json", format=ENGINE_X,
+        genesis_hash=HASH, verdict=verdict, failure=None if verdict is Verdict.PASSED else "broken",
+        benchmark_gas_used=gas, executions=executions, statistics=benchmark_statistics(executions),
+    )  # fmt: skip
+
+
+def _run(label: str, results: list[FixtureResult]) -> RunResult:
+    return RunResult(
+        label=label, balgen_version="0", started_at="2026-01-01T00:00:00+00:00", fixtures_path="f",
+        keyword=None, warmup=0, repeat=1, cold=False, fail_fast=False, target={"kind": "managed"},
+    )  # fmt: skip
+
+
+def test_run_writer_keeps_every_completed_test(tmp_path: Path) -> None:
+    writer = RunWriter(tmp_path, _run("a", []))
+    assert json.loads((tmp_path / "results.json").read_text())["tests"] == []
+    writer.group_started(None, "Geth/v1.17.8-stable/linux-amd64/go1.26.8")  # type: ignore[arg-type]
+    writer.test_finished(_result("tests/x/test_a.py::test_b[p]", [100_000_000, 300_000_000, 200_000_000]))
+    writer.test_finished(_result("t2", [100_000_000], Verdict.FAILED))
+    run = RunResult.model_validate_json((tmp_path / "results.json").read_text())
+    assert run.state is RunState.RUNNING and [t.test_id for t in run.tests] == ["tests/x/test_a.py::test_b[p]", "t2"]
+    with (tmp_path / "executions.csv").open() as stream:
+        rows = list(csv.DictReader(stream))
+    assert tuple(rows[0]) == EXECUTION_COLUMNS and len(rows) == 4
+    assert rows[0]["mgas_s"] == "600.000" and rows[0]["geth_total_ms"] == ""
+    assert (tmp_path / "runtimes.csv").read_text() == (
+        "client_name,fixture_name,test_runtime_ms\ngeth,test_a.py__test_b[p],201.0\n"
+    ), "passed tests only; median of newPayload + forkchoiceUpdated"
+    assert (tmp_path / "mgas_s.csv").read_text() == "client_name,fixture_name,test_mgas_s\ngeth,test_a.py__test_b[p],300.0\n"
+    writer.finish(RunState.INTERRUPTED)
+    assert json.loads((tmp_path / "results.json").read_text())["state"] == "interrupted"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["executions.csv", "mgas_s.csv", "results.json", "runtimes.csv"]
+
+
+def test_an_existing_run_is_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "results.json").write_text("{}")
+    assert run_replay([str(_suite(tmp_path / "suite")), "--output", str(tmp_path)]) == 2
+    assert "already holds a run" in capsys.readouterr().err
+    assert (tmp_path / "results.json").read_text() == "{}"
+
+
+# -- comparing runs ------------------------------------------------------------
+
+
+def _write_run(folder: Path, label: str, milliseconds: dict[str, float]) -> Path:
+    run = _run(label, [])
+    run.tests = [_result(test, [int(ms * 1e6)]) for test, ms in milliseconds.items()]
+    run.tests.append(_result("failed-in-this-run", [1_000_000], Verdict.FAILED))
+    run.state = RunState.COMPLETE
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(run.model_dump_json())
+    return folder
+
+
+def test_comparison_against_the_baseline(tmp_path: Path) -> None:
+    base = _write_run(tmp_path / "a", "sequential", {"t1": 100, "t2": 100, "t3": 100, "t4": 100})
+    full = _write_run(tmp_path / "b", "full", {"t1": 50, "t2": 80, "t3": 125, "t4": 100, "only-here": 10})
+    comparison = compare(load_runs([base, full]), worst=1)
+    (summary,) = comparison.summaries
+    assert (summary.compared, summary.faster, summary.slower) == (4, 2, 1)
+    assert summary.average_gain == pytest.approx((100 + 25) / 2)
+    assert summary.p95_gain == pytest.approx(25 + 0.95 * 75)
+    assert summary.average_regression == pytest.approx(-20) and summary.p99_regression == pytest.approx(-20)
+    assert summary.baseline_aggregate_mgas == pytest.approx(600) and summary.aggregate_mgas == pytest.approx(
+        4 * 60 / 0.355
+    )
+    rows = {row.test_id: row for row in comparison.rows}
+    assert rows["t1"].mgas == (600, 1200) and rows["t1"].deltas == (pytest.approx(100),)
+    assert rows["only-here"].deltas == (None,) and "failed-in-this-run" not in rows
+    (worst,) = comparison.worst
+    assert (worst.test_id, worst.name, worst.delta) == ("t3", "full", pytest.approx(-20))
+
+
+def test_report_writes_markdown_and_chart(tmp_path: Path) -> None:
+    runs = [
+        _write_run(tmp_path / "a", "A", {"t1": 100, "t2": 100}),
+        _write_run(tmp_path / "b", "B", {"t1": 50, "t2": 200}),
+        _write_run(tmp_path / "c", "B", {"t1": 100, "t2": 100}),
+    ]
+    assert run_report([*map(str, runs), "--output", str(tmp_path / "report")]) == 0
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "| b | 600 | 480 | 1/2 | +100.0% | +100.0% | +100.0% | 1/2 | -50.0% |" in text, "repeated labels are told apart by folder"
+    assert "| t2 | b | 600 | 300 | -50.0% |" in text
+    assert "| t1 | 600 | 1,200 | +100.0% | 600 | +0.0% |" in text
+    assert (tmp_path / "report" / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "make, complaint",
+    [
+        (lambda root: root / "absent", "no results.json"),
+        (lambda root: (root / "bad.json").write_text('{"label": 1}') and root / "bad.json", "not a replay result"),
+    ],
+)
+def test_report_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Any, complaint: str) -> None:
+    good = _write_run(tmp_path / "a", "A", {"t1": 100})
+    assert run_report([str(good), str(make(tmp_path)), "--output", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert complaint in err and err.count("\n") == 1
+    assert not (tmp_path / "r").exists()
+    assert run_report([str(good), "--output", str(tmp_path / "r")]) == 2
+    assert "at least two runs" in capsys.readouterr().err
+
+
+def test_discovery_rejects_a_pre_alloc_file_given_as_fixture(tmp_path: Path) -> None:
+    root = _suite(tmp_path)
+    with pytest.raises(BadInput, match="is a pre-alloc group file"):
+        discover(root / "x" / "pre_alloc" / "0x00aa.json")
