@@ -3,14 +3,22 @@ Fill-time checks: the filled blocks behave the way the workload is designed to.
 
 A benchmark is only worth running if its block does what its name promises,
 so each fill verifies, from what t8n computed: every transaction succeeded,
-the benchmark block used at least 95% of its gas value, and every block's
-access list is exactly the one the generator predicts (`predicted_bal`). The
-first problem found is reported in one line.
+the benchmark block used at least 95% of its gas value, every block's access
+list is exactly the one the generator predicts (`predicted_bal`), and the
+benchmark block's per-transaction accesses, traced, are the designed ones.
+The first problem found is reported in one line.
 """
 
 from __future__ import annotations
 
-from .chain.builder import BuiltBlock, BuiltChain
+from pathlib import Path
+
+import rlp
+
+from .analysis import DependencyGraph, model_access_sets, trace_block
+from .analysis import first_difference as first_trace_difference
+from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain, block_env
+from .chain.t8n import TransitionTool
 from .errors import FillCheckFailed
 from .forks import Fork
 from .predicted_bal import first_difference, predicted_access_list
@@ -51,6 +59,35 @@ def check_same_execution(fork: Fork, own: BuiltChain, shared: BuiltChain) -> Non
 
 def _outcome(receipt: dict) -> tuple[str, str]:
     return receipt.get("status", "0x0"), receipt.get("gasUsed", "0x0")
+
+
+def traced_dependency_graph(
+    t8n: TransitionTool, workload: Workload, chain: BuiltChain, genesis_alloc: Path, workdir: Path
+) -> DependencyGraph:
+    """
+    The benchmark block's dependency graph, after checking the design against a trace.
+
+    A BAL records writes per transaction but reads only per block, so the
+    per-transaction read sets a dependency graph needs are checked here: the
+    benchmark block runs again under t8n with an access tracer, and the traced
+    read and write sets of every transaction must equal the model's.
+    """
+    headers = [chain.genesis, *(block.header for block in chain.blocks)]
+    benchmark = chain.blocks[-1]
+    pre_state = chain.blocks[-2].t8n.alloc_path if len(chain.blocks) > 1 else genesis_alloc
+    traced = trace_block(
+        t8n,
+        workload.fork.name,
+        pre_state,
+        block_env(workload.fork, headers[-2], headers[:-1]),
+        rlp.encode([tx.raw for tx in benchmark.txs]),
+        workdir,
+        label=f"{workload.name} traced benchmark block",
+    )
+    difference = first_trace_difference(model_access_sets(workload.benchmark_block, FEE_RECIPIENT), traced.access_sets)
+    if difference:
+        raise FillCheckFailed(f"benchmark block: traced accesses differ from the design: {difference}")
+    return traced.graph
 
 
 def check_transactions_succeeded(block: BuiltBlock, spec: BlockSpec) -> None:

@@ -26,7 +26,8 @@ from .chain.alloc import AllocJson, alloc_json, genesis_accounts, read_alloc, wr
 from .chain.header import Header
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from .chain.t8n import TransitionTool
-from .checks import check_chain, check_same_execution
+from .analysis import INFO_KEY, DependencyGraph
+from .checks import check_chain, check_same_execution, traced_dependency_graph
 from .errors import BadInput, FillCheckFailed
 from .fixtures.models import BlockchainEngineXFixture, PreAllocGroup, format_dir
 from .fixtures.render import blockchain_fixture, engine_fixture, engine_x_fixture, state_diff, with_info
@@ -91,6 +92,7 @@ class FillSession:
             write_alloc(work / "genesis.json", own_alloc)
             own = build_chain(self.t8n, workload.fork, work / "genesis.json", workload.blocks, work / "own", label=workload.name)
             check_chain(workload, own)
+            graph = traced_dependency_graph(self.t8n, workload, own, work / "genesis.json", work / "traced")
             group = self.pre_alloc_group(workload.fork)
             shared = build_chain(
                 self.t8n,
@@ -103,7 +105,7 @@ class FillSession:
                 genesis=group.genesis,
             )
             check_same_execution(workload.fork, own, shared)
-            files = self._write(workload, own, own_alloc, shared, group)
+            files = self._write(workload, own, own_alloc, shared, group, graph)
             return FillResult(
                 name=workload.name,
                 tx_count=len(workload.benchmark_block.txs),
@@ -154,8 +156,9 @@ class FillSession:
         own_alloc: AllocJson,
         shared: BuiltChain,
         group: PreAllocGroupState,
+        graph: DependencyGraph,
     ) -> tuple[Path, ...]:
-        info = self._info(workload)
+        info = {**self._info(workload), INFO_KEY: graph.info()}
         own_post = read_alloc(own.post_alloc_path)
         changed = accounts_in_access_lists(shared) if workload.fork.has_block_access_list else None
         shared_post = read_alloc(shared.post_alloc_path, only=changed)

@@ -4,6 +4,23 @@ Running go-ethereum's `evm t8n`, the reference state transition tool.
 Allocations go to and from t8n as files and are never parsed here unless a
 caller asks, so a large pre-state costs disk, not memory. Every call's wall
 time is summed so fills can report how much of their time t8n takes.
+
+A call can also run a go-ethereum tracer (`tracer=`, a native tracer's name
+or a JavaScript tracer's code) and return its per-transaction results. Two
+facts of the pinned `evm t8n` shape that path:
+
+- t8n makes one tracer for the whole block and writes its `result()` after
+  each transaction to `trace-<txIndex>-<txHash>.json`, so a tracer that does
+  not reset itself in `result()` reports the block so far (go-ethereum's
+  `prestateTracer` does not, and cannot give per-transaction sets here).
+- The pre-transaction system calls (EIP-4788 beacon root, EIP-2935 parent
+  hash) run opcodes under the tracer before any transaction started it, and
+  every opcode-level tracer then dereferences a nil transaction context and
+  crashes t8n. A traced run therefore gets a copy of the allocation with
+  those two contracts' code removed: the calls run no code and are not
+  traced, the transactions run as before (unless they call those two
+  contracts), but the post-state root is not the block's. Post-transaction
+  system calls run after the last result is written and are not reported.
 """
 
 from __future__ import annotations
@@ -17,7 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInput, TransitionToolError
-from ..forks import Fork
+from ..forks import Fork, system_contract_code
+
+PRE_TRANSACTION_SYSTEM_CONTRACTS = frozenset(system_contract_code()[key][0].lower() for key in ("eip4788", "eip2935"))
+"""Contracts t8n calls before the first transaction (beacon roots, history storage); their code is removed for traced runs."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +47,8 @@ class T8nResult:
     result: dict[str, Any]
     alloc_path: Path
     """The post-state allocation file t8n wrote."""
+    traces: tuple[Any, ...] = ()
+    """With a tracer: its result for each included transaction, in receipt order."""
 
     @property
     def state_root(self) -> bytes:
@@ -82,9 +104,10 @@ class TransitionTool:
         workdir: Path,
         *,
         label: str,
+        tracer: str | None = None,
     ) -> T8nResult:
         """Apply one block's transactions to the state in `alloc_path`."""
-        return self.transition_raw(fork.name, alloc_path, env, txs_rlp, workdir, label=label)
+        return self.transition_raw(fork.name, alloc_path, env, txs_rlp, workdir, label=label, tracer=tracer)
 
     def transition_raw(
         self,
@@ -95,13 +118,23 @@ class TransitionTool:
         workdir: Path,
         *,
         label: str,
+        tracer: str | None = None,
     ) -> T8nResult:
-        """`transition` under any fork name t8n knows, balgen's forks or not."""
+        """
+        `transition` under any fork name t8n knows, balgen's forks or not.
+
+        With `tracer` the run is a tracing run (see the module docstring): its
+        receipts and traces are the block's, its state root and alloc are not.
+        """
         workdir.mkdir(parents=True, exist_ok=True)
         env_path = workdir / "env.json"
         txs_path = workdir / "txs.rlp"
         env_path.write_text(json.dumps(env))
         txs_path.write_text(json.dumps("0x" + txs_rlp.hex()))
+        if tracer is not None:
+            alloc_path = without_pre_transaction_system_code(alloc_path, workdir / "traced-alloc.json")
+            for stale in workdir.glob(TRACE_FILES):
+                stale.unlink()
         command = [
             str(self.binary),
             "t8n",
@@ -114,6 +147,8 @@ class TransitionTool:
             "--output.alloc=alloc.json",
             "--output.body=body.rlp",
         ]
+        if tracer is not None:
+            command.append(f"--trace.tracer={tracer}")
         started = time.perf_counter()
         try:
             completed = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -130,7 +165,41 @@ class TransitionTool:
             result = json.loads((workdir / "result.json").read_text())
         except (OSError, ValueError) as error:
             raise TransitionToolError(f"{label}: t8n wrote no readable result.json: {error}") from None
-        return T8nResult(result=result, alloc_path=workdir / "alloc.json")
+        traces = read_traces(workdir, result.get("receipts") or [], label) if tracer is not None else ()
+        return T8nResult(result=result, alloc_path=workdir / "alloc.json", traces=traces)
+
+
+TRACE_FILES = "trace-*.json"
+
+
+def without_pre_transaction_system_code(alloc_path: Path, copy_path: Path) -> Path:
+    """A copy of the allocation whose pre-transaction system contracts have no code."""
+    alloc = json.loads(alloc_path.read_text())
+    for address, account in alloc.items():
+        if address.lower() in PRE_TRANSACTION_SYSTEM_CONTRACTS:
+            account["code"] = "0x"
+    copy_path.write_text(json.dumps(alloc, separators=(",", ":")))
+    return copy_path
+
+
+def read_traces(workdir: Path, receipts: list[dict[str, Any]], label: str) -> tuple[Any, ...]:
+    """
+    The tracer's result for each receipt, matched by transaction hash.
+
+    The file index counts every transaction t8n started, rejected ones too,
+    so the hash in the file name is what ties a trace to its receipt.
+    """
+    by_hash = {path.stem.rsplit("-", 1)[-1].lower(): path for path in workdir.glob(TRACE_FILES)}
+    traces = []
+    for receipt in receipts:
+        path = by_hash.get(str(receipt.get("transactionHash", "")).lower())
+        if path is None:
+            raise TransitionToolError(f"{label}: t8n wrote no trace for transaction {receipt.get('transactionHash')}")
+        try:
+            traces.append(json.loads(path.read_text()))
+        except ValueError as error:
+            raise TransitionToolError(f"{label}: t8n wrote an unreadable trace {path.name}: {error}") from None
+    return tuple(traces)
 
 
 def probe_version(binary: Path) -> str:

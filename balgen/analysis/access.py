@@ -1,0 +1,84 @@
+"""
+Per-transaction access sets: the state keys a transaction read and wrote.
+
+A block access list records writes per transaction but reads only per block,
+so the dependency graph needs sets of its own. A key is a storage slot
+`(address, slot)` or an account field `(address, "balance" | "nonce" |
+"code")`; touching an account reads all three of its fields. `reads` and
+`writes` are disjoint: a key the transaction changed is in `writes` only, a
+key it accessed and left as it was is in `reads`.
+
+The coinbase balance is left out of every set. Each transaction credits the
+coinbase its priority fee, which would make every transaction depend on the
+one before it; BAL clients apply those credits commutatively instead, so they
+are not a conflict. A transaction that reads the coinbase balance is
+therefore not linked to the earlier fee payers either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Literal, Sequence, Union
+
+from ..workload import Address
+
+AccountField = Literal["balance", "nonce", "code"]
+ACCOUNT_FIELDS: tuple[AccountField, ...] = ("balance", "nonce", "code")
+
+StorageKey = tuple[Address, int]
+AccountKey = tuple[Address, AccountField]
+StateKey = Union[StorageKey, AccountKey]
+
+
+@dataclass(frozen=True)
+class TxAccessSet:
+    """What one transaction read (and left unchanged) and what it changed."""
+
+    reads: frozenset[StateKey]
+    writes: frozenset[StateKey]
+
+    @property
+    def keys(self) -> frozenset[StateKey]:
+        """Every key the transaction accessed."""
+        return self.reads | self.writes
+
+
+def account_keys(address: Address) -> set[StateKey]:
+    """The fields a transaction reads by touching `address`."""
+    return {(address, name) for name in ACCOUNT_FIELDS}
+
+
+def access_set(accessed: Iterable[StateKey], written: Iterable[StateKey], coinbase: Address) -> TxAccessSet:
+    """The set of a transaction from every key it accessed and those it changed (see module docstring)."""
+    fee_credit: StateKey = (coinbase, "balance")
+    writes = frozenset(written) - {fee_credit}
+    reads = frozenset(accessed) - writes - {fee_credit}
+    return TxAccessSet(reads=reads, writes=writes)
+
+
+def key_order(key: StateKey) -> tuple[Address, bool, int | str]:
+    """Sort order of keys: by address, storage slots before account fields."""
+    return (key[0], isinstance(key[1], str), key[1])
+
+
+def describe_key(key: StateKey) -> str:
+    """`slot 0x0 of 0xab..` or `balance of 0xab..`."""
+    address, item = key
+    if isinstance(item, str):
+        return f"{item} of 0x{address.hex()}"
+    return f"slot {item:#x} of 0x{address.hex()}"
+
+
+def first_difference(model: Sequence[TxAccessSet], traced: Sequence[TxAccessSet]) -> str | None:
+    """One line naming the first transaction and key where the model and the trace disagree."""
+    if len(model) != len(traced):
+        return f"the model has {len(model)} transactions, the trace {len(traced)}"
+    for index, (designed, observed) in enumerate(zip(model, traced)):
+        for verb, mine, theirs in (("writes", designed.writes, observed.writes), ("reads", designed.reads, observed.reads)):
+            only_traced = sorted(theirs - mine, key=key_order)
+            if only_traced:
+                return f"transaction {index} {verb} {describe_key(only_traced[0])} in the trace, not in the model"
+            only_modelled = sorted(mine - theirs, key=key_order)
+            if only_modelled:
+                return f"transaction {index} {verb} {describe_key(only_modelled[0])} in the model, not in the trace"
+    return None

@@ -1,0 +1,136 @@
+"""
+Access sets observed by tracing t8n, for any block, ours or not.
+
+go-ethereum's `prestateTracer` cannot give per-transaction sets under t8n
+(one tracer instance serves the whole block and never resets; see
+`balgen.chain.t8n`), so balgen brings a small JavaScript tracer. For each
+transaction it reports the accounts and slots the transaction touched with
+their values at its end, and the contracts it created with their code size:
+
+    {"accounts": {addr: [balance, nonce]}, "storage": {addr: {slot: value}}, "created": {addr: size}}
+
+Touched accounts are the sender and recipient, every call, create and
+selfdestruct frame's target, and the operands of BALANCE and EXTCODE*;
+touched slots are those of SLOAD and SSTORE, in the storage context of the
+frame (the caller's, for DELEGATECALL). The tracer never sees a
+transaction's start, so "changed" is decided here: a key is written when its
+end value differs from its value before the transaction, which is the value
+the last earlier transaction touching it left, or else the block's
+pre-state. Code is written when a create succeeded with non-empty code.
+EIP-7702 authorizations are not observed.
+
+The tracer's `step` runs for every opcode, so it rejects uninteresting ones
+with one comparison (BALANCE 0x31 .. SSTORE 0x55 is the only range it acts
+on): goja interprets JavaScript, and each opcode costs about a microsecond.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..workload import Address
+from .access import StateKey, TxAccessSet, access_set, account_keys
+
+ACCESS_TRACER = """{
+  accounts: {}, slots: {}, created: {},
+  step: function (log, db) {
+    var op = log.op.toNumber();
+    if (op > 0x55 || op < 0x31) return;
+    if (op === 0x54 || op === 0x55) {
+      var address = toHex(log.contract.getAddress());
+      var slots = this.slots[address] || (this.slots[address] = {});
+      slots["0x" + log.stack.peek(0).toString(16)] = true;
+    } else if (op === 0x31 || op === 0x3b || op === 0x3c || op === 0x3f) {
+      this.accounts[toHex(toAddress("0x" + log.stack.peek(0).toString(16)))] = true;
+    }
+  },
+  enter: function (frame) {
+    var to = toHex(frame.getTo()), type = frame.getType();
+    this.accounts[to] = true;
+    if (type === "CREATE" || type === "CREATE2") this.created[to] = true;
+  },
+  exit: function (result) {},
+  fault: function (log, db) {},
+  result: function (ctx, db) {
+    if (ctx.from !== undefined) {
+      var to = toHex(ctx.to);
+      this.accounts[toHex(ctx.from)] = true;
+      this.accounts[to] = true;
+      if (ctx.type === "CREATE") this.created[to] = true;
+    }
+    var out = {accounts: {}, storage: {}, created: {}}, address, slot;
+    for (address in this.slots) this.accounts[address] = true;
+    for (address in this.accounts) {
+      var account = toAddress(address);
+      out.accounts[address] = ["0x" + db.getBalance(account).toString(16), db.getNonce(account)];
+    }
+    for (address in this.slots) {
+      var values = out.storage[address] = {};
+      for (slot in this.slots[address]) values[slot] = toHex(db.getState(toAddress(address), toWord(slot)));
+    }
+    for (address in this.created) out.created[address] = db.getCode(toAddress(address)).length;
+    this.accounts = {}; this.slots = {}; this.created = {};
+    return out;
+  }
+}"""
+"""The tracer's code, passed to t8n as `--trace.tracer`."""
+
+
+def _int(value: Any) -> int:
+    """A JSON quantity: an int, or a hex or decimal string."""
+    return value if isinstance(value, int) else int(str(value), 0)
+
+
+def _address(text: str) -> Address:
+    return bytes.fromhex(text.lower().removeprefix("0x"))
+
+
+class PreState:
+    """Values of state keys in an allocation (alloc JSON, as t8n or fixtures spell it)."""
+
+    def __init__(self, alloc: Mapping[str, Mapping[str, Any]]) -> None:
+        self._accounts = {_address(address): entry for address, entry in alloc.items()}
+        self._storage: dict[Address, dict[int, int]] = {}
+
+    def value(self, key: StateKey) -> int:
+        """The value of a balance, nonce or storage key; absent means zero."""
+        address, item = key
+        entry = self._accounts.get(address) or {}
+        if isinstance(item, str):
+            return _int(entry.get(item) or 0)
+        if address not in self._storage:
+            self._storage[address] = {_int(slot): _int(value) for slot, value in (entry.get("storage") or {}).items()}
+        return self._storage[address].get(item, 0)
+
+
+def trace_values(trace: Mapping[str, Any]) -> dict[StateKey, int]:
+    """The end-of-transaction values of every key a trace reports."""
+    values: dict[StateKey, int] = {}
+    for address, (balance, nonce) in trace["accounts"].items():
+        values[(_address(address), "balance")] = _int(balance)
+        values[(_address(address), "nonce")] = _int(nonce)
+    for address, slots in trace["storage"].items():
+        for slot, value in slots.items():
+            values[(_address(address), _int(slot))] = _int(value)
+    return values
+
+
+def traced_access_sets(
+    traces: Sequence[Mapping[str, Any]], pre: Mapping[str, Mapping[str, Any]], coinbase: Address
+) -> list[TxAccessSet]:
+    """The access set of each traced transaction, `pre` being the block's pre-state alloc."""
+    initial = PreState(pre)
+    current: dict[StateKey, int] = {}
+    sets = []
+    for trace in traces:
+        ends = trace_values(trace)
+        written: set[StateKey] = {
+            key for key, value in ends.items() if value != (current[key] if key in current else initial.value(key))
+        }
+        written |= {(_address(address), "code") for address, size in trace["created"].items() if size}
+        accessed: set[StateKey] = set(ends) | written
+        for address in trace["accounts"]:
+            accessed |= account_keys(_address(address))
+        sets.append(access_set(accessed, written, coinbase))
+        current.update(ends)
+    return sets
