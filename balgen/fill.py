@@ -67,6 +67,8 @@ class FillResult:
     tx_count: int
     gas_used: int
     files: tuple[Path, ...]
+    t8n_seconds: float
+    """Time spent inside t8n for this workload (its own and shared chains, and the trace)."""
 
 
 @dataclass
@@ -87,6 +89,7 @@ class FillSession:
     def fill(self, workload: Workload) -> FillResult:
         """Build, check and write every fixture format of `workload`."""
         work = Path(tempfile.mkdtemp(prefix=f"{workload.name}-", dir=self.scratch))
+        t8n_before = self.t8n.busy_seconds
         try:
             own_alloc = alloc_json(genesis_accounts(workload.fork, [workload.pre]))
             write_alloc(work / "genesis.json", own_alloc)
@@ -111,6 +114,7 @@ class FillSession:
                 tx_count=len(workload.benchmark_block.txs),
                 gas_used=own.blocks[-1].header.gas_used,
                 files=files,
+                t8n_seconds=self.t8n.busy_seconds - t8n_before,
             )
         finally:
             shutil.rmtree(work, ignore_errors=True)

@@ -172,7 +172,10 @@ def fill(request: pytest.FixtureRequest) -> Callable[[Workload], FillResult]:
     def run(workload: Workload) -> FillResult:
         result = session.fill(workload)
         request.node.user_properties.append(
-            ("balgen_fixture", {"name": result.name, "txs": result.tx_count, "gas_used": result.gas_used})
+            (
+                "balgen_fixture",
+                {"name": result.name, "txs": result.tx_count, "gas_used": result.gas_used, "t8n_seconds": result.t8n_seconds},
+            )
         )
         return result
 
