@@ -15,7 +15,7 @@ from pathlib import Path
 
 import rlp
 
-from .analysis import DependencyGraph, model_access_sets, trace_block
+from .analysis import DependencyGraph, TracedBlock, model_access_sets, trace_block
 from .analysis import first_difference as first_trace_difference
 from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain, block_env
 from .chain.t8n import TransitionTool
@@ -61,29 +61,29 @@ def _outcome(receipt: dict) -> tuple[str, str]:
     return receipt.get("status", "0x0"), receipt.get("gasUsed", "0x0")
 
 
-def traced_dependency_graph(
-    t8n: TransitionTool, workload: Workload, chain: BuiltChain, genesis_alloc: Path, workdir: Path
-) -> DependencyGraph:
+def trace_benchmark_block(t8n: TransitionTool, workload: Workload, chain: BuiltChain, workdir: Path) -> TracedBlock:
+    """The benchmark block of `chain` run again under t8n's access tracer, on the state before it."""
+    headers = [chain.genesis, *(block.header for block in chain.blocks)]
+    return trace_block(
+        t8n,
+        workload.fork.name,
+        chain.alloc_path_before_last_block,
+        block_env(workload.fork, headers[-2], headers[:-1]),
+        rlp.encode([tx.raw for tx in chain.blocks[-1].txs]),
+        workdir,
+        label=f"{workload.name} traced benchmark block",
+    )
+
+
+def traced_dependency_graph(t8n: TransitionTool, workload: Workload, chain: BuiltChain, workdir: Path) -> DependencyGraph:
     """
     The benchmark block's dependency graph, after checking the design against a trace.
 
     A BAL records writes per transaction but reads only per block, so the
     per-transaction read sets a dependency graph needs are checked here: the
-    benchmark block runs again under t8n with an access tracer, and the traced
-    read and write sets of every transaction must equal the model's.
+    traced read and write sets of every transaction must equal the model's.
     """
-    headers = [chain.genesis, *(block.header for block in chain.blocks)]
-    benchmark = chain.blocks[-1]
-    pre_state = chain.blocks[-2].t8n.alloc_path if len(chain.blocks) > 1 else genesis_alloc
-    traced = trace_block(
-        t8n,
-        workload.fork.name,
-        pre_state,
-        block_env(workload.fork, headers[-2], headers[:-1]),
-        rlp.encode([tx.raw for tx in benchmark.txs]),
-        workdir,
-        label=f"{workload.name} traced benchmark block",
-    )
+    traced = trace_benchmark_block(t8n, workload, chain, workdir)
     difference = first_trace_difference(model_access_sets(workload.benchmark_block, FEE_RECIPIENT), traced.access_sets)
     if difference:
         raise FillCheckFailed(f"benchmark block: traced accesses differ from the design: {difference}")

@@ -33,7 +33,7 @@ from .fixtures.models import BlockchainEngineXFixture, PreAllocGroup, format_dir
 from .fixtures.render import blockchain_fixture, engine_fixture, engine_x_fixture, state_diff, with_info
 from .forks import Fork
 from .generators.catalog import PlannedWorkload
-from .workload import Workload, gas_millions
+from .workload import BlockSpec, Workload, gas_millions
 
 @dataclass
 class PreAllocGroupState:
@@ -45,6 +45,19 @@ class PreAllocGroupState:
     alloc: AllocJson
     genesis: Header
     written: bool = False
+
+
+def build_own_chain(
+    t8n: TransitionTool, workload: Workload, workdir: Path, blocks: Sequence[BlockSpec] | None = None
+) -> tuple[AllocJson, BuiltChain]:
+    """The workload's genesis alloc (system contracts plus its pre-state) and its chain
+    of `blocks` (default: all of the workload's) on it, built in `workdir`."""
+    alloc = alloc_json(genesis_accounts(workload.fork, [workload.pre]))
+    write_alloc(workdir / "genesis.json", alloc)
+    chain = build_chain(
+        t8n, workload.fork, workdir / "genesis.json", workload.blocks if blocks is None else blocks, workdir / "own", label=workload.name
+    )
+    return alloc, chain
 
 
 def group_hash(test_ids: Sequence[str]) -> str:
@@ -91,11 +104,9 @@ class FillSession:
         work = Path(tempfile.mkdtemp(prefix=f"{workload.name}-", dir=self.scratch))
         t8n_before = self.t8n.busy_seconds
         try:
-            own_alloc = alloc_json(genesis_accounts(workload.fork, [workload.pre]))
-            write_alloc(work / "genesis.json", own_alloc)
-            own = build_chain(self.t8n, workload.fork, work / "genesis.json", workload.blocks, work / "own", label=workload.name)
+            own_alloc, own = build_own_chain(self.t8n, workload, work)
             check_chain(workload, own)
-            graph = traced_dependency_graph(self.t8n, workload, own, work / "genesis.json", work / "traced")
+            graph = traced_dependency_graph(self.t8n, workload, own, work / "traced")
             group = self.pre_alloc_group(workload.fork)
             shared = build_chain(
                 self.t8n,

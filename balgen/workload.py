@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .forks import Fork
 
@@ -166,3 +166,44 @@ class WorkloadParams:
     fill: FillLevel
     placement: Placement = Placement.BLOCKS
     variant: str | None = None
+
+    def fixture_name(self, family: str) -> str:
+        """The name of `family`'s workload at these parameters."""
+        return fixture_name(family, self.fill, self.variant, self.gas_benchmark_value)
+
+
+def benchmark_workload(
+    family: str,
+    params: WorkloadParams,
+    pre: Mapping[Address, Account],
+    setup_blocks: tuple[BlockSpec, ...],
+    txs: Sequence[TxSpec],
+    accesses: Sequence[TxAccess],
+    **parameters: Any,
+) -> Workload:
+    """
+    The workload whose benchmark block is `txs` with their designed `accesses`.
+
+    Every generator ends here, so the `_info` parameters always start with the
+    same keys (family, fill, variant, gas value, placement, transaction count)
+    before the family's own.
+    """
+    return Workload(
+        family=family,
+        fill=params.fill,
+        variant=params.variant,
+        gas_benchmark_value=params.gas_benchmark_value,
+        fork=params.fork,
+        pre=pre,
+        setup_blocks=setup_blocks,
+        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=tuple(txs), accesses=tuple(accesses)),
+        parameters={
+            "family": family,
+            "fill": params.fill.value,
+            "variant": params.variant,
+            "gas_benchmark_value": params.gas_benchmark_value,
+            "placement": params.placement.value,
+            "tx_count": len(txs),
+            **parameters,
+        },
+    )

@@ -18,15 +18,15 @@ import json
 from pathlib import Path
 
 import pytest
-import rlp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from balgen.analysis import DependencyGraph, TxAccessSet, first_difference, model_access_sets, trace_block, traced_access_sets
+from balgen.analysis import DependencyGraph, TxAccessSet, first_difference, model_access_sets, traced_access_sets
 from balgen.analysis.access import StateKey, access_set
 from balgen.analysis.graph import conflict_edges
-from balgen.chain.alloc import alloc_json, genesis_accounts, write_alloc
-from balgen.chain.builder import FEE_RECIPIENT, block_env, build_chain
+from balgen.chain.builder import FEE_RECIPIENT
+from balgen.checks import trace_benchmark_block
+from balgen.fill import build_own_chain
 from balgen.chain.t8n import PRE_TRANSACTION_SYSTEM_CONTRACTS, TransitionTool
 from balgen.forks import AMSTERDAM
 from balgen.generators.catalog import family_by_name
@@ -328,21 +328,10 @@ def t8n() -> TransitionTool:
 
 def built_and_traced(t8n: TransitionTool, workload: Workload, workdir: Path):
     """Build `workload`'s chain, then trace its benchmark block on the state before it."""
-    genesis = workdir / "genesis.json"
-    write_alloc(genesis, alloc_json(genesis_accounts(workload.fork, [workload.pre])))
-    chain = build_chain(t8n, workload.fork, genesis, workload.blocks, workdir / "chain", label=workload.name)
-    headers = [chain.genesis, *(block.header for block in chain.blocks)]
-    before = chain.blocks[-2].t8n.alloc_path if len(chain.blocks) > 1 else genesis
+    _, chain = build_own_chain(t8n, workload, workdir)
+    before = chain.alloc_path_before_last_block
     untouched = before.read_bytes()
-    traced = trace_block(
-        t8n,
-        workload.fork.name,
-        before,
-        block_env(workload.fork, headers[-2], headers[:-1]),
-        rlp.encode([tx.raw for tx in chain.blocks[-1].txs]),
-        workdir / "traced",
-        label=workload.name,
-    )
+    traced = trace_benchmark_block(t8n, workload, chain, workdir / "traced")
     assert before.read_bytes() == untouched, "tracing must not change the real pre-state"
     return chain, traced
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from balgen.chain.alloc import alloc_json, genesis_accounts, write_alloc
-from balgen.chain.builder import BuiltChain, build_chain
+from balgen.chain.builder import BuiltChain
 from balgen.chain.t8n import TransitionTool
 from balgen.checks import check_chain
 from balgen.errors import FillCheckFailed
+from balgen.fill import build_own_chain
 from balgen.forks import AMSTERDAM, OSAKA, TX_GAS_LIMIT_CAP
 from balgen.generators.catalog import PlannedWorkload, all_planned_workloads, families, family_by_name
 from balgen.generators.chains import group_sizes, interleaved_order
@@ -41,9 +41,7 @@ def t8n() -> TransitionTool:
 
 def build(t8n: TransitionTool, workload: Workload, workdir: Path) -> BuiltChain:
     """The workload's chain on its own genesis."""
-    genesis = workdir / "genesis.json"
-    write_alloc(genesis, alloc_json(genesis_accounts(workload.fork, [workload.pre])))
-    return build_chain(t8n, workload.fork, genesis, workload.blocks, workdir / "chain", label=workload.name)
+    return build_own_chain(t8n, workload, workdir)[1]
 
 
 def one_per_family_variant(fill: FillLevel) -> list[PlannedWorkload]:

@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from trie import HexaryTrie
 
 from balgen.chain.alloc import alloc_json, genesis_accounts, write_alloc
-from balgen.chain.builder import BuiltChain, build_chain, genesis_state_root
+from balgen.chain.builder import BuiltChain, genesis_state_root
 from balgen.chain.t8n import TransitionTool
+from balgen.fill import build_own_chain
 from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, Fork
 from balgen.generators.chains import ChainContract
 from balgen.generators.keccak_chain import keccak_chain, keccak_chain_contract
@@ -45,9 +46,7 @@ def t8n() -> TransitionTool:
 
 def run_blocks(t8n: TransitionTool, workload: Workload, blocks: tuple[BlockSpec, ...], workdir: Path) -> BuiltChain:
     """Execute `blocks` on the workload's own genesis (system contracts plus its pre-state)."""
-    genesis = workdir / "genesis.json"
-    write_alloc(genesis, alloc_json(genesis_accounts(workload.fork, [workload.pre])))
-    return build_chain(t8n, workload.fork, genesis, blocks, workdir / "chain", label=workload.name)
+    return build_own_chain(t8n, workload, workdir, blocks)[1]
 
 
 def predicted_unused(fork: Fork, contract: ChainContract, gas_limit: int) -> int:

@@ -69,10 +69,16 @@ class BuiltChain:
 
     genesis: Header
     blocks: tuple[BuiltBlock, ...]
+    genesis_alloc_path: Path
 
     @property
     def head(self) -> Header:
         return self.blocks[-1].header if self.blocks else self.genesis
+
+    @property
+    def alloc_path_before_last_block(self) -> Path:
+        """The state the last block was applied to."""
+        return self.blocks[-2].t8n.alloc_path if len(self.blocks) > 1 else self.genesis_alloc_path
 
     @property
     def post_alloc_path(self) -> Path:
@@ -225,4 +231,4 @@ def build_chain(
         )
         headers.append(header)
         alloc_path = result.alloc_path
-    return BuiltChain(genesis=genesis, blocks=tuple(built))
+    return BuiltChain(genesis=genesis, blocks=tuple(built), genesis_alloc_path=genesis_alloc_path)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from ..forks import Fork
-from ..workload import FillLevel, Placement, Workload, WorkloadParams, fixture_name
+from ..workload import FillLevel, Placement, Workload, WorkloadParams
 
 Generator = Callable[[WorkloadParams], Workload]
 
@@ -35,7 +35,7 @@ class PlannedWorkload:
 
     @property
     def name(self) -> str:
-        return fixture_name(self.family.name, self.params.fill, self.params.variant, self.params.gas_benchmark_value)
+        return self.params.fixture_name(self.family.name)
 
     def build(self) -> Workload:
         return self.family.generator(self.params)

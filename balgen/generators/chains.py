@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..bytecode import Item, assemble
 from ..keys import sender
-from ..workload import BlockSpec, Phase, TxAccess, TxSpec, Workload, WorkloadParams, fixture_name
+from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .keccak_loop import KeccakLoop
 from .placement import ContractSpec, funded, place_contracts
 from .schedule import tx_schedule
@@ -84,7 +84,7 @@ def chain_workload(
     `group_size` None makes the whole block one chain.
     """
     fork = params.fork
-    name = fixture_name(family, params.fill, params.variant, params.gas_benchmark_value)
+    name = params.fixture_name(family)
     intrinsic = fork.intrinsic_gas(b"")
     schedule = tx_schedule(
         params.gas_benchmark_value,
@@ -108,27 +108,20 @@ def chain_workload(
         slot_values[group] = contract.next_slot_value(slot_values[group], contract.iterations(gas - intrinsic))
         txs.append(TxSpec(sender=s, nonce=0, to=target, data=b"", gas_limit=gas))
         accesses.append(TxAccess(writes={(target, SHARED_SLOT): slot_values[group]}))
-    parameters = {
-        "family": family,
-        "fill": params.fill.value,
-        "variant": params.variant,
-        "gas_benchmark_value": params.gas_benchmark_value,
-        "placement": params.placement.value,
-        "tx_count": len(txs),
-        "tx_gas_limits": sorted(set(schedule)),
-        "loop_reserve": contract.loop.reserve,
-    }
+    groups: dict[str, object] = {}
     if group_size is not None:
-        parameters["group_size"] = group_size
-        parameters["effective_group_sizes"] = {str(size): count for size, count in sorted(Counter(sizes).items())}
-    return Workload(
-        family=family,
-        fill=params.fill,
-        variant=params.variant,
-        gas_benchmark_value=params.gas_benchmark_value,
-        fork=fork,
-        pre={**placed.pre, **funded(senders)},
-        setup_blocks=placed.setup_blocks,
-        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=tuple(txs), accesses=tuple(accesses)),
-        parameters=parameters,
+        groups = {
+            "group_size": group_size,
+            "effective_group_sizes": {str(size): count for size, count in sorted(Counter(sizes).items())},
+        }
+    return benchmark_workload(
+        family,
+        params,
+        {**placed.pre, **funded(senders)},
+        placed.setup_blocks,
+        txs,
+        accesses,
+        tx_gas_limits=sorted(set(schedule)),
+        loop_reserve=contract.loop.reserve,
+        **groups,
     )

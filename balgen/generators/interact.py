@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from ..bytecode import deployment_code
 from ..keys import create_address, sender
-from ..workload import BlockSpec, Phase, TxAccess, TxSpec, Workload, WorkloadParams, fixture_name
+from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
-from .chains import INITIAL_SLOT_VALUE, SHARED_SLOT, ChainContract
-from .deploy_gas import DeployGas, deploy_gas
+from .chains import INITIAL_SLOT_VALUE, SHARED_SLOT
+from .deploy_gas import deploy_gas
 from .keccak_chain import keccak_chain_contract
 from .placement import funded
 from .schedule import tx_schedule
@@ -37,7 +37,7 @@ def interact(params: WorkloadParams) -> Workload:
     if params.variant not in VARIANTS:
         raise ValueError(f"interact variant must be one of {VARIANTS}, not {params.variant!r}")
     fork = params.fork
-    name = fixture_name("interact", params.fill, params.variant, params.gas_benchmark_value)
+    name = params.fixture_name("interact")
     contract = keccak_chain_contract(params)
     storage = {SHARED_SLOT: INITIAL_SLOT_VALUE}
     deployment = deploy_gas(fork, contract.runtime, storage)
@@ -80,36 +80,20 @@ def interact(params: WorkloadParams) -> Workload:
         txs.append(TxSpec(sender=caller, nonce=0, to=addresses[target], data=b"", gas_limit=gas))
         accesses.append(TxAccess(writes={(addresses[target], SHARED_SLOT): slot_values[target]}))
 
-    return Workload(
-        family="interact",
-        fill=params.fill,
-        variant=params.variant,
-        gas_benchmark_value=params.gas_benchmark_value,
-        fork=fork,
-        pre=funded(deployers + callers),
-        setup_blocks=(),
-        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=tuple(txs), accesses=tuple(accesses)),
-        parameters=_parameters(params, contract, deployment, len(addresses), call_gas),
+    return benchmark_workload(
+        "interact",
+        params,
+        funded(deployers + callers),
+        (),
+        txs,
+        accesses,
+        deployments=len(addresses),
+        calls=len(call_gas),
+        deployment_execution_gas=deployment.execution,
+        deployment_state_gas=deployment.state,
+        call_gas_limits=sorted(set(call_gas)),
+        loop_reserve=contract.loop.reserve,
     )
-
-
-def _parameters(
-    params: WorkloadParams, contract: ChainContract, deployment: DeployGas, deployments: int, call_gas: list[int]
-) -> dict[str, object]:
-    return {
-        "family": "interact",
-        "fill": params.fill.value,
-        "variant": params.variant,
-        "gas_benchmark_value": params.gas_benchmark_value,
-        "placement": params.placement.value,
-        "tx_count": deployments + len(call_gas),
-        "deployments": deployments,
-        "calls": len(call_gas),
-        "deployment_execution_gas": deployment.execution,
-        "deployment_state_gas": deployment.state,
-        "call_gas_limits": sorted(set(call_gas)),
-        "loop_reserve": contract.loop.reserve,
-    }
 
 
 FAMILY = Family("interact", interact, VARIANTS)

@@ -22,7 +22,7 @@ from ..bytecode import (
 )
 from ..forks import Fork
 from ..keys import sender
-from ..workload import BlockSpec, Phase, TxAccess, TxSpec, Workload, WorkloadParams, fixture_name
+from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
 from .counted_loop import CountedLoopGas, counted_transactions, word
 from .keccak_loop import KECCAK_WORD_GAS
@@ -90,7 +90,7 @@ def build_calls(fork: Fork, keys: list[int]) -> tuple[SetupCall, ...]:
 def prefetch(params: WorkloadParams) -> Workload:
     """The pointer chase at `params`' gas value and fill level."""
     fork = params.fork
-    name = fixture_name("prefetch", params.fill, params.variant, params.gas_benchmark_value)
+    name = params.fixture_name("prefetch")
     planned = counted_transactions(
         fork,
         params.gas_benchmark_value,
@@ -114,25 +114,15 @@ def prefetch(params: WorkloadParams) -> Workload:
         reads = frozenset((target, keys[i]) for i in range(done, done + tx.units))
         done += tx.units
         accesses.append(TxAccess(reads=reads, writes={(target, POINTER_SLOT): keys[done]}))
-    return Workload(
-        family="prefetch",
-        fill=params.fill,
-        variant=None,
-        gas_benchmark_value=params.gas_benchmark_value,
-        fork=fork,
-        pre={**placed.pre, **funded(senders)},
-        setup_blocks=placed.setup_blocks,
-        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=tuple(txs), accesses=tuple(accesses)),
-        parameters={
-            "family": "prefetch",
-            "fill": params.fill.value,
-            "variant": None,
-            "gas_benchmark_value": params.gas_benchmark_value,
-            "placement": params.placement.value,
-            "tx_count": len(txs),
-            "cold_reads": steps,
-            "steps_per_tx": sorted({tx.units for tx in planned}),
-        },
+    return benchmark_workload(
+        "prefetch",
+        params,
+        {**placed.pre, **funded(senders)},
+        placed.setup_blocks,
+        txs,
+        accesses,
+        cold_reads=steps,
+        steps_per_tx=sorted({tx.units for tx in planned}),
     )
 
 

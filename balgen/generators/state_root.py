@@ -19,7 +19,7 @@ from ..bytecode import (
 )
 from ..forks import Fork
 from ..keys import sender
-from ..workload import BlockSpec, Phase, TxAccess, TxSpec, Workload, WorkloadParams, fixture_name
+from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
 from .counted_loop import CountedLoopGas, counted_transactions, word
 from .placement import ContractSpec, SetupCall, funded, place_contracts, setup_chunks
@@ -78,7 +78,7 @@ def state_root(params: WorkloadParams) -> Workload:
     if params.variant not in VARIANTS:
         raise ValueError(f"state_root variant must be one of {VARIANTS}, not {params.variant!r}")
     fork = params.fork
-    name = fixture_name("state_root", params.fill, params.variant, params.gas_benchmark_value)
+    name = params.fixture_name("state_root")
     per_tx = params.variant == "contract_per_tx"
 
     def calldata(_index: int, units: int, units_before: int) -> bytes:
@@ -100,26 +100,16 @@ def state_root(params: WorkloadParams) -> Workload:
         target = placed.addresses[index if per_tx else 0]
         txs.append(TxSpec(sender=s, nonce=0, to=target, data=tx.data, gas_limit=tx.gas_limit))
         accesses.append(TxAccess(writes={(target, slot): WRITTEN_VALUE for slot in run}))
-    return Workload(
-        family="state_root",
-        fill=params.fill,
-        variant=params.variant,
-        gas_benchmark_value=params.gas_benchmark_value,
-        fork=fork,
-        pre={**placed.pre, **funded(senders)},
-        setup_blocks=placed.setup_blocks,
-        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=tuple(txs), accesses=tuple(accesses)),
-        parameters={
-            "family": "state_root",
-            "fill": params.fill.value,
-            "variant": params.variant,
-            "gas_benchmark_value": params.gas_benchmark_value,
-            "placement": params.placement.value,
-            "tx_count": len(txs),
-            "contracts": len(contracts),
-            "slots_written": sum(len(run) for run in runs),
-            "slots_per_tx": sorted({len(run) for run in runs}),
-        },
+    return benchmark_workload(
+        "state_root",
+        params,
+        {**placed.pre, **funded(senders)},
+        placed.setup_blocks,
+        txs,
+        accesses,
+        contracts=len(contracts),
+        slots_written=sum(len(run) for run in runs),
+        slots_per_tx=sorted({len(run) for run in runs}),
     )
 
 
