@@ -42,16 +42,25 @@ Item = Op | Label | PushLabel
 
 STOP = Op("STOP", 0x00, 0)
 ADD = Op("ADD", 0x01, 3)
+MUL = Op("MUL", 0x02, 5)
 SUB = Op("SUB", 0x03, 3)
+LT = Op("LT", 0x10, 3)
 GT = Op("GT", 0x11, 3)
 ISZERO = Op("ISZERO", 0x15, 3)
+XOR = Op("XOR", 0x18, 3)
+SHL = Op("SHL", 0x1B, 3)
 SHA3 = Op("SHA3", 0x20, 30)  # plus 6 per word hashed, added by callers
 ADDRESS = Op("ADDRESS", 0x30, 2)
 CALLDATALOAD = Op("CALLDATALOAD", 0x35, 3)
 CODECOPY = Op("CODECOPY", 0x39, 3)
+# The EXTCODE* opcodes' static gas is the warm access; cold surcharges are dynamic.
+EXTCODESIZE = Op("EXTCODESIZE", 0x3B, 100)
+EXTCODECOPY = Op("EXTCODECOPY", 0x3C, 100)
+EXTCODEHASH = Op("EXTCODEHASH", 0x3F, 100)
 POP = Op("POP", 0x50, 2)
 MLOAD = Op("MLOAD", 0x51, 3)
 MSTORE = Op("MSTORE", 0x52, 3)
+MSTORE8 = Op("MSTORE8", 0x53, 3)
 SLOAD = Op("SLOAD", 0x54, 0)  # warm/cold cost is dynamic
 SSTORE = Op("SSTORE", 0x55, 0)  # fully dynamic
 JUMP = Op("JUMP", 0x56, 8)
@@ -62,8 +71,10 @@ PUSH0 = Op("PUSH0", 0x5F, 2)
 DUP1 = Op("DUP1", 0x80, 3)
 DUP2 = Op("DUP2", 0x81, 3)
 DUP3 = Op("DUP3", 0x82, 3)
+DUP4 = Op("DUP4", 0x83, 3)
 SWAP1 = Op("SWAP1", 0x90, 3)
 SWAP2 = Op("SWAP2", 0x91, 3)
+CREATE2 = Op("CREATE2", 0xF5, 0)  # fully dynamic (fork-dependent base, words, state gas)
 RETURN = Op("RETURN", 0xF3, 0)
 
 

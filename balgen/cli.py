@@ -20,6 +20,7 @@ from .errors import BadInput
 from .forks import FORKS, fork_by_name
 from .plugin import BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, check_output_writable, parse_gas_values
 from .chain.t8n import probe_version
+from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .toolchain import pinned_evm
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +37,11 @@ def fill_parser() -> argparse.ArgumentParser:
     parser.add_argument("--evm-bin", type=Path, default=None, help="t8n binary (default: pinned go-ethereum evm)")
     parser.add_argument("--output", type=Path, default=Path(DEFAULT_OUTPUT), help="output folder (default fixtures/)")
     parser.add_argument("--setup", choices=["blocks", "genesis"], default="blocks", help="contract placement")
+    parser.add_argument(
+        "--code-sizes",
+        default=",".join(DEFAULT_CODE_SIZES),
+        help="contract set sizes in KB for extcodesize/extcodehash/extcodecopy: 0.5,24,64 or all (default 0.5)",
+    )
     parser.add_argument("-k", dest="keyword", default=None, help="only fixtures whose name matches EXPR")
     parser.add_argument("-n", dest="workers", default=None, help="parallel workers (pytest-xdist)")
     return parser
@@ -43,7 +49,7 @@ def fill_parser() -> argparse.ArgumentParser:
 
 def validate_fill_inputs(args: argparse.Namespace) -> None:
     """Check every input up front; raises BadInput naming the option."""
-    fork_by_name(args.fork)
+    parse_code_sizes(args.code_sizes, fork_by_name(args.fork))
     parse_gas_values(args.gas_benchmark_values)
     if args.workers is not None and not (args.workers == "auto" or args.workers.isdigit()):
         raise BadInput(f"-n: {args.workers!r} is not a number of workers")
@@ -67,6 +73,7 @@ def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str
         f"--gas-benchmark-values={args.gas_benchmark_values}",
         f"--output={args.output}",
         f"--setup={args.setup}",
+        f"--code-sizes={args.code_sizes}",
     ]
     if args.evm_bin:
         arguments.append(f"--evm-bin={args.evm_bin}")

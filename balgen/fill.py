@@ -12,28 +12,31 @@ once every file of the workload is complete.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from . import __version__
-from .chain.alloc import AllocJson, alloc_json, genesis_accounts, read_alloc, write_alloc
+from .chain.alloc import (
+    AllocJson, alloc_json, genesis_accounts, genesis_entries, iter_alloc, read_alloc, system_accounts, write_alloc,
+    write_alloc_entries,
+)
 from .chain.header import Header
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from .chain.t8n import TransitionTool
 from .analysis import INFO_KEY, DependencyGraph
 from .checks import check_chain, check_same_execution, traced_dependency_graph
 from .errors import BadInput, FillCheckFailed
-from .fixtures.models import BlockchainEngineXFixture, PreAllocGroup, format_dir
-from .fixtures.render import blockchain_fixture, engine_fixture, engine_x_fixture, state_diff, with_info
+from .fixtures.models import BlockchainEngineXFixture, FixtureModel, PreAllocGroup, format_dir
+from .fixtures.render import blockchain_fixture, engine_fixture, engine_x_fixture, fixture_document, state_diff
+from .fixtures.streamed_json import StreamedObject, indented_chunks
 from .forks import Fork
-from .generators.catalog import PlannedWorkload
+from .generators.catalog import PlannedWorkload, family_by_name
 from .workload import BlockSpec, Workload, gas_millions
+
 
 @dataclass
 class PreAllocGroupState:
@@ -42,22 +45,23 @@ class PreAllocGroupState:
     group_hash: str
     test_ids: list[str]
     alloc_path: Path
-    alloc: AllocJson
+    account_count: int
     genesis: Header
+    alloc: AllocJson | None = None
+    """The whole allocation, for a group small enough to hold (a large one stays in its file)."""
     written: bool = False
 
 
 def build_own_chain(
     t8n: TransitionTool, workload: Workload, workdir: Path, blocks: Sequence[BlockSpec] | None = None
-) -> tuple[AllocJson, BuiltChain]:
-    """The workload's genesis alloc (system contracts plus its pre-state) and its chain
-    of `blocks` (default: all of the workload's) on it, built in `workdir`."""
-    alloc = alloc_json(genesis_accounts(workload.fork, [workload.pre]))
-    write_alloc(workdir / "genesis.json", alloc)
-    chain = build_chain(
-        t8n, workload.fork, workdir / "genesis.json", workload.blocks if blocks is None else blocks, workdir / "own", label=workload.name
+) -> BuiltChain:
+    """The chain of `blocks` (default: all of the workload's) on the workload's own genesis
+    (system contracts plus its pre-state, written one account at a time), built in `workdir`."""
+    genesis = workdir / "genesis.json"
+    write_alloc_entries(genesis, genesis_entries(workload.fork, workload.pre_accounts()))
+    return build_chain(
+        t8n, workload.fork, genesis, workload.blocks if blocks is None else blocks, workdir / "own", label=workload.name
     )
-    return alloc, chain
 
 
 def group_hash(test_ids: Sequence[str]) -> str:
@@ -104,22 +108,26 @@ class FillSession:
         work = Path(tempfile.mkdtemp(prefix=f"{workload.name}-", dir=self.scratch))
         t8n_before = self.t8n.busy_seconds
         try:
-            own_alloc, own = build_own_chain(self.t8n, workload, work)
+            own = build_own_chain(self.t8n, workload, work)
             check_chain(workload, own)
             graph = traced_dependency_graph(self.t8n, workload, own, work / "traced")
-            group = self.pre_alloc_group(workload.fork)
-            shared = build_chain(
-                self.t8n,
-                workload.fork,
-                group.alloc_path,
-                workload.blocks,
-                work / "shared",
-                label=workload.name,
-                signed=[block.txs for block in own.blocks],
-                genesis=group.genesis,
-            )
-            check_same_execution(workload.fork, own, shared)
-            files = self._write(workload, own, own_alloc, shared, group, graph)
+            if workload.large_state:
+                # Its own group: the genesis is the one just built, so the chain is built once.
+                group, shared = own_pre_alloc_group(workload, own), own
+            else:
+                group = self.pre_alloc_group(workload.fork)
+                shared = build_chain(
+                    self.t8n,
+                    workload.fork,
+                    group.alloc_path,
+                    workload.blocks,
+                    work / "shared",
+                    label=workload.name,
+                    signed=[block.txs for block in own.blocks],
+                    genesis=group.genesis,
+                )
+                check_same_execution(workload.fork, own, shared)
+            files = self._write(workload, own, shared, group, graph)
             return FillResult(
                 name=workload.name,
                 tx_count=len(workload.benchmark_block.txs),
@@ -131,17 +139,18 @@ class FillSession:
             shutil.rmtree(work, ignore_errors=True)
 
     def pre_alloc_group(self, fork: Fork) -> PreAllocGroupState:
-        """The run's shared genesis: system contracts plus every planned workload's pre-state."""
+        """The run's shared genesis: system contracts plus every planned small workload's pre-state."""
         if self._group is None:
             workloads = []
             for planned in self.planned:
+                if planned.family.sized_by_code:
+                    continue  # a contract set gets a group of its own
                 try:
                     workloads.append(planned.build())
                 except FillCheckFailed:
                     # That workload fails its own test; it must not fail every other one.
                     continue
-            accounts = genesis_accounts(fork, [w.pre for w in workloads])
-            alloc = alloc_json(accounts)
+            alloc = alloc_json(genesis_accounts(fork, [w.pre for w in workloads]))
             path = self.scratch / "group" / "genesis.json"
             write_alloc(path, alloc)
             root = genesis_state_root(self.t8n, path, self.scratch / "group" / "root")
@@ -150,8 +159,9 @@ class FillSession:
                 group_hash=group_hash(test_ids),
                 test_ids=test_ids,
                 alloc_path=path,
-                alloc=alloc,
+                account_count=len(alloc),
                 genesis=genesis_header(fork, root),
+                alloc=alloc,
             )
         return self._group
 
@@ -159,7 +169,7 @@ class FillSession:
         return {
             "filling-transition-tool": self.t8n.version(),
             "generator": f"balgen {__version__}",
-            "description": (workload_description(workload)),
+            "description": family_by_name(workload.family).description,
             "fixture-name": workload.name,
             "workload": dict(workload.parameters),
         }
@@ -168,23 +178,33 @@ class FillSession:
         self,
         workload: Workload,
         own: BuiltChain,
-        own_alloc: AllocJson,
         shared: BuiltChain,
         group: PreAllocGroupState,
         graph: DependencyGraph,
     ) -> tuple[Path, ...]:
         info = {**self._info(workload), INFO_KEY: graph.info()}
-        own_post = read_alloc(own.post_alloc_path)
-        changed = accounts_in_access_lists(shared) if workload.fork.has_block_access_list else None
-        shared_post = read_alloc(shared.post_alloc_path, only=changed)
-        candidates = changed if changed is not None else group.alloc.keys() | shared_post.keys()
-        fixtures = [
-            blockchain_fixture(workload, own, own_alloc, own_post),
-            engine_fixture(workload, own, own_alloc, own_post),
-            engine_x_fixture(workload, shared, group.group_hash, state_diff(group.alloc, shared_post, candidates)),
-        ]
+        pre = StreamedObject(lambda: iter_alloc(own.genesis_alloc_path))
+        fixtures: list[FixtureModel]
+        if workload.large_state:
+            # Gigabytes of post-state in three files would help no one: its root stands for it.
+            fixtures = [
+                blockchain_fixture(workload, own, None),
+                engine_fixture(workload, own, None),
+                engine_x_fixture(workload, shared, group.group_hash, None),
+            ]
+        else:
+            own_post = read_alloc(own.post_alloc_path)
+            changed = accounts_changed_in_access_lists(shared) if workload.fork.has_block_access_list else None
+            shared_post = read_alloc(shared.post_alloc_path, only=changed)
+            group_pre = group.alloc or {}
+            candidates = changed if changed is not None else group_pre.keys() | shared_post.keys()
+            fixtures = [
+                blockchain_fixture(workload, own, own_post),
+                engine_fixture(workload, own, own_post),
+                engine_x_fixture(workload, shared, group.group_hash, state_diff(group_pre, shared_post, candidates)),
+            ]
         folder = gas_folder(workload.fork, workload.gas_benchmark_value, self.all_gas_values)
-        pending: list[tuple[Path, str]] = []
+        pending: list[tuple[Path, Iterable[str]]] = []
         for fixture in fixtures:
             path = (
                 self.output
@@ -193,7 +213,8 @@ class FillSession:
                 / workload.family
                 / f"{workload.name}.json"
             )
-            pending.append((path, json.dumps({workload.name: with_info(fixture, info)}, indent=4)))
+            document = fixture_document(fixture, info, pre=pre)
+            pending.append((path, indented_chunks({workload.name: document})))
         if not group.written:
             pending.append((self._group_file(group), self._group_json(workload.fork, group)))
         write_all_or_nothing(pending)
@@ -203,33 +224,46 @@ class FillSession:
     def _group_file(self, group: PreAllocGroupState) -> Path:
         return self.output / format_dir(BlockchainEngineXFixture.format_name) / "pre_alloc" / f"{group.group_hash}.json"
 
-    def _group_json(self, fork: Fork, group: PreAllocGroupState) -> str:
+    def _group_json(self, fork: Fork, group: PreAllocGroupState) -> Iterable[str]:
         model = PreAllocGroup(
             test_count=len(group.test_ids),
-            pre_account_count=len(group.alloc),
+            pre_account_count=group.account_count,
             test_ids=group.test_ids,
             network=fork.name,
             chain_id=1,
             group_hash=group.group_hash,
             genesis=group.genesis.json_with_hash(),
-            pre=group.alloc,
+            pre={},
         )
-        return json.dumps(model.json_dict(), indent=4)
+        document = model.json_dict()
+        document["pre"] = group.alloc if group.alloc is not None else StreamedObject(lambda: iter_alloc(group.alloc_path))
+        return indented_chunks(document)
 
 
-def accounts_in_access_lists(chain: BuiltChain) -> set[str]:
-    """Every account the chain's access lists name: the only ones whose state can change."""
-    return {"0x" + entry.address.hex() for block in chain.blocks for entry in block.access_list}
+def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupState:
+    """The pre-alloc group of a large-state workload: its own genesis, for it alone."""
+    accounts = len(system_accounts(workload.fork)) + len(workload.pre)
+    accounts += sum(len(generated.addresses()) for generated in workload.generated_pre)
+    return PreAllocGroupState(
+        group_hash=group_hash([workload.name]),
+        test_ids=[workload.name],
+        alloc_path=chain.genesis_alloc_path,
+        account_count=accounts,
+        genesis=chain.genesis,
+    )
 
 
-def workload_description(workload: Workload) -> str:
-    """First paragraph of the generator module's docstring."""
-    module = sys.modules.get(f"balgen.generators.{workload.family}")
-    doc = (module.__doc__ if module else "") or ""
-    return doc.strip().split("\n\n")[0].replace("\n", " ")
+def accounts_changed_in_access_lists(chain: BuiltChain) -> set[str]:
+    """Every account the chain's access lists record a change of: the only ones whose state can differ."""
+    return {
+        "0x" + entry.address.hex()
+        for block in chain.blocks
+        for entry in block.access_list
+        if entry.storage_changes or entry.balance_changes or entry.nonce_changes or entry.code_changes
+    }
 
 
-def write_all_or_nothing(files: Sequence[tuple[Path, str]]) -> None:
+def write_all_or_nothing(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
     """
     Write every file under a temporary name, then rename them all.
 
@@ -238,11 +272,13 @@ def write_all_or_nothing(files: Sequence[tuple[Path, str]]) -> None:
     """
     temporaries: list[tuple[Path, Path]] = []
     try:
-        for path, text in files:
+        for path, chunks in files:
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             temporaries.append((temporary, path))
-            temporary.write_text(text)
+            with temporary.open("w") as out:
+                for chunk in chunks:
+                    out.write(chunk)
     except OSError as error:
         for temporary, _ in temporaries:
             temporary.unlink(missing_ok=True)

@@ -56,6 +56,12 @@ class GasCosts:
     """Execution gas per 32-byte word of deployed code (Amsterdam hashes it instead)."""
     code_deposit_state_byte: int = 0
     """EIP-8037 state gas per deployed code byte."""
+    cold_account_access: int = 2600
+    """EXTCODESIZE/EXTCODEHASH/EXTCODECOPY on an account not yet accessed (EIP-2929; EIP-8038 on Amsterdam)."""
+    code_read: int = 0
+    """EIP-8038's extra warm access for the second database read of EXTCODESIZE and EXTCODECOPY."""
+    create2_base: int = 32000
+    """CREATE2's constant gas (EIP-8038 on Amsterdam: CREATE_ACCESS)."""
     keccak_base: int = 30
     keccak_word: int = 6
     memory_word: int = 3
@@ -154,6 +160,9 @@ _AMSTERDAM_GAS = GasCosts(
     code_deposit_byte=0,
     code_deposit_word=6,
     code_deposit_state_byte=1530,
+    cold_account_access=3000,
+    code_read=100,
+    create2_base=12000,
 )
 
 PRAGUE = Fork(

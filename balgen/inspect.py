@@ -25,7 +25,7 @@ from .analysis import INFO_KEY, DependencyGraph
 from .analysis.fixture_chain import chain_format, fixture_chain
 from .analysis.retrace import retrace
 from .chain.t8n import TransitionTool, probe_version
-from .errors import BadInput
+from .errors import BadInput, OneLineParser
 from .plugin import BAD_INPUT_EXIT_CODE
 from .replay.fixtures import fixture_files, keyword_matcher, matches, read_json_object
 from .toolchain import pinned_evm
@@ -48,7 +48,7 @@ class InspectedFixture:
 
 
 def inspect_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="balgen inspect",
         description="Show the dependency graph of each fixture's benchmark block.",
     )
@@ -158,11 +158,12 @@ def plot(fixtures: Sequence[InspectedFixture], path: Path, console: Console) -> 
 
 
 def run_inspect(argv: Sequence[str]) -> int:
-    args = inspect_parser().parse_args(list(argv))
+    """`balgen inspect`: print the graphs (exit 2 with one line on any bad input)."""
     console = Console()
     if not console.is_terminal:
         console = Console(width=WIDE)
     try:
+        args = inspect_parser().parse_args(list(argv))
         with tempfile.TemporaryDirectory(prefix="balgen-inspect-") as scratch:
             fixtures = inspect_fixtures(args, Path(scratch))
         console.print(graph_table(fixtures))

@@ -26,6 +26,7 @@ from .chain.t8n import TransitionTool
 from .errors import BadInput, FillCheckFailed
 from .fill import FillResult, FillSession
 from .generators.catalog import Family, PlannedWorkload, planned_workloads
+from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .forks import DEFAULT_FORK, Fork, fork_by_name
 from .toolchain import pinned_evm
 from .workload import Placement, Workload
@@ -41,12 +42,21 @@ _options_key = pytest.StashKey["FillOptions"]()
 class FillOptions:
     """The validated command-line options of a fill run."""
 
-    def __init__(self, fork: Fork, gas_values: list[int], evm_bin: Path, output: Path, placement: Placement):
+    def __init__(
+        self,
+        fork: Fork,
+        gas_values: list[int],
+        evm_bin: Path,
+        output: Path,
+        placement: Placement,
+        code_sizes: tuple[str, ...],
+    ):
         self.fork = fork
         self.gas_values = gas_values
         self.evm_bin = evm_bin
         self.output = output
         self.placement = placement
+        self.code_sizes = code_sizes
 
 
 def parse_gas_values(text: str) -> list[int]:
@@ -93,17 +103,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=[p.value for p in Placement],
         help="where pre-existing contracts come from: setup blocks or the genesis alloc",
     )
+    group.addoption(
+        "--code-sizes",
+        default=",".join(DEFAULT_CODE_SIZES),
+        help="contract set sizes in KB for the extcode* families, e.g. 0.5,24,64, or all (default 0.5)",
+    )
 
 
 def read_options(config: pytest.Config) -> FillOptions:
     """Validate the fill options; raises BadInput with a one-line reason."""
     evm = config.getoption("evm_bin")
+    fork = fork_by_name(config.getoption("fork"))
     options = FillOptions(
-        fork=fork_by_name(config.getoption("fork")),
+        fork=fork,
         gas_values=parse_gas_values(config.getoption("gas_benchmark_values")),
         evm_bin=Path(evm) if evm else pinned_evm(),
         output=Path(config.getoption("output")),
         placement=Placement(config.getoption("setup")),
+        code_sizes=parse_code_sizes(config.getoption("code_sizes"), fork),
     )
     return options
 
@@ -127,7 +144,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     options = _options(metafunc.config)
     family: Family = marker.kwargs["family"]
-    params = list(planned_workloads(family, options.fork, options.gas_values, options.placement))
+    params = list(planned_workloads(family, options.fork, options.gas_values, options.placement, options.code_sizes))
     ids = [planned.name for planned in params]
     metafunc.parametrize("workload", params, ids=ids, indirect=True)
 

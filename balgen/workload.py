@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 from .forks import Fork
 
@@ -53,6 +53,21 @@ class Account:
     nonce: int = 0
     code: bytes = b""
     storage: Mapping[int, int] = field(default_factory=dict)
+
+
+class GeneratedAccounts(Protocol):
+    """
+    Pre-state accounts made on demand rather than held, for pre-states too large
+    for memory (a CREATE2 contract set holds up to gigabytes of code).
+    """
+
+    def addresses(self) -> Sequence[Address]:
+        """Every address of the set, in any order."""
+        ...
+
+    def account(self, address: Address) -> Account:
+        """The account at `address` (one of `addresses()`), built afresh."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -130,6 +145,26 @@ class Workload:
     benchmark_block: BlockSpec
     parameters: Mapping[str, Any] = field(default_factory=dict)
     """Workload parameters worth recording in the fixture's `_info`."""
+    generated_pre: tuple[GeneratedAccounts, ...] = ()
+    """Further pre-state accounts, made one at a time when the genesis is written."""
+    large_state: bool = False
+    """The state before the benchmark block is too large to hold in memory or to copy
+    freely (a contract set): it is streamed, gets a pre-alloc group of its own and
+    fixtures carry its post-state as a hash."""
+
+    def pre_accounts(self) -> Iterator[tuple[Address, Account]]:
+        """Every pre-state account, by address, generated ones built one at a time."""
+        makers: dict[Address, GeneratedAccounts] = {}
+        for generated in self.generated_pre:
+            for address in generated.addresses():
+                makers[address] = generated
+        for address in sorted(self.pre.keys() | makers.keys()):
+            if address in self.pre:
+                if address in makers:
+                    raise ValueError(f"0x{address.hex()} is both in the pre-state and generated")
+                yield address, self.pre[address]
+            else:
+                yield address, makers[address].account(address)
 
     @property
     def name(self) -> str:
@@ -179,6 +214,9 @@ def benchmark_workload(
     setup_blocks: tuple[BlockSpec, ...],
     txs: Sequence[TxSpec],
     accesses: Sequence[TxAccess],
+    *,
+    generated_pre: tuple[GeneratedAccounts, ...] = (),
+    large_state: bool = False,
     **parameters: Any,
 ) -> Workload:
     """
@@ -206,4 +244,6 @@ def benchmark_workload(
             "tx_count": len(txs),
             **parameters,
         },
+        generated_pre=generated_pre,
+        large_state=large_state,
     )

@@ -328,7 +328,7 @@ def t8n() -> TransitionTool:
 
 def built_and_traced(t8n: TransitionTool, workload: Workload, workdir: Path):
     """Build `workload`'s chain, then trace its benchmark block on the state before it."""
-    _, chain = build_own_chain(t8n, workload, workdir)
+    chain = build_own_chain(t8n, workload, workdir)
     before = chain.alloc_path_before_last_block
     untouched = before.read_bytes()
     traced = trace_benchmark_block(t8n, workload, chain, workdir / "traced")

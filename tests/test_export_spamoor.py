@@ -383,6 +383,7 @@ def osaka_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
 AMSTERDAM_SELECTIONS = (
     ("1", "mixed_dep"), ("1", "interact"), ("1", "state_root"), ("1", "prefetch-max"), ("1", "serial_chain"),
     ("1", "keccak_chain"), ("30", "serial_chain-max"), ("30", "mixed_dep-max-group2"), ("30", "interact-max"),
+    ("1", "extcode"), ("30", "extcodesize-greedy"),
 )
 """Every family on Amsterdam, as far as spamoor can run it: prefetch's half and greedy set-up calls
 already exceed 2^24 at 1M (see the bad-input test), and larger gas values push more set-ups over."""

@@ -32,6 +32,9 @@ FORMATS = {
 }
 ENGINE_VERSIONS = {"Amsterdam": ("5", "4"), "Osaka": ("4", "3"), "Prague": ("4", "3")}
 ALL_NAMES = sorted(p.name for p in all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS))
+LARGE_STATE_NAMES = [name for name in ALL_NAMES if name.startswith("extcode")]
+"""Contract-set workloads: each gets a pre-alloc group of its own."""
+SHARED_NAMES = [name for name in ALL_NAMES if name not in LARGE_STATE_NAMES]
 PRE_ALLOC = re.compile(r"blockchain_tests_engine_x/pre_alloc/0x[0-9a-f]{16}\.json")
 TIMEOUT = 180
 
@@ -63,11 +66,13 @@ def fixture_paths(fork: str, names: list[str]) -> set[str]:
     }
 
 
-def split_layout(files: dict[str, bytes]) -> tuple[set[str], str]:
-    """(fixture file paths, the single pre_alloc file path)."""
+def split_layout(files: dict[str, bytes], shared_required: bool = True) -> tuple[set[str], str | None]:
+    """(fixture file paths, the shared pre_alloc file path); every other group holds one contract-set test."""
     pre_allocs = [path for path in files if PRE_ALLOC.fullmatch(path)]
-    assert len(pre_allocs) == 1, f"expected one pre_alloc group file, found {sorted(pre_allocs)}"
-    return set(files) - set(pre_allocs), pre_allocs[0]
+    test_ids = {path: json.loads(files[path])["testIds"] for path in pre_allocs}
+    shared = [path for path, ids in test_ids.items() if not (len(ids) == 1 and ids[0] in LARGE_STATE_NAMES)]
+    assert len(shared) == 1 or (not shared and not shared_required), f"expected one shared pre_alloc group, found {shared}"
+    return set(files) - set(pre_allocs), shared[0] if shared else None
 
 
 @pytest.fixture(scope="module")
@@ -128,12 +133,15 @@ def test_fill_writes_the_documented_layout_and_formats(filled: Any, evm_version:
             assert {p["forkchoiceUpdatedVersion"] for p in payloads} == {forkchoice_updated}, path
             has_bal = fork == "Amsterdam"
             assert all(("blockAccessList" in p["params"][0]) == has_bal for p in payloads), path
-        if path.startswith("blockchain_tests_engine_x/"):
+        if path.startswith("blockchain_tests_engine_x/") and name in SHARED_NAMES:
             assert fixture["preHash"] == group_hash, path
+        elif path.startswith("blockchain_tests_engine_x/"):
+            own = json.loads(files[f"blockchain_tests_engine_x/pre_alloc/{fixture['preHash']}.json"])
+            assert own["testIds"] == [name] and "postStateHash" in fixture, path
 
     assert group["groupHash"] == group_hash
-    assert group["testIds"] == ALL_NAMES
-    assert group["testCount"] == len(ALL_NAMES)
+    assert group["testIds"] == SHARED_NAMES
+    assert group["testCount"] == len(SHARED_NAMES)
     assert group["network"] == fork
 
 
@@ -316,7 +324,7 @@ def test_t8n_killed_mid_fill_leaves_no_partial_fixture(tmp_path: Path) -> None:
 
     files = files_under(output)
     assert not [path for path in files if path.endswith(".tmp") or "/." in "/" + path], sorted(files)
-    fixtures, _ = split_layout(files)
+    fixtures, _ = split_layout(files, shared_required=False)  # the run may die before any shared workload
     written = {Path(path).stem for path in fixtures}
     for name in failed:
         assert name not in written, f"{name} failed but has fixture files"

@@ -46,7 +46,7 @@ def t8n() -> TransitionTool:
 
 def run_blocks(t8n: TransitionTool, workload: Workload, blocks: tuple[BlockSpec, ...], workdir: Path) -> BuiltChain:
     """Execute `blocks` on the workload's own genesis (system contracts plus its pre-state)."""
-    return build_own_chain(t8n, workload, workdir, blocks)[1]
+    return build_own_chain(t8n, workload, workdir, blocks)
 
 
 def predicted_unused(fork: Fork, contract: ChainContract, gas_limit: int) -> int:

@@ -25,7 +25,7 @@ from ..chain.header import EMPTY_OMMERS_HASH, Header
 from ..errors import BadInput
 from ..fixtures.hextypes import Data, data_hex, quantity_hex
 from ..fixtures.models import FixtureExecutionPayload
-from ..replay.fixtures import ENGINE, ENGINE_X, find_pre_alloc, fixture_format, read_json_object
+from ..replay.fixtures import ENGINE, ENGINE_X, find_pre_alloc, fixture_format, pre_hash_of, read_json_object
 
 BLOCKCHAIN = "blockchain_test"
 FORMATS = (BLOCKCHAIN, ENGINE, ENGINE_X)
@@ -217,11 +217,7 @@ def pre_state(fixture: Mapping[str, Any], path: Path, format_name: str, where: s
     if format_name != ENGINE_X:
         pre = required(fixture, "pre", where)
     else:
-        pre_hash = str(required(fixture, "preHash", where))
-        try:
-            group_path = find_pre_alloc(path, pre_hash)
-        except BadInput:
-            raise BadInput(f"{where}: preHash {pre_hash}: no pre_alloc/{pre_hash}.json in any folder above the file") from None
+        group_path = find_pre_alloc(path, pre_hash_of(fixture, where), where)
         pre = required(pre_alloc_group(group_path), "pre", str(group_path))
     if not isinstance(pre, Mapping):
         raise BadInput(f"{where}: pre: not an object")

@@ -2,15 +2,19 @@
 Allocations (address -> account) in the JSON both t8n and fixtures use.
 
 A genesis allocation is the fork's system contracts plus the workload's
-pre-state. Allocations are written straight to files because t8n reads them
-from files and large ones should never be held twice.
+pre-state. Allocations go to and from files one account at a time (ijson
+reads them back), because t8n reads and writes files and a contract set's
+allocation is gigabytes: no more than one account is ever held here.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
+
+import ijson
 
 from ..fixtures.hextypes import data_hex, zero_padded_hex
 from ..forks import Fork, system_contract_code
@@ -60,20 +64,53 @@ def alloc_json(accounts: Mapping[Address, Account]) -> AllocJson:
 
 def write_alloc(path: Path, alloc: AllocJson) -> None:
     """Write alloc JSON for t8n."""
+    write_alloc_entries(path, alloc.items())
+
+
+def genesis_entries(fork: Fork, accounts: Iterable[tuple[Address, Account]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The system contracts merged into `accounts` (sorted by address), as alloc JSON entries."""
+    system = sorted(system_accounts(fork).items())
+    previous: Address | None = None
+    for address, account in heapq.merge(system, accounts, key=lambda entry: entry[0]):
+        if address == previous:
+            raise ValueError(f"0x{address.hex()} is placed twice (a system contract?)")
+        previous = address
+        yield data_hex(address), account_json(account)
+
+
+def write_alloc_entries(path: Path, entries: Iterable[tuple[str, Mapping[str, Any]]]) -> int:
+    """Write alloc JSON one account per line, as entries come; returns how many."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(alloc, separators=(",", ":")))
+    count = 0
+    with path.open("w") as out:
+        out.write("{")
+        for address, account in entries:
+            out.write(("\n" if count == 0 else ",\n") + json.dumps(address) + ":" + json.dumps(account, separators=(",", ":")))
+            count += 1
+        out.write("\n}\n")
+    return count
+
+
+def iter_alloc(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The accounts of an alloc file, in file order, one at a time."""
+    with path.open("rb") as stream:
+        yield from ijson.kvitems(stream, "")
 
 
 def read_alloc(path: Path, only: Iterable[str] | None = None) -> AllocJson:
     """
-    Read an alloc t8n wrote, normalised to the fixture spelling.
+    Read an alloc (t8n's or balgen's), normalised to the fixture spelling.
 
-    `only` (lower-case 0x addresses) limits it to those accounts: normalising
-    is the slow part, and a shared group genesis holds every workload's state.
+    `only` (lower-case 0x addresses) limits it to those accounts, and only
+    those are held: a contract set's alloc is gigabytes of code.
     """
-    raw = {address.lower(): entry for address, entry in json.loads(path.read_text()).items()}
-    wanted = sorted(raw) if only is None else sorted(set(only) & raw.keys())
-    return {address: normalised_account(raw[address]) for address in wanted}
+    wanted = None if only is None else set(only)
+    raw = {
+        address.lower(): normalised_account(entry)
+        for address, entry in iter_alloc(path)
+        if wanted is None or address.lower() in wanted
+    }
+    return {address: raw[address] for address in sorted(raw)}
 
 
 def normalised_account(entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,10 +31,11 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import BadInput, TransitionToolError
 from ..forks import Fork, system_contract_code
+from .alloc import iter_alloc, write_alloc_entries
 
 PRE_TRANSACTION_SYSTEM_CONTRACTS = frozenset(system_contract_code()[key][0].lower() for key in ("eip4788", "eip2935"))
 """Contracts t8n calls before the first transaction (beacon roots, history storage); their code is removed for traced runs."""
@@ -173,12 +174,15 @@ TRACE_FILES = "trace-*.json"
 
 
 def without_pre_transaction_system_code(alloc_path: Path, copy_path: Path) -> Path:
-    """A copy of the allocation whose pre-transaction system contracts have no code."""
-    alloc = json.loads(alloc_path.read_text())
-    for address, account in alloc.items():
-        if address.lower() in PRE_TRANSACTION_SYSTEM_CONTRACTS:
-            account["code"] = "0x"
-    copy_path.write_text(json.dumps(alloc, separators=(",", ":")))
+    """A copy of the allocation, made one account at a time, whose pre-transaction system contracts have no code."""
+
+    def entries() -> Iterator[tuple[str, dict[str, Any]]]:
+        for address, account in iter_alloc(alloc_path):
+            if address.lower() in PRE_TRANSACTION_SYSTEM_CONTRACTS:
+                account = {**account, "code": "0x"}
+            yield address, account
+
+    write_alloc_entries(copy_path, entries())
     return copy_path
 
 

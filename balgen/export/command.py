@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import BadInput
 from ..forks import FORKS, fork_by_name
 from ..generators.catalog import all_planned_workloads
+from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..plugin import BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, parse_gas_values
 from ..workload import Placement
 from .folder import write_folder
@@ -39,6 +40,11 @@ def spamoor_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--fork", default="Amsterdam", help=f"one of {', '.join(FORKS)} (default Amsterdam)")
     parser.add_argument(
+        "--code-sizes",
+        default=",".join(DEFAULT_CODE_SIZES),
+        help="contract set sizes in KB for the extcode* families (default 0.5; or all)",
+    )
+    parser.add_argument(
         "--output", type=Path, metavar="DIR", default=DEFAULT_OUTPUT, help=f"output folder (default {DEFAULT_OUTPUT}/)"
     )
     return parser
@@ -48,7 +54,8 @@ def export_spamoor(args: argparse.Namespace) -> int:
     """Map every selected workload, then write the folder; returns how many were exported."""
     fork = fork_by_name(args.fork)
     gas_values = parse_gas_values(args.gas_benchmark_values)
-    planned = all_planned_workloads(fork, gas_values, Placement.BLOCKS, args.keyword)
+    code_sizes = parse_code_sizes(args.code_sizes, fork)
+    planned = all_planned_workloads(fork, gas_values, Placement.BLOCKS, args.keyword, code_sizes)
     if not planned:
         raise BadInput(f"-k {args.keyword!r} matches no workload")
     write_folder(args.output, spamoor_export(planned))

@@ -8,10 +8,12 @@ family added to the catalog is filled, exported and shown everywhere at once.
 from __future__ import annotations
 
 import fnmatch
+import sys
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
 from ..forks import Fork
+from .code_set import DEFAULT_CODE_SIZES
 from ..workload import FillLevel, Placement, Workload, WorkloadParams
 
 Generator = Callable[[WorkloadParams], Workload]
@@ -24,6 +26,16 @@ class Family:
     name: str
     generator: Generator
     variants: tuple[str | None, ...] = (None,)
+    sized_by_code: bool = False
+    """Variants are contract code sizes, chosen per run (`--code-sizes`); such a
+    family's state is large, so it never joins the run's shared pre-alloc group."""
+
+    @property
+    def description(self) -> str:
+        """First paragraph of the generator module's docstring."""
+        module = sys.modules.get(self.generator.__module__)
+        doc = (module.__doc__ if module else "") or ""
+        return doc.strip().split("\n\n")[0].replace("\n", " ")
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,7 @@ class PlannedWorkload:
 
 def families() -> tuple[Family, ...]:
     """Every family balgen generates, in documentation order."""
-    from . import interact, keccak_chain, mixed_dep, prefetch, serial_chain, state_root
+    from . import extcode, interact, keccak_chain, mixed_dep, prefetch, serial_chain, state_root
 
     return (
         mixed_dep.FAMILY,
@@ -52,6 +64,7 @@ def families() -> tuple[Family, ...]:
         prefetch.FAMILY,
         serial_chain.FAMILY,
         keccak_chain.FAMILY,
+        *extcode.FAMILIES,
     )
 
 
@@ -63,20 +76,31 @@ def family_by_name(name: str) -> Family:
 
 
 def planned_workloads(
-    family: Family, fork: Fork, gas_values: Sequence[int], placement: Placement
+    family: Family,
+    fork: Fork,
+    gas_values: Sequence[int],
+    placement: Placement,
+    code_sizes: Sequence[str] = DEFAULT_CODE_SIZES,
 ) -> Iterator[PlannedWorkload]:
     """Every combination of one family: gas value x fill level x variant, none skipped."""
+    variants = tuple(code_sizes) if family.sized_by_code else family.variants
     for gas in gas_values:
         for fill in FillLevel:
-            for variant in family.variants:
+            for variant in variants:
                 yield PlannedWorkload(family, WorkloadParams(fork, gas, fill, placement, variant))
 
 
 def all_planned_workloads(
-    fork: Fork, gas_values: Sequence[int], placement: Placement, pattern: str | None = None
+    fork: Fork,
+    gas_values: Sequence[int],
+    placement: Placement,
+    pattern: str | None = None,
+    code_sizes: Sequence[str] = DEFAULT_CODE_SIZES,
 ) -> list[PlannedWorkload]:
     """Every workload of every family, optionally only names matching a glob or substring."""
-    planned = [p for family in families() for p in planned_workloads(family, fork, gas_values, placement)]
+    planned = [
+        p for family in families() for p in planned_workloads(family, fork, gas_values, placement, code_sizes)
+    ]
     if pattern is None:
         return planned
     glob = pattern if any(c in pattern for c in "*?[") else f"*{pattern}*"

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 from ..bytecode import deployment_code
 from .deploy_gas import deploy_gas
-from ..forks import TX_GAS_LIMIT_CAP, Fork
+from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, TX_GAS_LIMIT_CAP, Fork
 from ..keys import create_address, sender
 from ..workload import ETHER, Account, Address, BlockSpec, Phase, Placement, Sender, TxAccess, TxSpec
 
@@ -41,6 +41,10 @@ class SetupCall:
     gas_limit: int
     writes: Mapping[int, int]
     """slot -> value this call leaves."""
+    created: Mapping[Address, bytes] = field(default_factory=dict)
+    """Contracts this call makes the contract create (CREATE2), with their code."""
+    created_code_bytes: int = 0
+    """Their code's total size, known without building the code."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,11 @@ class ContractSpec:
     """The contract's whole storage before the benchmark block."""
     setup_calls: tuple[SetupCall, ...] = ()
     """Calls that write the part of `storage` too large for init code."""
+
+    @property
+    def nonce_after_setup(self) -> int:
+        """A contract's nonce starts at 1 and grows by one per contract it creates."""
+        return 1 + sum(len(call.created) for call in self.setup_calls)
 
     @property
     def initial_storage(self) -> dict[int, int]:
@@ -79,19 +88,33 @@ def place_contracts(
     setup_txs = len(contracts) + sum(len(c.setup_calls) for c in contracts)
     if placement is Placement.GENESIS:
         pre = {
-            address: Account(nonce=1, code=contract.runtime, storage=dict(contract.storage))
+            address: Account(nonce=contract.nonce_after_setup, code=contract.runtime, storage=dict(contract.storage))
             for address, contract in zip(addresses, contracts)
         }
         pre[deployer.address] = Account(balance=DEPLOYER_BALANCE, nonce=setup_txs)
         return PlacedContracts(addresses, pre, ())
-    block = setup_block(fork, deployer, contracts, addresses)
-    return PlacedContracts(addresses, {deployer.address: Account(balance=DEPLOYER_BALANCE)}, (block,))
+    blocks = setup_blocks(fork, deployer, contracts, addresses)
+    return PlacedContracts(addresses, {deployer.address: Account(balance=DEPLOYER_BALANCE)}, blocks)
 
 
-def setup_block(
+def placed_addresses(seed: str, count: int) -> tuple[Address, ...]:
+    """Where `place_contracts(seed, ...)` puts its first `count` contracts, known before they exist."""
+    deployer = sender(seed, "deployer")
+    return tuple(create_address(deployer.address, nonce) for nonce in range(count))
+
+
+SETUP_BLOCK_CODE_BYTES = 24 * 2**20
+"""Most code one setup block creates: its access list carries every created byte,
+and one Engine API payload must stay well under clients' request limits (128 MiB in geth)."""
+
+
+def setup_blocks(
     fork: Fork, deployer: Sender, contracts: Sequence[ContractSpec], addresses: Sequence[Address]
-) -> BlockSpec:
-    """All deployments (nonces 0..n-1, so the addresses are known), then every setup call."""
+) -> tuple[BlockSpec, ...]:
+    """
+    All deployments (nonces 0..n-1, so the addresses are known), then every setup call,
+    in as few blocks as keep each one under the block gas limit and `SETUP_BLOCK_CODE_BYTES`.
+    """
     txs: list[TxSpec] = []
     accesses: list[TxAccess] = []
     for contract, address in zip(contracts, addresses):
@@ -112,10 +135,41 @@ def setup_block(
             )
         )
     for contract, address in zip(contracts, addresses):
+        nonce = 1
         for call in contract.setup_calls:
+            nonce += len(call.created)
             txs.append(TxSpec(sender=deployer, nonce=len(txs), to=address, data=call.data, gas_limit=call.gas_limit))
-            accesses.append(TxAccess(writes={(address, slot): value for slot, value in call.writes.items()}))
-    return BlockSpec(phase=Phase.SETUP, txs=tuple(txs), accesses=tuple(accesses))
+            accesses.append(
+                TxAccess(
+                    writes={(address, slot): value for slot, value in call.writes.items()},
+                    created=call.created,
+                    nonces={address: nonce} if call.created else {},
+                )
+            )
+    code_bytes = [len(contract.runtime) for contract in contracts]
+    code_bytes += [call.created_code_bytes for contract in contracts for call in contract.setup_calls]
+    return tuple(
+        BlockSpec(phase=Phase.SETUP, txs=tuple(txs[start:end]), accesses=tuple(accesses[start:end]))
+        for start, end in _block_bounds(txs, code_bytes)
+    )
+
+
+SETUP_BLOCK_GAS = BENCHMARK_BLOCK_GAS_LIMIT // 2
+"""Most gas (limits summed) one setup block carries, well inside the block gas limit."""
+
+
+def _block_bounds(txs: Sequence[TxSpec], code_bytes: Sequence[int]) -> list[tuple[int, int]]:
+    """[start, end) of each setup block: a new block when code or gas would overflow the current one."""
+    bounds = []
+    start, gas, code = 0, 0, 0
+    for index, (tx, size) in enumerate(zip(txs, code_bytes)):
+        if index > start and (gas + tx.gas_limit > SETUP_BLOCK_GAS or code + size > SETUP_BLOCK_CODE_BYTES):
+            bounds.append((start, index))
+            start, gas, code = index, 0, 0
+        gas += tx.gas_limit
+        code += size
+    bounds.append((start, len(txs)))
+    return bounds
 
 
 def funded(senders: Sequence[Sender]) -> dict[Address, Account]:

@@ -11,9 +11,12 @@ blocks above the target, so a resent block really executes again.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .engine_client import RpcClient, RpcError
+
+_QUANTITY = re.compile(r"0x[0-9a-fA-F]+")
 
 
 class CheckFailed(Exception):
@@ -38,16 +41,28 @@ class ClientChain:
         self.rpc = rpc
 
     def head(self) -> dict[str, Any]:
-        """The client's latest block (header fields only)."""
+        """
+        The client's latest block (header fields only), with a `hash` and a
+        hex `number`: a reply without them is a failed check, not a crash.
+        """
         block = self.rpc.get_block_by_number("latest").result
-        if not isinstance(block, dict) or "hash" not in block or "number" not in block:
+        if (
+            not isinstance(block, dict)
+            or not isinstance(block.get("hash"), str)
+            or not isinstance(block.get("number"), str)
+            or not _QUANTITY.fullmatch(block["number"])
+        ):
             raise CheckFailed(f"eth_getBlockByNumber(latest) returned {block!r:.200}")
         return block
+
+    def head_number(self) -> int:
+        """The number of the client's latest block."""
+        return int(self.head()["number"], 16)
 
     def block_hash_at(self, number: int) -> str | None:
         """The canonical block hash at `number`, None if the client has none."""
         block = self.rpc.get_block_by_number(number).result
-        return str(block["hash"]).lower() if isinstance(block, dict) else None
+        return str(block.get("hash")).lower() if isinstance(block, dict) else None
 
     def is_known(self, block_hash: str) -> bool:
         """Whether the client already holds the block (`eth_getBlockByHash`)."""
@@ -70,7 +85,7 @@ class ClientChain:
         ("not allowed to rewind to a future block"), so it is only called
         when the head is higher; the verification runs in every case.
         """
-        head_number = int(self.head()["number"], 16)
+        head_number = self.head_number()
         action = f"head at block {head_number}"
         if head_number > number:
             action = f"debug_setHead({hex(number)})"

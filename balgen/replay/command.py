@@ -5,47 +5,47 @@ Engine API, check every step and measure every execution.
 Every input is checked before anything starts or is written (fixtures,
 URLs, the JWT secret, the geth binary, the output folder): a problem is one
 line on stderr and exit code 2. The run itself ends with exit code 0 when
-every test passed, 1 when any failed or did not run, 130 on Ctrl-C (with
-every completed test kept in the output folder).
+every test passed, 1 when any failed or did not run, 130 on Ctrl-C and
+143 on SIGTERM (both with every completed test kept in the output folder and
+the client balgen started stopped).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from types import FrameType
 
 from rich.console import Console
 
 from .. import __version__
-from ..errors import BadInput
+from ..errors import BadInput, OneLineParser
 from ..toolchain import pinned_geth
 from .fixtures import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
 from .genesis import geth_test_fork
 from .geth_process import check_executable
 from .jwt_auth import read_jwt_secret
 from .measurements import Execution
-from .outputs import RunWriter, default_output, prepare_output, utc_now
+from .outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
 from .progress import ReplayProgress, summary_table, wide_console
 from .results import FixtureResult, RunResult, RunState
 from .runner import ReplayObserver, ReplayOptions, replay_suite
 from .targets import ExternalClient, ManagedGeth, check_http_url, split_client_args, target_description
 
+FAILED = 1
 BAD_INPUT = 2
 INTERRUPTED = 130
+TERMINATED = 143
+"""128 + SIGTERM, what a shell reports for a process SIGTERM ended."""
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is `BadInput`: one line and exit code 2 like every bad input."""
-
-    def error(self, message: str) -> NoReturn:
-        raise BadInput(message)
 
 
 def replay_parser() -> argparse.ArgumentParser:
@@ -129,7 +129,8 @@ def _check_networks(suite: Suite) -> None:
         try:
             geth_test_fork(group.genesis.network)
         except BadInput as error:
-            raise BadInput(f"{group.tests[0].path}: {error}") from None
+            first = group.tests[0]
+            raise BadInput(f"{first.path}: test {first.test_id}: {error}") from None
 
 
 def _attach_client_args(argv: Sequence[str]) -> list[str]:
@@ -202,20 +203,63 @@ def new_run(request: ReplayRequest) -> RunResult:
     )
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C, so the client is stopped and results kept."""
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """
+    Turn SIGTERM (a CI job cancelled, `timeout`, `kill`) into `Terminated`
+    for the block, so every `finally` runs: without it Python dies on the
+    spot and the geth it started, in its own session, would go on running.
+    The handler fires once; a second SIGTERM during the cleanup is ignored.
+    Signals can only be handled in the main thread; elsewhere nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
     """Run the replay, writing results as it goes; return them and the exit code."""
-    writer = RunWriter(request.output, new_run(request))
+    try:
+        writer = RunWriter(request.output, new_run(request))
+    except ResultsNotWritten as error:
+        print(f"balgen replay: {error}", file=sys.stderr)
+        return new_run(request), BAD_INPUT
     for note in request.suite.notes:
         console.print(f"note: {note}", highlight=False)
     state = RunState.INTERRUPTED
+    writable = True
     try:
-        with ReplayProgress(console, request.suite.test_count) as progress:
+        with _sigterm_unwinds(), ReplayProgress(console, request.suite.test_count) as progress:
             state = replay_suite(request.suite, request.target, request.options, _Fanout(progress, writer))
-    except KeyboardInterrupt:
-        console.print(f"interrupted: {len(writer.run.tests)} completed tests kept in {request.output}")
-        return writer.run, INTERRUPTED
+    except (KeyboardInterrupt, Terminated) as stop:
+        how = "interrupted" if isinstance(stop, KeyboardInterrupt) else "terminated"
+        console.print(f"{how}: {len(writer.run.tests)} completed tests kept in {request.output}")
+        return writer.run, INTERRUPTED if isinstance(stop, KeyboardInterrupt) else TERMINATED
+    except ResultsNotWritten as error:
+        writable = False
+        print(f"balgen replay: {error}; the run stopped after {len(writer.run.tests)} tests", file=sys.stderr)
+        return writer.run, FAILED
     finally:
-        writer.finish(state)
+        if writable:
+            try:
+                writer.finish(state)
+            except ResultsNotWritten as error:
+                print(f"balgen replay: {error}", file=sys.stderr)
     run = writer.run
     console.print(summary_table(run.tests, f"balgen replay {request.label}: {run.client_versions[0] if run.client_versions else ''}"))
     counts = run.counts
@@ -225,7 +269,7 @@ def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
         + f"; results in {request.output}",
         highlight=False,
     )
-    return run, 0 if counts["passed"] == len(run.tests) else 1
+    return run, 0 if counts["passed"] == len(run.tests) else FAILED
 
 
 def run_replay(argv: Sequence[str], console: Console | None = None) -> int:

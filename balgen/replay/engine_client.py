@@ -44,15 +44,30 @@ class Timed(Generic[T]):
 class RpcError(Exception):
     """The client answered a call with a JSON-RPC error object."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: Any = None, method: str = "") -> None:
         super().__init__(f"JSON-RPC error {code}: {message}")
         self.code = code
         self.message = message
         self.data = data
+        self.method = method
+        """The call that was answered with the error, for messages."""
 
 
 class RpcTransportError(Exception):
     """The call got no JSON-RPC answer: connection failure, timeout, HTTP error."""
+
+
+_HTTP_AUTH_REFUSED = (401, 403)
+"""What a client answers a missing, stale or wrongly signed JWT with."""
+
+
+def _transport_problem(error: httpx.HTTPError, timeout: float) -> str:
+    """A short reason for a failed HTTP exchange: timeouts and refusals said plainly."""
+    if isinstance(error, httpx.TimeoutException):
+        return f"no answer within {timeout:g} s ({type(error).__name__})"
+    if isinstance(error, httpx.ConnectError):
+        return f"cannot connect ({error})"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
 class _JsonRpcEndpoint:
@@ -60,6 +75,7 @@ class _JsonRpcEndpoint:
 
     def __init__(self, url: str, timeout: float) -> None:
         self.url = url
+        self.timeout = timeout
         # Keep-alive matters for latency: a new TCP connection per call
         # would add its handshake to every measured round trip.
         self._http = httpx.Client(timeout=timeout, headers=_JSON_HEADERS)
@@ -81,13 +97,20 @@ class _JsonRpcEndpoint:
         try:
             response = self._http.post(self.url, content=body, headers=headers)
         except httpx.HTTPError as error:
-            raise RpcTransportError(f"{method} to {self.url}: {error!r}") from error
+            raise RpcTransportError(
+                f"{method} to {self.url}: {_transport_problem(error, self.timeout)}"
+            ) from error
         elapsed_ns = time.perf_counter_ns() - started
         return Timed(result=_result_of(method, response), elapsed_ns=elapsed_ns)
 
 
 def _result_of(method: str, response: httpx.Response) -> Any:
     """The `result` member of a JSON-RPC reply, or the error it carries, raised."""
+    if response.status_code in _HTTP_AUTH_REFUSED:
+        excerpt = response.text[:200].strip()
+        raise RpcTransportError(
+            f"{method}: HTTP {response.status_code}: the client refused the JWT ({excerpt})"
+        )
     if response.status_code != 200:
         excerpt = response.text[:200].strip()
         raise RpcTransportError(f"{method}: HTTP {response.status_code}: {excerpt}")
@@ -101,7 +124,11 @@ def _result_of(method: str, response: httpx.Response) -> Any:
         raise RpcTransportError(f"{method}: reply is not a JSON-RPC object: {reply!r:.200}")
     error = reply.get("error")
     if error is not None:
-        raise RpcError(int(error.get("code", 0)), str(error.get("message", "")), error.get("data"))
+        if not isinstance(error, dict):
+            raise RpcError(0, f"{error!r:.200}", method=method)
+        code = error.get("code")
+        number = code if isinstance(code, int) and not isinstance(code, bool) else 0
+        raise RpcError(number, str(error.get("message", "")), error.get("data"), method=method)
     if "result" not in reply:
         raise RpcTransportError(f"{method}: reply has neither result nor error")
     return reply["result"]

@@ -17,6 +17,7 @@ test runs, so a suite of thousands of large fixtures never sits in memory.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,8 +27,8 @@ from typing import Any
 from _pytest.mark.expression import Expression
 
 from ..errors import BadInput
-from .genesis import fixture_chain_id, parse_quantity
-from .payloads import PayloadDirective, parse_payload_directives
+from .genesis import check_genesis_state, fixture_blob_schedule, fixture_chain_id, parse_quantity
+from .payloads import PayloadDirective, is_hash, parse_payload_directives
 
 ENGINE = "blockchain_test_engine"
 ENGINE_X = "blockchain_test_engine_x"
@@ -44,6 +45,8 @@ NOT_REPLAYABLE_FORMATS = (
 can take (or need a snapshot balgen does not have): skipped with a note."""
 
 PRE_ALLOC_FOLDER = "pre_alloc"
+_PRE_HASH = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+"""A `preHash` names a file in `pre_alloc/`: no path separators, no hidden names."""
 
 FORMAT_CHOICES = {"auto": REPLAYABLE_FORMATS, "engine": (ENGINE,), "engine_x": (ENGINE_X,)}
 """`--format` values and the fixture formats each replays."""
@@ -71,12 +74,20 @@ class GenesisSource:
     """For an engine fixture: its key in `path`; None for a pre-alloc group."""
 
     def load(self) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-        """The genesis header and the pre-state alloc, read from `path`."""
+        """
+        The genesis header and the pre-state alloc, read from `path` again
+        (discovery checked them; a file changed since is still bad input).
+        """
         document = read_json_object(self.path)
-        if self.test_id is None:
-            return document["genesis"], document["pre"]
-        fixture = document[self.test_id]
-        return fixture["genesisBlockHeader"], fixture["pre"]
+        holder: Any = document if self.test_id is None else document.get(self.test_id)
+        header_key = "genesis" if self.test_id is None else "genesisBlockHeader"
+        where = f"{self.path}" if self.test_id is None else f"{self.path}: test {self.test_id}"
+        if not isinstance(holder, Mapping):
+            raise BadInput(f"{where}: no longer in the file")
+        header, pre = holder.get(header_key), holder.get("pre")
+        if not isinstance(header, Mapping) or not isinstance(pre, Mapping):
+            raise BadInput(f"{where}: no {header_key} or no pre alloc")
+        return header, pre
 
 
 @dataclass(frozen=True)
@@ -137,6 +148,10 @@ def read_json_object(path: Path) -> dict[str, Any]:
         ) from None
     except UnicodeDecodeError:
         raise BadInput(f"{path}: malformed JSON: not UTF-8 text") from None
+    except RecursionError:
+        raise BadInput(f"{path}: malformed JSON: nested too deeply") from None
+    except ValueError:  # json raises it for an integer longer than Python converts (4300 digits)
+        raise BadInput(f"{path}: malformed JSON: a number with too many digits") from None
     except OSError as error:
         raise BadInput(f"{path}: cannot be read ({error.strerror})") from None
     if not isinstance(document, dict):
@@ -185,10 +200,29 @@ def _string_field(fixture: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-def _hash_of_header(header: Any, where: str) -> str:
-    if not isinstance(header, Mapping) or not isinstance(header.get("hash"), str):
-        raise BadInput(f"{where}: genesis header has no hash")
-    return str(header["hash"]).lower()
+def _hash_field(fixture: Mapping[str, Any], key: str, where: str) -> str:
+    """A 32-byte hash field, lower-cased; `BadInput` naming the field if absent or malformed."""
+    value = fixture.get(key)
+    if value is None:
+        raise BadInput(f"{where}: no {key}")
+    if not is_hash(value):
+        raise BadInput(f"{where}: {key} {value!r:.80} is not a 32-byte hex hash")
+    return str(value).lower()
+
+
+def _hash_of_header(header: Any, key: str, where: str) -> str:
+    """The `hash` of the genesis header stored under `key`."""
+    if not isinstance(header, Mapping):
+        raise BadInput(f"{where}: no {key} object")
+    return _hash_field(header, "hash", f"{where}: {key}")
+
+
+def _checked_genesis_state(header: Any, pre: Any, header_key: str, where: str) -> None:
+    """The genesis as balgen's geth will take it (see `check_genesis_state`), naming `where`."""
+    try:
+        check_genesis_state(header, pre, header_name=header_key)
+    except BadInput as error:
+        raise BadInput(f"{where}: {error}") from None
 
 
 def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
@@ -201,12 +235,18 @@ def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
     except BadInput as error:
         raise BadInput(f"{where}: {error}") from None
     config = fixture.get("config")
+    if config is not None and not isinstance(config, Mapping):
+        raise BadInput(f"{where}: config: not an object")
+    try:
+        fixture_blob_schedule(config or {})
+    except BadInput as error:
+        raise BadInput(f"{where}: {error}") from None
     return ReplayTest(
         ref=ref,
         network=_string_field(fixture, "network", where),
         payloads=payloads,
-        last_block_hash=_string_field(fixture, "lastblockhash", where).lower(),
-        config=config if isinstance(config, Mapping) else {},
+        last_block_hash=_hash_field(fixture, "lastblockhash", where),
+        config=config or {},
     )
 
 
@@ -221,7 +261,15 @@ def load_test(ref: FixtureRef) -> ReplayTest:
 # -- genesis of a test --------------------------------------------------------
 
 
-def find_pre_alloc(fixture_path: Path, pre_hash: str) -> Path:
+def pre_hash_of(fixture: Mapping[str, Any], where: str) -> str:
+    """The fixture's `preHash`, which must be usable as a file name in `pre_alloc/`."""
+    pre_hash = _string_field(fixture, "preHash", where)
+    if not _PRE_HASH.fullmatch(pre_hash):
+        raise BadInput(f"{where}: preHash {pre_hash!r:.80} is not a pre-alloc group name")
+    return pre_hash
+
+
+def find_pre_alloc(fixture_path: Path, pre_hash: str, where: str) -> Path:
     """
     `pre_alloc/<preHash>.json` in the nearest folder above the fixture that
     has it (execution-spec-tests puts it beside the `for_*` folders).
@@ -231,7 +279,7 @@ def find_pre_alloc(fixture_path: Path, pre_hash: str) -> Path:
         if candidate.is_file():
             return candidate
     raise BadInput(
-        f"{fixture_path}: preHash {pre_hash}: no {PRE_ALLOC_FOLDER}/{pre_hash}.json "
+        f"{where}: preHash {pre_hash}: no {PRE_ALLOC_FOLDER}/{pre_hash}.json "
         "in any folder above the file"
     )
 
@@ -241,9 +289,10 @@ def read_pre_alloc_genesis(path: Path) -> GenesisSource:
     document = read_json_object(path)
     where = f"{path}"
     network = _string_field(document, "network", where)
-    genesis_hash = _hash_of_header(document.get("genesis"), where)
+    genesis_hash = _hash_of_header(document.get("genesis"), "genesis", where)
     if not isinstance(document.get("pre"), Mapping):
         raise BadInput(f"{where}: no pre alloc")
+    _checked_genesis_state(document["genesis"], document["pre"], "genesis", where)
     chain_id = (
         parse_quantity(document["chainId"], f"{where}: chainId")
         if document.get("chainId") is not None
@@ -256,7 +305,8 @@ def _engine_genesis(ref: FixtureRef, fixture: Mapping[str, Any], network: str) -
     where = f"{ref.path}: test {ref.test_id}"
     if not isinstance(fixture.get("pre"), Mapping):
         raise BadInput(f"{where}: no pre alloc")
-    genesis_hash = _hash_of_header(fixture.get("genesisBlockHeader"), where)
+    genesis_hash = _hash_of_header(fixture.get("genesisBlockHeader"), "genesisBlockHeader", where)
+    _checked_genesis_state(fixture["genesisBlockHeader"], fixture["pre"], "genesisBlockHeader", where)
     try:
         chain_id = fixture_chain_id(fixture.get("config"))
     except BadInput as error:
@@ -273,8 +323,8 @@ class _GenesisResolver:
     def genesis_of(self, ref: FixtureRef, fixture: Mapping[str, Any], network: str) -> GenesisSource:
         if ref.format == ENGINE:
             return _engine_genesis(ref, fixture, network)
-        pre_hash = _string_field(fixture, "preHash", f"{ref.path}: test {ref.test_id}")
-        path = find_pre_alloc(ref.path, pre_hash)
+        where = f"{ref.path}: test {ref.test_id}"
+        path = find_pre_alloc(ref.path, pre_hash_of(fixture, where), where)
         if path not in self._pre_allocs:
             self._pre_allocs[path] = read_pre_alloc_genesis(path)
         genesis = self._pre_allocs[path]

@@ -159,6 +159,30 @@ def geth_chain_config(network: str, *, chain_id: int = TEST_CHAIN_ID) -> dict[st
     return config
 
 
+def fixture_blob_schedule(fixture_config: Mapping[str, Any]) -> dict[str, BlobConfig]:
+    """
+    The `config.blobSchedule` of a fixture, by lower-cased fork name, or
+    `BadInput` naming the malformed entry (discovery calls this, so that
+    the comparison at run time cannot fail on the shape).
+    """
+    schedule = fixture_config.get("blobSchedule") or {}
+    if not isinstance(schedule, Mapping):
+        raise BadInput("config.blobSchedule: not an object")
+    parsed = {}
+    for name, entry in schedule.items():
+        where = f"config.blobSchedule.{name}"
+        if not isinstance(entry, Mapping):
+            raise BadInput(f"{where}: not an object")
+        parsed[str(name).lower()] = BlobConfig(
+            target=parse_quantity(entry.get("target"), f"{where}.target"),
+            max=parse_quantity(entry.get("max"), f"{where}.max"),
+            base_fee_update_fraction=parse_quantity(
+                entry.get("baseFeeUpdateFraction"), f"{where}.baseFeeUpdateFraction"
+            ),
+        )
+    return parsed
+
+
 def fixture_config_mismatches(network: str, fixture_config: Mapping[str, Any]) -> list[str]:
     """
     Where a fixture's `config` disagrees with the chain config geth will run.
@@ -171,24 +195,12 @@ def fixture_config_mismatches(network: str, fixture_config: Mapping[str, Any]) -
     reports it up front.
     """
     fork = geth_test_fork(network)
+    fixture_schedule = fixture_blob_schedule(fixture_config)
     problems: list[str] = []
-    fixture_schedule = {
-        str(name).lower(): entry
-        for name, entry in (fixture_config.get("blobSchedule") or {}).items()
-    }
     for name in fork.blob_schedule:
-        entry = fixture_schedule.get(name)
-        if entry is None:
-            continue
+        found = fixture_schedule.get(name)
         expected = DEFAULT_BLOB_CONFIGS[name]
-        found = BlobConfig(
-            target=parse_quantity(entry.get("target"), f"blobSchedule.{name}.target"),
-            max=parse_quantity(entry.get("max"), f"blobSchedule.{name}.max"),
-            base_fee_update_fraction=parse_quantity(
-                entry.get("baseFeeUpdateFraction"), f"blobSchedule.{name}.baseFeeUpdateFraction"
-            ),
-        )
-        if found != expected:
+        if found is not None and found != expected:
             problems.append(f"blobSchedule.{name} is {found}, geth uses {expected}")
     return problems
 
@@ -294,54 +306,59 @@ def genesis_header_fields(network: str, header: Mapping[str, Any]) -> dict[str, 
     runner does; the client fills in defaults for the rest.
     """
     geth_test_fork(network)
-    number = parse_quantity(header.get("number", 0), "genesisBlockHeader.number")
+    return _header_fields(header, "genesisBlockHeader")
+
+
+def _header_fields(header: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """`genesis_header_fields` for any fork; `name` is the header's key, for messages."""
+    number = parse_quantity(header.get("number", 0), f"{name}.number")
     if number != 0:
-        raise BadInput(f"genesisBlockHeader.number: {number}, a genesis block must be number 0")
+        raise BadInput(f"{name}.number: {number}, a genesis block must be number 0")
     fields: dict[str, Any] = {
-        "nonce": hex(int.from_bytes(_nonce_bytes(header.get("nonce", "0x" + "00" * 8)), "big")),
-        "timestamp": _quantity_hex(header.get("timestamp", 0), "genesisBlockHeader.timestamp"),
-        "extraData": _data_hex(header.get("extraData", "0x"), "genesisBlockHeader.extraData"),
-        "gasLimit": _quantity_hex(_required(header, "gasLimit"), "genesisBlockHeader.gasLimit"),
-        "difficulty": _quantity_hex(header.get("difficulty", 0), "genesisBlockHeader.difficulty"),
-        "mixHash": _data_hex(
-            header.get("mixHash", ZERO_HASH), "genesisBlockHeader.mixHash", length=32
-        ),
+        "nonce": hex(int.from_bytes(_nonce_bytes(header.get("nonce", "0x" + "00" * 8), name), "big")),
+        "timestamp": _quantity_hex(header.get("timestamp", 0), f"{name}.timestamp"),
+        "extraData": _data_hex(header.get("extraData", "0x"), f"{name}.extraData"),
+        "gasLimit": _quantity_hex(_required(header, "gasLimit", name), f"{name}.gasLimit"),
+        "difficulty": _quantity_hex(header.get("difficulty", 0), f"{name}.difficulty"),
+        "mixHash": _data_hex(header.get("mixHash", ZERO_HASH), f"{name}.mixHash", length=32),
         "coinbase": _data_hex(
-            header.get("coinbase", "0x" + "00" * 20), "genesisBlockHeader.coinbase", length=20
+            header.get("coinbase", "0x" + "00" * 20), f"{name}.coinbase", length=20
         ),
         "number": "0x0",
-        "gasUsed": _quantity_hex(header.get("gasUsed", 0), "genesisBlockHeader.gasUsed"),
+        "gasUsed": _quantity_hex(header.get("gasUsed", 0), f"{name}.gasUsed"),
         "parentHash": _data_hex(
-            header.get("parentHash", ZERO_HASH), "genesisBlockHeader.parentHash", length=32
+            header.get("parentHash", ZERO_HASH), f"{name}.parentHash", length=32
         ),
     }
     for key in ("baseFeePerGas", "excessBlobGas", "blobGasUsed", "slotNumber"):
         if header.get(key) is not None:
-            fields[key] = _quantity_hex(header[key], f"genesisBlockHeader.{key}")
+            fields[key] = _quantity_hex(header[key], f"{name}.{key}")
     return fields
 
 
-def _nonce_bytes(value: Any) -> bytes:
+def _nonce_bytes(value: Any, name: str) -> bytes:
     """The 8-byte PoW nonce, which fixtures write as fixed-width hex."""
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64:
         return value.to_bytes(8, "big")
-    return parse_hex_bytes(value, "genesisBlockHeader.nonce", length=8)
+    return parse_hex_bytes(value, f"{name}.nonce", length=8)
 
 
-def _required(header: Mapping[str, Any], key: str) -> Any:
+def _required(header: Mapping[str, Any], key: str, name: str) -> Any:
     """`header[key]`, or `BadInput` saying the genesis header lacks it."""
     if header.get(key) is None:
-        raise BadInput(f"genesisBlockHeader: no {key}")
+        raise BadInput(f"{name}: no {key}")
     return header[key]
 
 
-def geth_alloc_account(address: str, account: Mapping[str, Any]) -> dict[str, Any]:
+def geth_alloc_account(address: str, account: Any) -> dict[str, Any]:
     """
     One `pre` account as a `types.Account` in the form geth reads without
     surprises: canonical hex quantities, 32-byte storage words, and only
     the fields that are set.
     """
     where = f"pre[{address}]"
+    if not isinstance(account, Mapping):
+        raise BadInput(f"{where}: not an object")
     converted: dict[str, Any] = {
         "balance": _quantity_hex(account.get("balance", 0), f"{where}.balance")
     }
@@ -354,6 +371,8 @@ def geth_alloc_account(address: str, account: Mapping[str, Any]) -> dict[str, An
     if code != "0x":
         converted["code"] = code
     storage = account.get("storage") or {}
+    if not isinstance(storage, Mapping):
+        raise BadInput(f"{where}.storage: not an object")
     if storage:
         converted["storage"] = {
             _word_hex(key, f"{where}.storage key"): _word_hex(value, f"{where}.storage[{key}]")
@@ -362,11 +381,34 @@ def geth_alloc_account(address: str, account: Mapping[str, Any]) -> dict[str, An
     return converted
 
 
+def _alloc_key(address: Any) -> str:
+    """An alloc address as lower-case hex, checked to be 20 bytes."""
+    return _data_hex(address, f"pre key {address!r}", length=20)
+
+
+def check_genesis_state(header: Any, pre: Any, *, header_name: str) -> None:
+    """
+    Convert the genesis header and every `pre` account the way
+    `write_geth_genesis` will, writing nothing: a malformed genesis is then
+    bad input found before the run, not a client that fails to start in
+    the middle of it. The fork is not checked (a client the user runs may
+    know forks balgen's geth config table does not).
+    """
+    if not isinstance(header, Mapping):
+        raise BadInput(f"{header_name}: not an object")
+    _header_fields(header, header_name)
+    if not isinstance(pre, Mapping):
+        raise BadInput("pre: not an object")
+    for address, account in pre.items():
+        _alloc_key(address)
+        geth_alloc_account(address, account)
+
+
 def _write_alloc(stream: TextIO, pre: Mapping[str, Mapping[str, Any]]) -> None:
     """Write the `alloc` object one account at a time, never holding it all converted."""
     stream.write("{")
     for index, (address, account) in enumerate(pre.items()):
-        key = _data_hex(address, f"pre key {address!r}", length=20)
+        key = _alloc_key(address)
         if index:
             stream.write(",")
         stream.write("\n")

@@ -8,20 +8,25 @@ all off, and the p2p listener, which geth always opens on every interface,
 accepts only loopback addresses. The node is stopped (SIGTERM, then SIGKILL)
 and its datadir removed however the `with` block ends, Ctrl-C included:
 geth runs in its own session, so the terminal's SIGINT reaches only Python,
-which then stops geth in order.
+which then stops geth in order. A stopped (SIGSTOP) node is continued so
+that it can act on the SIGTERM. On Linux geth also gets SIGKILL from the
+kernel if balgen dies without cleaning up (SIGKILL, a crash): no node
+outlives the run that started it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TypeVar
@@ -41,6 +46,32 @@ _BIND_CONFLICT_MARKER = "address already in use"
 
 _READY_POLL_INTERVAL = 0.05
 _PROBE_TIMEOUT = 2.0
+
+
+_PR_SET_PDEATHSIG = 1
+"""prctl(2) option: the signal the kernel sends a process when its parent dies."""
+
+
+def _parent_death_signal() -> Callable[[], None] | None:
+    """
+    A `preexec_fn` that makes the kernel SIGKILL the child when balgen dies,
+    on Linux; None elsewhere. libc's `prctl` is looked up here, before the
+    fork, so the child only makes the one system call.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def set_signal() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    return set_signal
+
+
+_PREEXEC = _parent_death_signal()
 
 
 class GethError(BadInput):
@@ -213,6 +244,10 @@ class GethProcess:
         """Whether the node process is alive."""
         return self._process is not None and self._process.poll() is None
 
+    def exit_code(self) -> int | None:
+        """The node's exit code once it has ended (negative: the signal), else None."""
+        return self._process_returncode() if self._process is not None else self.returncode
+
     def log_tail(self, lines: int = 30) -> str:
         """The last lines of the node's log, for error messages."""
         return tail_of_file(self.log_path, lines)
@@ -311,6 +346,8 @@ class GethProcess:
                     f"geth init did not finish within {self.init_timeout:.0f} s:\n"
                     + tail_of_file(self.init_log_path)
                 ) from None
+            except OSError as error:  # executable bits on something that is no program
+                raise GethError(f"geth binary {self.geth_bin}: cannot be run ({error.strerror or error})") from None
         if completed.returncode != 0:
             raise GethError(
                 f"geth init of {self.genesis_path} failed with exit code "
@@ -320,14 +357,20 @@ class GethProcess:
     def _spawn_node(self) -> None:
         """Start the node in its own session, its output appended to the log."""
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - open while geth runs
-        self._process = subprocess.Popen(
-            self.node_command(),
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=geth_environment(),
-            start_new_session=True,
-        )
+        try:
+            self._process = subprocess.Popen(
+                self.node_command(),
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                env=geth_environment(),
+                start_new_session=True,
+                preexec_fn=_PREEXEC,  # noqa: PLW1509 - one prctl call, resolved before the fork
+            )
+        except OSError as error:
+            self._log.close()
+            self._log = None
+            raise GethError(f"geth binary {self.geth_bin}: cannot be run ({error.strerror or error})") from None
 
     def _wait_until_ready(self, *, final_attempt: bool) -> bool:
         """
@@ -383,6 +426,7 @@ class GethProcess:
         try:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
+                process.send_signal(signal.SIGCONT)  # a stopped node acts on SIGTERM only once continued
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=self.stop_timeout)
         finally:

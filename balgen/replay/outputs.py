@@ -12,9 +12,11 @@ file.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import statistics
+import tempfile
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,19 +71,44 @@ def default_output(label: str, root: Path = Path("results")) -> Path:
     return root / f"{stamp}-{label}"
 
 
+class ResultsNotWritten(Exception):
+    """A result file could not be written (disk full, folder removed or read-only)."""
+
+
+def check_writable(path: Path, option: str = "--output") -> None:
+    """
+    Create a file in the folder `path` and remove it, so that a folder that
+    exists but takes no files is bad input now rather than a failure after
+    the first test (a read-only mount, /proc, a folder owned by another user).
+    """
+    try:
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".balgen-write-probe-"):
+            pass
+    except OSError as error:
+        raise BadInput(f"{option} {path}: not writable ({error.strerror or error})") from None
+
+
 def prepare_output(path: Path) -> Path:
     """
     Create the output folder; refuse one that already holds a run, so that
-    no earlier result is overwritten by accident.
+    no earlier result is overwritten by accident, and one that takes no files.
     """
     if path.exists() and not path.is_dir():
         raise BadInput(f"--output {path}: is a file")
     if (path / RESULTS_JSON).exists():
         raise BadInput(f"--output {path}: already holds a run ({RESULTS_JSON}); choose another folder")
+    existed = path.is_dir()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise BadInput(f"--output {path}: cannot be created ({error.strerror})") from None
+    try:
+        check_writable(path)
+    except BadInput:
+        if not existed:
+            with contextlib.suppress(OSError):
+                path.rmdir()  # leave no folder behind for a rejected command
+        raise
     return path
 
 
@@ -199,6 +226,14 @@ class RunWriter:
 
     def write(self) -> None:
         """Replace the four files with the current results, each atomically."""
+        try:
+            self._write_files()
+        except OSError as error:
+            raise ResultsNotWritten(
+                f"cannot write the results to {self.output} ({error.strerror or error})"
+            ) from None
+
+    def _write_files(self) -> None:
         write_text_atomically(self.output / RESULTS_JSON, self.run.model_dump_json(indent=1) + "\n")
         write_text_atomically(
             self.output / EXECUTIONS_CSV,

@@ -8,6 +8,7 @@ through a run with the client's chain left at block 6.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -55,12 +56,44 @@ class PayloadDirective:
         return f"engine_newPayloadV{self.new_payload_version}"
 
 
+_HEX = re.compile(r"0[xX][0-9a-fA-F]*")
+_HASH = re.compile(r"0[xX][0-9a-fA-F]{64}")
+
+
+def is_hash(value: Any) -> bool:
+    """Whether `value` is a 32-byte hash as JSON-RPC writes it (`0x` and 64 hex digits)."""
+    return isinstance(value, str) and _HASH.fullmatch(value) is not None
+
+
 def _hash_field(payload: Mapping[str, Any], key: str, where: str) -> str:
     """A 32-byte hash of the execution payload, lower-cased."""
     value = payload.get(key)
-    if not isinstance(value, str) or len(value) != 66 or value[:2] not in ("0x", "0X"):
-        raise BadInput(f"{where}: execution payload {key} {value!r} is not a 32-byte hex hash")
-    return value.lower()
+    if not is_hash(value):
+        raise BadInput(f"{where}: execution payload {key} {value!r:.80} is not a 32-byte hex hash")
+    return str(value).lower()
+
+
+def check_engine_values(params: list[Any], where: str) -> None:
+    """
+    Every value in a payload's params must be `0x` hex (Engine API
+    quantities and data are nothing else), or an object or list of them.
+
+    Checked here so that a mistyped field is bad input naming the field,
+    not a client's "invalid argument" half-way through a run. The walk is a
+    loop, not a recursion: a deeply nested value must not exhaust the stack.
+    """
+    pending: list[tuple[str, Any]] = [(f"{where}.params", params)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str):
+            if _HEX.fullmatch(value) is None:
+                raise BadInput(f"{path}: {value!r:.80} is not 0x-prefixed hex")
+        elif isinstance(value, Mapping):
+            pending.extend(reversed([(f"{path}.{key}", item) for key, item in value.items()]))
+        elif isinstance(value, list):
+            pending.extend(reversed([(f"{path}[{i}]", item) for i, item in enumerate(value)]))
+        elif value is not None:
+            raise BadInput(f"{path}: {value!r:.80} is not 0x-prefixed hex")
 
 
 def _error_code(value: Any, where: str) -> int | None:
@@ -84,6 +117,7 @@ def parse_payload_directive(index: int, entry: Any, where: str) -> PayloadDirect
     transactions = payload.get("transactions")
     if not isinstance(transactions, list):
         raise BadInput(f"{where}: execution payload has no transactions list")
+    check_engine_values(params, where)
     validation_error = entry.get("validationError")
     return PayloadDirective(
         index=index,

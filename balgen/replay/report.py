@@ -29,6 +29,7 @@ from ..errors import BadInput  # noqa: E402
 from ._files import write_text_atomically  # noqa: E402
 from .command import BAD_INPUT, OneLineParser  # noqa: E402
 from .comparison import Comparison, DeltaSummary, compare, load_runs  # noqa: E402
+from .outputs import check_writable  # noqa: E402
 from .progress import wide_console  # noqa: E402
 
 REPORT_MD = "report.md"
@@ -207,17 +208,24 @@ def run_report(argv: Sequence[str], console: Console | None = None) -> int:
             raise BadInput(f"--worst {args.worst}: must be 0 or more")
         comparison = compare(load_runs(args.runs), worst=args.worst)
         output = args.output or default_report_output()
+        if output.exists() and not output.is_dir():
+            raise BadInput(f"--output {output}: is a file")
         try:
             output.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise BadInput(f"--output {output}: cannot be created ({error.strerror})") from None
+        check_writable(output)
     except BadInput as error:
         print(f"balgen report: {error}", file=sys.stderr)
         return BAD_INPUT
     console = console or wide_console()
     for table in rich_tables(comparison):
         console.print(table)
-    write_chart(comparison, output / REPORT_PNG)
-    write_text_atomically(output / REPORT_MD, markdown(comparison, args.runs))
+    try:
+        write_chart(comparison, output / REPORT_PNG)
+        write_text_atomically(output / REPORT_MD, markdown(comparison, args.runs))
+    except OSError as error:  # the folder took a probe file but not the report (disk full)
+        print(f"balgen report: cannot write the report to {output} ({error.strerror or error})", file=sys.stderr)
+        return 1
     console.print(f"report written to {output / REPORT_MD} and {output / REPORT_PNG}", highlight=False)
     return 0

@@ -25,6 +25,14 @@ head after the benchmark payload is `lastblockhash`. A payload the fixture
 expects to be INVALID is sent once: clients remember rejected blocks and
 answer a resend from that memory (geth: "links to previously rejected
 block"), not by executing it.
+
+Faults: a JSON-RPC error to any call fails the test with the method and the
+error, and the run goes on. A client that stops answering (killed, hung past
+the timeout, refusing the JWT) or cannot be restarted fails the test it was
+serving, keeping what that test had executed; a client balgen started is
+then replaced by a fresh one for the rest of the group (at most
+`MAX_CLIENT_REPLACEMENTS` times), while the rest of a group on a client the
+user runs is reported not run.
 """
 
 from __future__ import annotations
@@ -44,6 +52,15 @@ from .measurements import Execution, Role, benchmark_statistics
 from .payloads import ERROR, VALID, PayloadDirective
 from .results import FixtureResult, RunState, Verdict
 from .targets import ReplayClient, ReplayTarget
+
+
+MAX_CLIENT_REPLACEMENTS = 2
+"""Fresh clients started per group after the previous one was lost: enough
+for an occasional crash, bounded for a build that crashes on every test."""
+
+
+class ClientLost(Exception):
+    """The client can no longer serve the group: it stopped answering or did not restart."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +175,10 @@ class _TestReplay:
 
     def restart_client(self, number: int, block_hash: str) -> None:
         """`--cold`: restart the client; its head must still be the parent."""
-        self.client.restart()
+        try:
+            self.client.restart()
+        except BadInput as error:  # GethError: geth did not come back
+            raise ClientLost(f"restarting the client failed: {error}") from None
         self.chain = ClientChain(self.client.rpc)
         self.chain.expect_head(number, block_hash, "restarting the client")
 
@@ -178,7 +198,10 @@ class _TestReplay:
         where = f"payload {directive.index} (block {directive.block_number})"
         if role is not Role.SETUP:
             where += f", {role.value} execution {repetition + 1}"
-        known = self.chain.is_known(directive.block_hash)
+        try:
+            known = self.chain.is_known(directive.block_hash)
+        except RpcError as error:
+            raise CheckFailed(f"{where}: {_reason(error)}") from None
         if self.client.slow_blocks is not None:
             self.client.slow_blocks.skip_to_end()
         try:
@@ -192,10 +215,14 @@ class _TestReplay:
             ) from None
         status, validation_error = _status_of(reply.result)
         forkchoice = None
+        forkchoice_error = None
         if status == VALID and directive.expected_status == VALID:
-            forkchoice = self.client.engine.forkchoice_updated(
-                directive.forkchoice_updated_version, directive.block_hash
-            )
+            try:
+                forkchoice = self.client.engine.forkchoice_updated(
+                    directive.forkchoice_updated_version, directive.block_hash
+                )
+            except RpcError as error:  # the payload executed: it is still recorded
+                forkchoice_error = error
         self.record(
             directive,
             role,
@@ -213,6 +240,8 @@ class _TestReplay:
                 f"it was sent; its {status} after {reply.elapsed_ns / 1e6:.2f} ms is no execution"
             )
         _check_status(where, directive, status, validation_error)
+        if forkchoice_error is not None:
+            raise CheckFailed(f"{where}: {_reason(forkchoice_error)}")
         if forkchoice is not None:
             _check_forkchoice(where, directive, forkchoice.result)
 
@@ -311,56 +340,93 @@ def _result(
     )
 
 
+def _reason(error: CheckFailed | RpcError) -> str:
+    """A failed check's message, or the call a JSON-RPC error answered and the error."""
+    if isinstance(error, RpcError):
+        return f"{error.method or 'a call'} returned error {error.code}: {error.message}"
+    return str(error)
+
+
+def _run_steps(replay: _TestReplay) -> tuple[str | None, str | None]:
+    """
+    The test's steps on its client: (why it failed or None, why the group
+    cannot go on or None). `RpcTransportError` and `ClientLost` pass through.
+    """
+    try:
+        pre_test = replay.start_point()
+    except (CheckFailed, RpcError) as start_failure:
+        return _reason(start_failure), None
+    failure = None
+    try:
+        replay.run_payloads()
+    except (CheckFailed, RpcError) as check_failure:
+        failure = _reason(check_failure)
+    try:
+        replay.chain.roll_back_to(*pre_test)
+    except (CheckFailed, RpcError) as rollback_failure:
+        broken = f"rolling back to the pre-test head failed: {_reason(rollback_failure)}"
+        return (broken if failure is None else f"{failure}; then {broken}"), broken
+    return failure, None
+
+
 def replay_test(
     client: ReplayClient,
     ref: FixtureRef,
     genesis_hash: str,
     options: ReplayOptions,
     observer: ReplayObserver,
-) -> tuple[FixtureResult, str | None]:
+) -> tuple[FixtureResult, str | None, bool]:
     """
-    Run one test; return its result and, if the chain could not be brought
-    back to the pre-test head afterwards, why (the group cannot go on).
+    Run one test; return its result, why the group cannot go on on this
+    client (None if it can), and whether the client itself was lost.
     """
     started = time.perf_counter()
     try:
         test = load_test(ref)
     except BadInput as error:
-        return _result(ref, genesis_hash, f"malformed fixture: {error}"), None
+        return _result(ref, genesis_hash, f"malformed fixture: {error}"), None, False
     problems = client.config_problems(test)
     if problems:
-        return _result(ref, genesis_hash, "; ".join(problems), test=test), None
+        return _result(ref, genesis_hash, "; ".join(problems), test=test), None, False
     total, _ = benchmark_executions(test.benchmark, options)
     observer.test_started(ref, len(test.setup) + total)
     replay = _TestReplay(client, test, options, observer)
-    failure = None
-    broken = None
+    lost = False
     try:
-        pre_test = replay.start_point()
-    except CheckFailed as start_failure:
-        return _result(ref, genesis_hash, str(start_failure), test=test, started=started), None
-    try:
-        replay.run_payloads()
-    except CheckFailed as check_failure:
-        failure = str(check_failure)
-    try:
-        replay.chain.roll_back_to(*pre_test)
-    except CheckFailed as rollback_failure:
-        broken = f"rolling back to the pre-test head failed: {rollback_failure}"
-        failure = broken if failure is None else f"{failure}; then {broken}"
+        failure, broken = _run_steps(replay)
+    except (RpcTransportError, ClientLost) as error:
+        reason = str(error) if isinstance(error, ClientLost) else f"no answer from the client: {error}"
+        tail = client.log_tail()
+        failure = reason + (f"\n{tail}" if tail else "")
+        broken, lost = f"the client was lost during {ref.test_id}", True
     result = _result(ref, genesis_hash, failure, test=test, executions=replay.executions, started=started)
-    return result, broken
+    return result, broken, lost
 
 
 def genesis_failure(client: ReplayClient, group: ReplayGroup) -> str | None:
     """Why the client's genesis is not the group's, or None if it is."""
-    block = client.rpc.get_block_by_number(0).result
-    found = str((block or {}).get("hash", "")).lower()
+    try:
+        block = client.rpc.get_block_by_number(0).result
+    except RpcError as error:
+        return f"genesis mismatch: {_reason(error)}"
+    found = str(block.get("hash", "")).lower() if isinstance(block, dict) else ""
     if found == group.genesis.genesis_hash:
         return None
     reasons = [f"client genesis hash {found or None} is not the fixture's {group.genesis.genesis_hash}"]
-    reasons += client.genesis_problems(group.genesis, block)
+    reasons += client.genesis_problems(group.genesis, block if isinstance(block, dict) else None)
     return "genesis mismatch: " + "; ".join(reasons)
+
+
+@dataclass(frozen=True)
+class GroupOutcome:
+    """How a group's run on one client ended."""
+
+    stop: bool
+    """`--fail-fast` and a test failed: the run ends here."""
+    left: tuple[FixtureRef, ...] = ()
+    """Tests not reported yet because the client was lost before them."""
+    lost_reason: str | None = None
+    """Why the client was lost, for the tests that no client runs."""
 
 
 def replay_group(
@@ -368,34 +434,60 @@ def replay_group(
     group: ReplayGroup,
     options: ReplayOptions,
     observer: ReplayObserver,
-) -> bool:
+) -> GroupOutcome:
     """
-    Every test of a group on one client, in order. Returns False if the
-    run must stop (`--fail-fast` and a test failed).
+    Every test of a group on one client, in order, until the run must stop
+    (`--fail-fast`), or the client is lost (the tests after are handed back
+    in `left`, unreported, for a new client or a not-run verdict).
     """
     observer.group_started(group, client.client_version)
-    stop_reason = genesis_failure(client, group)
-    for ref in group.tests:
+    try:
+        stop_reason = genesis_failure(client, group)
+    except RpcTransportError as error:
+        stop_reason = f"no answer from the client to the genesis check: {error}"
+    verdict_of_rest = Verdict.FAILED
+    for index, ref in enumerate(group.tests):
+        lost = False
         if stop_reason is not None:
-            verdict_of_rest = Verdict.FAILED if stop_reason.startswith("genesis") else Verdict.NOT_RUN
             result = _result(ref, group.genesis.genesis_hash, stop_reason, verdict=verdict_of_rest)
         else:
-            try:
-                result, broken = replay_test(client, ref, group.genesis.genesis_hash, options, observer)
-            except RpcTransportError as error:
-                tail = client.log_tail()
-                result = _result(
-                    ref,
-                    group.genesis.genesis_hash,
-                    f"no answer from the client: {error}" + (f"\n{tail}" if tail else ""),
-                )
-                broken = f"the client stopped answering during {ref.test_id}"
+            result, broken, lost = replay_test(client, ref, group.genesis.genesis_hash, options, observer)
             if broken is not None:
-                stop_reason = f"not run: {broken}"
+                stop_reason, verdict_of_rest = f"not run: {broken}", Verdict.NOT_RUN
         observer.test_finished(result)
         if options.fail_fast and not result.passed:
+            return GroupOutcome(stop=True)
+        if lost:
+            return GroupOutcome(stop=False, left=group.tests[index + 1 :], lost_reason=stop_reason)
+    return GroupOutcome(stop=False)
+
+
+def _report_all(
+    refs: Sequence[FixtureRef], genesis_hash: str, reason: str, verdict: Verdict,
+    options: ReplayOptions, observer: ReplayObserver,
+) -> bool:
+    """Report `refs` with one reason; False if `--fail-fast` stops the run."""
+    for ref in refs:
+        observer.test_finished(_result(ref, genesis_hash, reason, verdict=verdict))
+        if options.fail_fast:
             return False
     return True
+
+
+def _replay_on_new_client(
+    target: ReplayTarget, group: ReplayGroup, options: ReplayOptions, observer: ReplayObserver
+) -> GroupOutcome:
+    """The group's tests on a client opened for them, and released whatever happens."""
+    with contextlib.ExitStack() as stack:
+        try:
+            client = stack.enter_context(target.open(group.genesis))
+        except BadInput as error:  # GethError: geth could not be initialised or started
+            go_on = _report_all(
+                group.tests, group.genesis.genesis_hash, f"client could not start: {error}",
+                Verdict.FAILED, options, observer,
+            )
+            return GroupOutcome(stop=not go_on)
+        return replay_group(client, group, options, observer)
 
 
 def replay_suite(
@@ -403,19 +495,25 @@ def replay_suite(
 ) -> RunState:
     """
     Every group of the suite, each on its own client from `target`. A client
-    that cannot be started fails its group's tests, and the run goes on.
+    that cannot be started fails its group's tests, and the run goes on. A
+    client lost in the middle of a group is replaced by a fresh one for the
+    group's remaining tests when balgen starts the clients (see the module
+    docstring); otherwise those tests are not run.
     """
     for group in suite.groups:
-        with contextlib.ExitStack() as stack:
-            try:
-                client = stack.enter_context(target.open(group.genesis))
-            except BadInput as error:  # GethError: geth could not be initialised or started
-                reason = f"client could not start: {error}"
-                for ref in group.tests:
-                    observer.test_finished(_result(ref, group.genesis.genesis_hash, reason))
-                    if options.fail_fast:
-                        return RunState.STOPPED
-                continue
-            if not replay_group(client, group, options, observer):
+        tests = group.tests
+        replacements = 0
+        while tests:
+            outcome = _replay_on_new_client(target, ReplayGroup(group.genesis, tests), options, observer)
+            if outcome.stop:
                 return RunState.STOPPED
+            tests = outcome.left
+            if tests and (target.kind != "managed" or replacements == MAX_CLIENT_REPLACEMENTS):
+                reason = outcome.lost_reason or "not run: the client was lost"
+                if replacements:
+                    reason += f" (after {replacements} fresh clients)"
+                if not _report_all(tests, group.genesis.genesis_hash, reason, Verdict.NOT_RUN, options, observer):
+                    return RunState.STOPPED
+                tests = ()
+            replacements += 1
     return RunState.COMPLETE

@@ -13,6 +13,7 @@ has no slow-block log.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import tempfile
 from collections.abc import Iterator
@@ -63,19 +64,27 @@ class ReplayTarget(Protocol):
         """A running client for `genesis`, released when the block ends."""
 
 
+RPC_TIMEOUT = 30.0
+"""Seconds to wait for an `eth_*` / `debug_*` answer before the client counts as lost."""
+ENGINE_TIMEOUT = 120.0
+"""Seconds to wait for an Engine API answer: a large block may take long to execute."""
+
+
 class _GethClient:
     """A geth balgen started, with its clients and its slow-block log."""
 
     can_restart = True
 
-    def __init__(self, geth: GethProcess) -> None:
+    def __init__(self, geth: GethProcess, rpc_timeout: float, engine_timeout: float) -> None:
         self.geth = geth
+        self.rpc_timeout = rpc_timeout
+        self.engine_timeout = engine_timeout
         self.slow_blocks: SlowBlockLogReader | None = SlowBlockLogReader(geth.log_path)
         self._connect()
 
     def _connect(self) -> None:
-        self.rpc = self.geth.rpc_client()
-        self.engine = self.geth.engine_client()
+        self.rpc = self.geth.rpc_client(timeout=self.rpc_timeout)
+        self.engine = self.geth.engine_client(timeout=self.engine_timeout)
         self.client_version = self.geth.client_version
 
     def close(self) -> None:
@@ -89,7 +98,10 @@ class _GethClient:
         self._connect()
 
     def log_tail(self) -> str:
-        return self.geth.log_tail(10)
+        tail = self.geth.log_tail(10)
+        if self.geth.is_running():
+            return tail
+        return f"geth is not running (exit code {self.geth.exit_code()}); its log ends:\n{tail}"
 
     def config_problems(self, test: ReplayTest) -> list[str]:
         return fixture_config_mismatches(test.network, test.config)
@@ -111,6 +123,8 @@ class ManagedGeth:
     geth_bin: Path
     client_args: tuple[str, ...] = ()
     temp_parent: Path | None = None
+    rpc_timeout: float = RPC_TIMEOUT
+    engine_timeout: float = ENGINE_TIMEOUT
     kind: str = field(default="managed", init=False)
 
     @contextmanager
@@ -125,7 +139,7 @@ class ManagedGeth:
             with GethProcess(
                 self.geth_bin, genesis_path, extra_args=extra_args, temp_parent=self.temp_parent
             ) as geth:
-                client = _GethClient(geth)
+                client = _GethClient(geth, self.rpc_timeout, self.engine_timeout)
                 try:
                     yield client
                 finally:
@@ -139,11 +153,11 @@ class _UserClient:
     slow_blocks = None
 
     def __init__(self, target: ExternalClient) -> None:
-        self.engine = EngineClient(target.engine_url, target.jwt_secret)
+        self.engine = EngineClient(target.engine_url, target.jwt_secret, timeout=target.engine_timeout)
         self.rpc = (
-            RpcClient(target.rpc_url)
+            RpcClient(target.rpc_url, timeout=target.rpc_timeout)
             if target.rpc_url
-            else RpcClient(target.engine_url, jwt_secret=target.jwt_secret)
+            else RpcClient(target.engine_url, timeout=target.rpc_timeout, jwt_secret=target.jwt_secret)
         )
         self.client_version = target.client_version
 
@@ -186,6 +200,8 @@ class ExternalClient:
     jwt_secret: bytes
     rpc_url: str | None
     client_version: str | None = None
+    rpc_timeout: float = RPC_TIMEOUT
+    engine_timeout: float = ENGINE_TIMEOUT
     kind: str = field(default="external", init=False)
 
     def probe(self) -> ExternalClient:
@@ -206,7 +222,7 @@ class ExternalClient:
                 raise BadInput(f"{'--rpc-url' if self.rpc_url else '--engine-url'} {client.rpc.url}: {error}") from None
         finally:
             client.close()
-        return ExternalClient(self.engine_url, self.jwt_secret, self.rpc_url, version)
+        return dataclasses.replace(self, client_version=version)
 
     @contextmanager
     def open(self, genesis: GenesisSource) -> Iterator[ReplayClient]:
@@ -230,12 +246,29 @@ def target_description(target: ManagedGeth | ExternalClient) -> dict[str, object
     return {"kind": target.kind, "engine_url": target.engine_url, "rpc_url": target.rpc_url}
 
 
+MANAGED_FLAGS = frozenset(
+    {"datadir", "port", "authrpc.addr", "authrpc.port", "authrpc.jwtsecret", "http.addr", "http.port", "ipcpath"}
+)
+"""geth flags balgen sets itself: it picks free loopback ports, a fresh
+datadir and a generated secret, and talks to geth through them, so the same
+flag in `--client-args` would point geth somewhere balgen never looks (and
+a fixed port may already be in use)."""
+
+
 def split_client_args(text: str | None) -> tuple[str, ...]:
     """`--client-args "..."` split as a shell would, or `BadInput`."""
     if not text:
         return ()
     try:
-        return tuple(shlex.split(text))
+        arguments = tuple(shlex.split(text))
     except ValueError as error:
         raise BadInput(f"--client-args {text!r}: {error}") from None
+    for argument in arguments:
+        name = argument.lstrip("-").split("=", 1)[0]
+        if argument.startswith("-") and name in MANAGED_FLAGS:
+            raise BadInput(
+                f"--client-args: --{name} is set by balgen (free ports on 127.0.0.1, a fresh "
+                "datadir and JWT secret per genesis); use --engine-url for a geth you configure"
+            )
+    return arguments
 
