@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..chain.alloc import iter_alloc
 from ..chain.t8n import TransitionTool
 from ..errors import BadInput
 from .access import TxAccessSet
@@ -53,7 +54,8 @@ def trace_block(
     `workdir` gets t8n's outputs of this tracing run, so it must not be the
     folder of the block's real run. Every transaction must be included.
     """
-    pre = json.loads(alloc_path.read_text())
+    # Balances, nonces and storage only: the code of a contract set's alloc is gigabytes.
+    pre = {address: {k: v for k, v in account.items() if k != "code"} for address, account in iter_alloc(alloc_path)}
     result = t8n.transition_raw(fork_name, alloc_path, env, txs_rlp, workdir, label=label, tracer=ACCESS_TRACER)
     if result.rejected:
         first = result.rejected[0]

@@ -131,7 +131,9 @@ def genesis_state_root(t8n: TransitionTool, alloc_path: Path, workdir: Path) -> 
         "parentUncleHash": "0x" + bytes(32).hex(),
         "withdrawals": [],
     }
-    result = t8n.transition_raw(STATE_ROOT_FORK, alloc_path, env, rlp.encode([]), workdir, label="genesis")
+    result = t8n.transition_raw(
+        STATE_ROOT_FORK, alloc_path, env, rlp.encode([]), workdir, label="genesis", write_alloc=False
+    )
     return result.state_root
 
 

@@ -120,12 +120,15 @@ class TransitionTool:
         *,
         label: str,
         tracer: str | None = None,
+        write_alloc: bool = True,
     ) -> T8nResult:
         """
         `transition` under any fork name t8n knows, balgen's forks or not.
 
         With `tracer` the run is a tracing run (see the module docstring): its
-        receipts and traces are the block's, its state root and alloc are not.
+        receipts and traces are the block's, its state root and alloc are not,
+        so t8n writes no alloc. Without `write_alloc` neither (a contract set's
+        post-state is gigabytes no one reads).
         """
         workdir.mkdir(parents=True, exist_ok=True)
         env_path = workdir / "env.json"
@@ -145,7 +148,7 @@ class TransitionTool:
             f"--input.txs={txs_path}",
             f"--output.basedir={workdir}",
             "--output.result=result.json",
-            "--output.alloc=alloc.json",
+            "--output.alloc=alloc.json" if write_alloc and tracer is None else "--output.alloc=",
             "--output.body=body.rlp",
         ]
         if tracer is not None:
