@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .errors import BadInput
+from .errors import BadInput, OneLineParser
 from .forks import FORKS, fork_by_name
 from .plugin import BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, check_output_writable, parse_gas_values
 from .chain.t8n import probe_version
@@ -28,7 +28,7 @@ FILLERS = PROJECT_ROOT / "fillers"
 
 
 def fill_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="balgen fill",
         description="Fill the BAL benchmark fixtures (extra arguments go to pytest).",
     )
@@ -87,16 +87,19 @@ def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str
 def run_fill(argv: Sequence[str]) -> int:
     import pytest
 
-    args, extra = fill_parser().parse_known_args(argv)
-    if extra[:1] == ["--"]:
-        extra = extra[1:]
     try:
+        args, extra = fill_parser().parse_known_args(argv)
+        output_existed = args.output.exists()
         validate_fill_inputs(args)
     except BadInput as error:
         print(f"balgen fill: {error}", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
     code = int(pytest.main(pytest_arguments(args, extra)))
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        if not output_existed and args.output.is_dir() and not any(args.output.iterdir()):
+            args.output.rmdir()  # made by the writability check; a rejected command leaves nothing
         print(f"balgen fill: -k {args.keyword!r} matches no fixture", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
     return code

@@ -68,7 +68,7 @@ def parse_gas_values(text: str) -> list[int]:
             millions = float(part)
         except ValueError:
             raise BadInput(f"--gas-benchmark-values: {part!r} is not a number of millions (e.g. 30,60)") from None
-        if not millions > 0 or millions != millions or millions * 1e6 != int(millions * 1e6):
+        if not 0 < millions < 1e9 or millions * 1e6 != int(millions * 1e6):
             raise BadInput(f"--gas-benchmark-values: {part!r} must be a positive number of millions")
         values.append(int(millions * 1_000_000))
     if len(set(values)) != len(values):

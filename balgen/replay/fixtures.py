@@ -8,8 +8,10 @@ shared `pre_alloc/<preHash>.json` group). Tests are grouped by genesis, since
 one client instance serves every test built on the same genesis.
 
 Everything is checked before the first payload is sent (JSON syntax, the
-format, every payload entry, the pre-alloc reference): a bad fixture is one
-line naming the file and test, exit code 2, and no half-finished run. Only
+format, every payload entry down to the hex of each value, the hashes, the
+blob schedule, the pre-alloc reference, the genesis header and every `pre`
+account as balgen's geth will take them): a bad fixture is one line naming
+the file, the test and the field, exit code 2, and no half-finished run. Only
 the small facts are kept from discovery; payloads are read again when their
 test runs, so a suite of thousands of large fixtures never sits in memory.
 """
@@ -371,7 +373,7 @@ def matches(expression: Expression | None, test_id: str) -> bool:
     if expression is None:
         return True
     name = test_id.lower()
-    return expression.evaluate(lambda word, **_: word.lower() in name)
+    return expression.evaluate(lambda word, /, **_: word.lower() in name)
 
 
 def _refs_of_file(path: Path) -> Iterable[tuple[FixtureRef | str, Any]]:

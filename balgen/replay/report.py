@@ -25,9 +25,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from ..errors import BadInput  # noqa: E402
+from ..errors import BadInput, OneLineParser  # noqa: E402
 from ._files import write_text_atomically  # noqa: E402
-from .command import BAD_INPUT, OneLineParser  # noqa: E402
+from .command import BAD_INPUT  # noqa: E402
 from .comparison import Comparison, DeltaSummary, compare, load_runs  # noqa: E402
 from .outputs import check_writable  # noqa: E402
 from .progress import wide_console  # noqa: E402

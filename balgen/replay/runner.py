@@ -383,9 +383,9 @@ def replay_test(
     started = time.perf_counter()
     try:
         test = load_test(ref)
-    except BadInput as error:
+        problems = client.config_problems(test)
+    except BadInput as error:  # the file changed since discovery checked it
         return _result(ref, genesis_hash, f"malformed fixture: {error}"), None, False
-    problems = client.config_problems(test)
     if problems:
         return _result(ref, genesis_hash, "; ".join(problems), test=test), None, False
     total, _ = benchmark_executions(test.benchmark, options)
@@ -463,8 +463,12 @@ def replay_group(
 
 
 def _report_all(
-    refs: Sequence[FixtureRef], genesis_hash: str, reason: str, verdict: Verdict,
-    options: ReplayOptions, observer: ReplayObserver,
+    refs: Sequence[FixtureRef],
+    genesis_hash: str,
+    reason: str,
+    verdict: Verdict,
+    options: ReplayOptions,
+    observer: ReplayObserver,
 ) -> bool:
     """Report `refs` with one reason; False if `--fail-fast` stops the run."""
     for ref in refs:
@@ -482,10 +486,8 @@ def _replay_on_new_client(
         try:
             client = stack.enter_context(target.open(group.genesis))
         except BadInput as error:  # GethError: geth could not be initialised or started
-            go_on = _report_all(
-                group.tests, group.genesis.genesis_hash, f"client could not start: {error}",
-                Verdict.FAILED, options, observer,
-            )
+            reason = f"client could not start: {error}"
+            go_on = _report_all(group.tests, group.genesis.genesis_hash, reason, Verdict.FAILED, options, observer)
             return GroupOutcome(stop=not go_on)
         return replay_group(client, group, options, observer)
 

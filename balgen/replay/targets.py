@@ -57,8 +57,9 @@ class ReplayClient(Protocol):
 class ReplayTarget(Protocol):
     """Where a replay's clients come from."""
 
-    kind: str
-    """`managed` (balgen starts geth) or `external` (the user's client)."""
+    @property
+    def kind(self) -> str:
+        """`managed` (balgen starts geth) or `external` (the user's client)."""
 
     def open(self, genesis: GenesisSource) -> AbstractContextManager[ReplayClient]:
         """A running client for `genesis`, released when the block ends."""
@@ -68,6 +69,9 @@ RPC_TIMEOUT = 30.0
 """Seconds to wait for an `eth_*` / `debug_*` answer before the client counts as lost."""
 ENGINE_TIMEOUT = 120.0
 """Seconds to wait for an Engine API answer: a large block may take long to execute."""
+PROBE_TIMEOUT = 10.0
+"""Seconds the first calls to a client the user runs may take: a port held by
+something that accepts connections but never answers is bad input, not a hang."""
 
 
 class _GethClient:
@@ -98,10 +102,11 @@ class _GethClient:
         self._connect()
 
     def log_tail(self) -> str:
+        exit_code = self.geth.exit_code(wait=0.5)  # a node that just died may take a moment to end
         tail = self.geth.log_tail(10)
-        if self.geth.is_running():
+        if exit_code is None:
             return tail
-        return f"geth is not running (exit code {self.geth.exit_code()}); its log ends:\n{tail}"
+        return f"geth is not running (exit code {exit_code}); its log ends:\n{tail}"
 
     def config_problems(self, test: ReplayTest) -> list[str]:
         return fixture_config_mismatches(test.network, test.config)
@@ -150,7 +155,7 @@ class _UserClient:
     """A client the user runs: only the endpoints they gave."""
 
     can_restart = False
-    slow_blocks = None
+    slow_blocks: SlowBlockLogReader | None = None
 
     def __init__(self, target: ExternalClient) -> None:
         self.engine = EngineClient(target.engine_url, target.jwt_secret, timeout=target.engine_timeout)
@@ -210,7 +215,7 @@ class ExternalClient:
         unreachable URL or a wrong secret is a bad-input line before any
         output exists. Returns the target with the client's version.
         """
-        client = _UserClient(self)
+        client = _UserClient(dataclasses.replace(self, rpc_timeout=PROBE_TIMEOUT, engine_timeout=PROBE_TIMEOUT))
         try:
             try:
                 client.engine.call("engine_exchangeCapabilities", [[]])

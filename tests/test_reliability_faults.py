@@ -1,0 +1,608 @@
+"""
+Faults during `balgen replay`, with the real pinned geth on 127.0.0.1: the
+client killed in the middle of a test, the client hanging (SIGSTOP) past the
+timeout, the client answering with JSON-RPC errors, a wrong JWT, a port
+already in use, and `--cold` failing to bring geth back.
+
+For each: the test that was running is reported failed with the reason and
+keeps the executions it completed; the run goes on (on a fresh geth when
+balgen started the client) or stops at once with `--fail-fast`; no geth
+process and no datadir is left; and `results.json` on disk holds every
+completed test, since it is rewritten atomically after each one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from balgen.replay import geth_process
+from balgen.replay.command import run_replay
+from balgen.replay.fixtures import FixtureRef, ReplayGroup, discover
+from balgen.replay.genesis import write_geth_genesis
+from balgen.replay.geth_process import GethProcess
+from balgen.replay.jwt_auth import make_jwt_token
+from balgen.replay.measurements import Execution
+from balgen.replay.outputs import RESULTS_JSON, RunWriter, prepare_output
+from balgen.replay.results import FixtureResult, RunResult, RunState, Verdict
+from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.targets import ManagedGeth
+from balgen.toolchain import pinned_geth
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built"),
+]
+
+SUITE_K = "serial_chain-max or serial_chain-half or keccak_chain-max or keccak_chain-half"
+"""Four 1M-gas fixtures sharing one pre-alloc group: one geth serves them all."""
+
+ORDER = ["keccak_chain-half-1M", "keccak_chain-max-1M", "serial_chain-half-1M", "serial_chain-max-1M"]
+"""The discovery order of the four tests (by file path)."""
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    output = tmp_path_factory.mktemp("faults") / "fixtures"
+    completed = subprocess.run(
+        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "-k", SUITE_K, "--output", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return output / "blockchain_tests_engine_x"
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Iterator[Path]:
+    """Where balgen's geth datadirs go; every test checks it is left empty and geth-free."""
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    yield folder
+    for pid in geth_processes_under(folder):  # never leave a geth behind, even when a check failed
+        os.kill(pid, signal.SIGKILL)
+
+
+def geth_processes_under(folder: Path) -> list[int]:
+    """Pids of running (not zombie) geth processes whose command line mentions `folder`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(folder) in command and "geth" in command and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def assert_no_geth_left(scratch: Path) -> None:
+    assert geth_processes_under(scratch) == [], "a geth balgen started is still running"
+    assert list(scratch.iterdir()) == [], "datadirs and genesis files are removed"
+
+
+def benchmark_hash(folder: Path, test_id: str) -> str:
+    """The block hash of a test's benchmark payload."""
+    document = json.loads(next(folder.rglob(f"{test_id}.json")).read_text())
+    return document[test_id]["engineNewPayloads"][-1]["params"][0]["blockHash"]
+
+
+def results_on_disk(output: Path) -> RunResult:
+    return RunResult.model_validate_json((output / RESULTS_JSON).read_text())
+
+
+def verdicts(run: RunResult) -> list[tuple[str, str]]:
+    return [(t.test_id, t.verdict.value) for t in run.tests]
+
+
+# -- injecting faults through the observer protocol ------------------------------
+
+
+class Fault:
+    """
+    An observer that, after `after` payload executions of the test at
+    `test_index`, acts on the geth process under `scratch` (once), and
+    checks that results.json already holds every test completed so far.
+    """
+
+    def __init__(self, scratch: Path, output: Path, test_index: int, after: int, action: Callable[[int], None]) -> None:
+        self.scratch = scratch
+        self.output = output
+        self.test_index = test_index
+        self.after = after
+        self.action = action
+        self.tests_started = -1
+        self.executions = 0
+        self.fired_on: str | None = None
+        self.on_disk_when_fired: list[tuple[str, str]] = []
+        self.groups = 0
+
+    def group_started(self, group: ReplayGroup, client_version: str | None) -> None:
+        self.groups += 1
+
+    def test_started(self, ref: FixtureRef, executions: int) -> None:
+        self.tests_started += 1
+        self.executions = 0
+
+    def execution_done(self, execution: Execution) -> None:
+        self.executions += 1
+        if self.fired_on is None and self.tests_started == self.test_index and self.executions == self.after:
+            (pid,) = geth_processes_under(self.scratch)
+            self.on_disk_when_fired = verdicts(results_on_disk(self.output))
+            self.action(pid)
+            self.fired_on = execution.test_id
+
+    def test_finished(self, result: FixtureResult) -> None:
+        pass
+
+
+class Fanout:
+    """Passes every observer call on to each of `observers`, in order."""
+
+    def __init__(self, *observers: Any) -> None:
+        self.observers = observers
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        def each(*args: Any) -> None:
+            for observer in self.observers:
+                getattr(observer, name)(*args)
+
+        return each
+
+
+def kill(pid: int) -> None:
+    """SIGKILL, and wait until the process is dead (a zombie until balgen reaps it)."""
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return
+        except OSError:
+            return
+        time.sleep(0.02)
+
+
+def stop(pid: int) -> None:
+    os.kill(pid, signal.SIGSTOP)
+
+
+def new_run_header(folder: Path, options: ReplayOptions) -> RunResult:
+    return RunResult(
+        label="faults", balgen_version="0", started_at="2026-01-01T00:00:00+00:00", fixtures_path=str(folder),
+        keyword=None, warmup=options.warmup, repeat=options.repeat, cold=options.cold, fail_fast=options.fail_fast,
+        target={"kind": "managed"},
+    )  # fmt: skip
+
+
+def replay(
+    folder: Path, scratch: Path, output: Path, options: ReplayOptions, *observers: Any, keyword: str | None = None, **target: Any
+) -> RunState:
+    """The suite (tests matching `keyword`) on balgen's geth, results written as `balgen replay` writes them."""
+    writer = RunWriter(prepare_output(output), new_run_header(folder, options))
+    state = RunState.INTERRUPTED
+    try:
+        managed = ManagedGeth(pinned_geth(), temp_parent=scratch, **target)
+        state = replay_suite(discover(folder, keyword), managed, options, Fanout(writer, *observers))
+    finally:
+        writer.finish(state)
+    return state
+
+
+def replay_with_fault(
+    folder: Path, scratch: Path, output: Path, fault_at: tuple[int, int], action: Callable[[int], None],
+    options: ReplayOptions, **target: Any,
+) -> tuple[RunState, Fault]:
+    """`replay` with `action` done to geth after `fault_at` = (test index, executions)."""
+    fault = Fault(scratch, output, *fault_at, action)
+    return replay(folder, scratch, output, options, fault, **target), fault
+
+
+FIRST_THREE = "not serial_chain-max"
+"""ORDER[:3]: a test before the fault, the faulty one and one after it."""
+
+
+# -- the client killed in the middle of a test --------------------------------------
+
+
+def test_killed_client_fails_its_test_and_the_rest_run_on_a_fresh_geth(filled: Path, scratch: Path, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    options = ReplayOptions(warmup=1, repeat=3)
+    state, fault = replay_with_fault(filled, scratch, output, (1, 2), kill, options, keyword=FIRST_THREE)
+    run = results_on_disk(output)
+    assert fault.fired_on == ORDER[1]
+    assert fault.on_disk_when_fired == [(ORDER[0], "passed")], "each test is on disk as soon as it is over"
+    assert state is RunState.COMPLETE and run.state is RunState.COMPLETE
+    assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed"), (ORDER[2], "passed")]
+    killed = run.tests[1]
+    assert killed.failure is not None and killed.failure.startswith("no answer from the client: "), killed.failure
+    assert "geth is not running (exit code -9)" in killed.failure
+    assert [e.role.value for e in killed.executions] == ["setup", "warmup"], "the executions before the kill are kept"
+    assert fault.groups == 2, "a fresh geth took over the group's remaining tests"
+    assert_no_geth_left(scratch)
+
+
+def test_killed_client_with_fail_fast_stops_the_run(filled: Path, scratch: Path, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    state, fault = replay_with_fault(filled, scratch, output, (1, 2), kill, ReplayOptions(warmup=1, repeat=3, fail_fast=True))
+    run = results_on_disk(output)
+    assert state is RunState.STOPPED and run.state is RunState.STOPPED
+    assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed")]
+    assert fault.groups == 1
+    assert_no_geth_left(scratch)
+
+
+def test_a_client_that_keeps_dying_is_replaced_twice_then_the_rest_is_not_run(
+    filled: Path, scratch: Path, tmp_path: Path
+) -> None:
+    """Each new geth is killed at its first test's first execution: a build that crashes on every block."""
+    output = tmp_path / "run"
+
+    class KillEveryClient(Fault):
+        def execution_done(self, execution: Execution) -> None:
+            if self.executions == 0:
+                kill(geth_processes_under(self.scratch)[0])
+            self.executions += 1
+
+    killer = KillEveryClient(scratch, output, 0, 0, kill)
+    replay(filled, scratch, output, ReplayOptions(warmup=0, repeat=1), killer)
+    run = results_on_disk(output)
+    assert verdicts(run) == [(ORDER[0], "failed"), (ORDER[1], "failed"), (ORDER[2], "failed"), (ORDER[3], "not_run")]
+    assert run.tests[3].failure == f"not run: the client was lost during {ORDER[2]} (after 2 fresh clients)"
+    assert killer.groups == 3
+    assert_no_geth_left(scratch)
+
+
+# -- the client stops answering ----------------------------------------------------
+
+
+def test_hung_client_times_out_its_test_and_is_replaced(filled: Path, scratch: Path, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    options = ReplayOptions(warmup=1, repeat=2)
+    state, fault = replay_with_fault(
+        filled, scratch, output, (1, 1), stop, options, keyword=FIRST_THREE, rpc_timeout=2.0, engine_timeout=2.0
+    )
+    run = results_on_disk(output)
+    assert state is RunState.COMPLETE and fault.fired_on == ORDER[1]
+    assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed"), (ORDER[2], "passed")]
+    hung = run.tests[1]
+    assert hung.failure is not None and hung.failure.startswith("no answer from the client: "), hung.failure
+    assert "no answer within 2 s (ReadTimeout)" in hung.failure
+    assert len(hung.executions) == 1
+    assert_no_geth_left(scratch)
+
+
+def test_a_stopped_geth_is_continued_and_exits_on_sigterm(filled: Path, scratch: Path) -> None:
+    """A SIGSTOPped geth ignores SIGTERM until continued: balgen continues it, so it ends cleanly, not by SIGKILL."""
+    (group,) = discover(filled).groups
+    header, pre = group.genesis.load()
+    write_geth_genesis(scratch / "genesis.json", group.genesis.network, header, pre)
+    geth = GethProcess(pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
+    with geth:
+        assert geth.pid is not None
+        os.kill(geth.pid, signal.SIGSTOP)
+        started = time.monotonic()
+    assert geth.returncode == 0, "SIGKILL would give -9"
+    assert time.monotonic() - started < 25
+    (scratch / "genesis.json").unlink()
+    assert_no_geth_left(scratch)
+
+
+# -- JSON-RPC errors ---------------------------------------------------------------
+
+
+def test_json_rpc_error_from_geth_fails_that_test_only(filled: Path, scratch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A payload sent with the wrong `engine_newPayload` version: geth answers error -32602."""
+    folder = tmp_path / "fixtures"
+    shutil.copytree(filled, folder)
+    path = next(folder.rglob(f"{ORDER[1]}.json"))
+    document = json.loads(path.read_text())
+    document[ORDER[1]]["engineNewPayloads"][-1]["newPayloadVersion"] = "4"
+    path.write_text(json.dumps(document))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # balgen's geth datadirs go to scratch
+    output = tmp_path / "run"
+    assert run_replay([str(folder), "--warmup", "1", "--repeat", "2", "--output", str(output)]) == 1
+    run = results_on_disk(output)
+    assert run.state is RunState.COMPLETE
+    assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed"), (ORDER[2], "passed"), (ORDER[3], "passed")]
+    assert run.tests[1].failure == (
+        "payload 1 (block 2), warmup execution 1: engine_newPayloadV4 returned error -32602: Invalid parameters"
+    )
+    assert_no_geth_left(scratch)
+
+
+class _Injector(BaseHTTPRequestHandler):
+    """
+    Forwards JSON-RPC to geth (Engine API or HTTP endpoint, headers kept),
+    except what `rule` decides to answer itself. Class attributes are set
+    per test.
+    """
+
+    upstream = ""
+    rule: Callable[[dict[str, Any], dict[str, str]], tuple[int, dict[str, Any]] | dict[str, str] | None] = staticmethod(
+        lambda request, headers: None
+    )
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        request = json.loads(body)
+        headers = {"Content-Type": "application/json"}
+        if self.headers.get("Authorization"):
+            headers["Authorization"] = self.headers["Authorization"]
+        decision = type(self).rule(request, headers)
+        if isinstance(decision, tuple):
+            status, reply = decision
+            data = json.dumps(reply).encode()
+        else:
+            upstream = httpx.post(self.upstream, content=body, headers=decision or headers, timeout=30)
+            status, data = upstream.status_code, upstream.content
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+def _proxy(upstream: str, rule: Callable[..., Any]) -> ThreadingHTTPServer:
+    handler = type("Handler", (_Injector,), {"upstream": upstream, "rule": staticmethod(rule)})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def user_geth(filled: Path, tmp_path: Path) -> Iterator[GethProcess]:
+    """A geth the user runs, on the suite's genesis (balgen must never stop it)."""
+    (group,) = discover(filled).groups
+    header, pre = group.genesis.load()
+    own = tmp_path / "user-geth"
+    own.mkdir()
+    write_geth_genesis(own / "genesis.json", group.genesis.network, header, pre)
+    with GethProcess(pinned_geth(), own / "genesis.json", temp_parent=own) as geth:
+        yield geth
+
+
+def _error(request: dict[str, Any], message: str) -> tuple[int, dict[str, Any]]:
+    return 200, {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32000, "message": message}}
+
+
+def test_json_rpc_errors_to_any_call_fail_the_test_and_the_run_goes_on(
+    filled: Path, tmp_path: Path, user_geth: GethProcess
+) -> None:
+    """forkchoiceUpdated and eth_getBlockByHash answered with errors (these ended the run with a traceback before)."""
+    fcu_block, known_block = benchmark_hash(filled, ORDER[1]), benchmark_hash(filled, ORDER[2])
+    injected: list[str] = []
+
+    def engine_rule(request: dict[str, Any], _: dict[str, str]) -> Any:
+        if request["method"].startswith("engine_forkchoiceUpdated") and request["params"][0]["headBlockHash"] == fcu_block:
+            injected.append(request["method"])
+            return _error(request, "injected forkchoice failure")
+        return None
+
+    def rpc_rule(request: dict[str, Any], _: dict[str, str]) -> Any:
+        if request["method"] == "eth_getBlockByHash" and request["params"][0] == known_block:
+            injected.append(request["method"])
+            return _error(request, "injected lookup failure")
+        return None
+
+    engine, rpc = _proxy(user_geth.engine_url, engine_rule), _proxy(user_geth.rpc_url, rpc_rule)
+    output = tmp_path / "run"
+    try:
+        code = run_replay(
+            [str(filled), "--engine-url", f"http://127.0.0.1:{engine.server_port}", "--jwt-secret", str(user_geth.jwt_secret_path),
+             "--rpc-url", f"http://127.0.0.1:{rpc.server_port}", "--warmup", "1", "--repeat", "2", "--output", str(output)]
+        )  # fmt: skip
+    finally:
+        engine.shutdown()
+        rpc.shutdown()
+    run = results_on_disk(output)
+    assert code == 1 and run.state is RunState.COMPLETE
+    assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed"), (ORDER[2], "failed"), (ORDER[3], "passed")]
+    assert run.tests[1].failure == (
+        "payload 1 (block 2), warmup execution 1: engine_forkchoiceUpdatedV4 returned error -32000: injected forkchoice failure"
+    )
+    assert [e.role.value for e in run.tests[1].executions] == ["setup", "warmup"], "the executed payload is recorded"
+    assert run.tests[2].failure == (
+        "payload 1 (block 2), warmup execution 1: eth_getBlockByHash returned error -32000: injected lookup failure"
+    )
+    assert user_geth.is_running(), "a client the user runs is left running"
+
+
+# -- a wrong JWT ------------------------------------------------------------------
+
+
+def test_wrong_jwt_secret_is_bad_input_before_anything_runs(
+    filled: Path, tmp_path: Path, user_geth: GethProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = tmp_path / "wrong.hex"
+    wrong.write_text("22" * 32 + "\n")
+    output = tmp_path / "run"
+    code = run_replay([str(filled), "--engine-url", user_geth.engine_url, "--jwt-secret", str(wrong), "--output", str(output)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"balgen replay: --engine-url {user_geth.engine_url}: engine_exchangeCapabilities: HTTP 401: the client refused the JWT")
+    assert not output.exists()
+
+
+def test_jwt_refused_mid_run_fails_that_test_and_the_rest_is_not_run(
+    filled: Path, tmp_path: Path, user_geth: GethProcess
+) -> None:
+    """From the second test's benchmark block on, the proxy signs with another secret; geth answers 401."""
+    trigger = benchmark_hash(filled, ORDER[1])
+    wrong_token = f"Bearer {make_jwt_token(bytes(32))}"
+    corrupted = threading.Event()
+
+    def rule(request: dict[str, Any], headers: dict[str, str]) -> Any:
+        if request["method"].startswith("engine_newPayload") and request["params"][0]["blockHash"] == trigger:
+            corrupted.set()
+        return headers | {"Authorization": wrong_token} if corrupted.is_set() else headers
+
+    engine = _proxy(user_geth.engine_url, rule)
+    output = tmp_path / "run"
+    try:
+        code = run_replay(
+            [str(filled), "--engine-url", f"http://127.0.0.1:{engine.server_port}", "--jwt-secret", str(user_geth.jwt_secret_path),
+             "--rpc-url", user_geth.rpc_url, "--warmup", "0", "--repeat", "2", "--output", str(output)]
+        )  # fmt: skip
+    finally:
+        engine.shutdown()
+    run = results_on_disk(output)
+    assert code == 1 and run.state is RunState.COMPLETE
+    assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed"), (ORDER[2], "not_run"), (ORDER[3], "not_run")]
+    refused = run.tests[1]
+    assert refused.failure is not None
+    assert refused.failure.startswith("no answer from the client: engine_newPayloadV5: HTTP 401: the client refused the JWT"), refused.failure
+    assert run.tests[2].failure == f"not run: the client was lost during {ORDER[1]}"
+    assert user_geth.is_running(), "balgen does not stop a client it did not start"
+
+
+# -- a port already in use ---------------------------------------------------------
+
+
+def test_a_port_taken_before_geth_binds_it_is_retried(
+    filled: Path, scratch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    taken = holder.getsockname()[1]
+    picks: list[list[int]] = []
+    real = geth_process.free_loopback_ports
+
+    def first_pick_taken(count: int) -> list[int]:
+        ports = real(count)
+        picks.append([taken, *ports[1:]] if not picks else ports)
+        return picks[-1]
+
+    monkeypatch.setattr(geth_process, "free_loopback_ports", first_pick_taken)
+    output = tmp_path / "run"
+    try:
+        state = replay(filled, scratch, output, ReplayOptions(warmup=0, repeat=1))
+    finally:
+        holder.close()
+    assert state is RunState.COMPLETE
+    assert [v for _, v in verdicts(results_on_disk(output))] == ["passed"] * 4
+    assert len(picks) == 2 and picks[0][0] == taken, "geth failed to bind the taken port and was started on new ones"
+    assert_no_geth_left(scratch)
+
+
+# -- the output folder goes away --------------------------------------------------
+
+
+def test_results_that_cannot_be_written_stop_the_run_with_one_line(
+    filled: Path, scratch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The output folder is removed after the first test (a full disk behaves alike): one line, exit 1, geth stopped."""
+    output = tmp_path / "run"
+    real_finished = RunWriter.test_finished
+
+    def folder_gone_after_first(writer: RunWriter, result: FixtureResult) -> None:
+        shutil.rmtree(writer.output, ignore_errors=True)
+        real_finished(writer, result)
+
+    monkeypatch.setattr(RunWriter, "test_finished", folder_gone_after_first)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    code = run_replay([str(filled), "-k", "keccak_chain", "--warmup", "0", "--repeat", "1", "--output", str(output)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"balgen replay: cannot write the results to {output} (No such file or directory); the run stopped after 1 tests")
+    assert_no_geth_left(scratch)
+
+
+# -- --cold cannot bring geth back ------------------------------------------------
+
+
+def test_cold_restart_of_a_dead_geth_fails_the_test_and_a_fresh_geth_goes_on(
+    filled: Path, scratch: Path, tmp_path: Path
+) -> None:
+    """geth killed after the setup payload: the `--cold` restart finds it gone and unable to resume."""
+    output = tmp_path / "run"
+    state, fault = replay_with_fault(
+        filled, scratch, output, (0, 1), kill, ReplayOptions(warmup=0, repeat=1, cold=True), keyword="keccak_chain"
+    )
+    run = results_on_disk(output)
+    assert state is RunState.COMPLETE and fault.fired_on == ORDER[0]
+    assert verdicts(run) == [(ORDER[0], "failed"), (ORDER[1], "passed")]
+    failure = run.tests[0].failure
+    assert failure is not None and failure.startswith(
+        "restarting the client failed: geth did not shut down cleanly (exit code -9), so its in-memory state is lost"
+    ), failure
+    assert [e.role.value for e in run.tests[0].executions] == ["setup"]
+    assert [e.restarted_before for e in run.tests[1].executions] == [False, True], "the measured execution is cold"
+    assert_no_geth_left(scratch)
+
+
+# -- balgen itself terminated or killed ---------------------------------------------
+
+
+def _replay_process(filled: Path, scratch: Path, output: Path) -> subprocess.Popen[bytes]:
+    """`balgen replay` of two tests, long enough to be signalled in the second one."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "balgen.cli", "replay", str(filled), "-k", "keccak_chain", "--warmup", "0", "--repeat", "60",
+         "--output", str(output)],
+        env=os.environ | {"TMPDIR": str(scratch)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _wait_for_first_test(output: Path, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if (output / RESULTS_JSON).exists() and results_on_disk(output).tests:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the replay did not complete a test")
+
+
+def test_sigterm_stops_geth_and_keeps_completed_tests(filled: Path, scratch: Path, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    process = _replay_process(filled, scratch, output)
+    _wait_for_first_test(output, process)
+    assert geth_processes_under(scratch), "geth runs under the replay"
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 143, process.stderr.read() if process.stderr else ""
+    assert process.stderr is not None and b"Traceback" not in process.stderr.read()
+    run = results_on_disk(output)
+    assert run.state is RunState.INTERRUPTED and run.tests and all(t.verdict is Verdict.PASSED for t in run.tests)
+    assert_no_geth_left(scratch)
+
+
+def test_sigkill_of_balgen_takes_geth_down_and_keeps_completed_tests(filled: Path, scratch: Path, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    process = _replay_process(filled, scratch, output)
+    _wait_for_first_test(output, process)
+    assert geth_processes_under(scratch)
+    process.kill()
+    process.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while geth_processes_under(scratch) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert geth_processes_under(scratch) == [], "the kernel kills geth when balgen dies (PR_SET_PDEATHSIG)"
+    run = results_on_disk(output)
+    assert run.state is RunState.RUNNING and run.tests and all(t.verdict is Verdict.PASSED for t in run.tests)
+    assert sorted(p.name for p in output.iterdir()) == ["executions.csv", "mgas_s.csv", "results.json", "runtimes.csv"]

@@ -1,0 +1,464 @@
+"""
+Fuzzing the replay's inputs and its client, with hypothesis.
+
+Each example mutates a suite `balgen fill` really wrote (one fixture in the
+three formats and its pre-alloc group): fields deleted, replaced by junk of
+another type or shape, strings and lists cut short, or the file's bytes
+truncated or garbled. The mutated suite then goes to
+
+- the fixture loader (`discover`, then each test and genesis read again as
+  a replay reads them at run time, and the genesis written as balgen's geth
+  takes it: discovery must have rejected anything but an unknown fork);
+- `balgen replay` end to end against a fake Engine API client on 127.0.0.1
+  that keeps a block tree and accepts every well-formed block (a real geth
+  per example would take seconds);
+- `balgen inspect`, and the reader `--retrace` feeds to t8n.
+
+A fourth test keeps the fixtures intact and makes the fake client misbehave
+once, at a random call, with a random kind of bad answer.
+
+Whatever the input, each must end in a result or in `BadInput` (exit code 2
+with one line on stderr), never in another exception. Every test counts its
+examples and outcomes and prints them (`pytest -rP` shows them); the figures
+go into docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from balgen.analysis.fixture_chain import fixture_chain
+from balgen.errors import BadInput
+from balgen.inspect import run_inspect
+from balgen.replay.command import run_replay
+from balgen.replay.fixtures import discover, fixture_files, load_test, read_json_object
+from balgen.replay.genesis import write_geth_genesis
+from balgen.replay.outputs import RESULTS_JSON
+from balgen.replay.results import RunResult
+
+EXAMPLES = {"loader": 400, "replay": 200, "client": 200, "inspect": 120}
+"""Examples per fuzz test: together about 15 s on one core of a 2-core machine."""
+
+
+
+def fuzz_settings(name: str) -> settings:
+    """`EXAMPLES[name]` examples, no deadline (a replay takes a while), no too-slow complaint."""
+    return settings(max_examples=EXAMPLES[name], deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import subprocess
+    import sys
+
+    output = tmp_path_factory.mktemp("fuzz") / "fixtures"
+    completed = subprocess.run(
+        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return output
+
+
+# -- mutations ------------------------------------------------------------------------
+
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**300),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.from_regex(r"0x[0-9a-fA-Fg-z]{0,70}", fullmatch=True),
+    st.sampled_from(["", "0x", "0x0", "0x" + "00" * 32, "Amsterdam", "Prague", "Cancun", "blockchain_test_engine_x"]),
+    st.lists(st.integers(min_value=0, max_value=3), max_size=3),
+    st.dictionaries(st.sampled_from(["hash", "number", "pre", "network", "params"]), st.integers(), max_size=2),
+)
+"""Values of every JSON type, hex-looking ones (some not hex) and names the readers look for."""
+
+
+def json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path into a JSON value; of a list only its first two and its last items."""
+    if prefix:
+        yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from json_paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index in sorted({0, 1, len(value) - 1} & set(range(len(value)))):
+            yield from json_paths(value[index], (*prefix, index))
+
+
+@dataclass(frozen=True)
+class Suite:
+    """The filled files, as bytes and as parsed JSON, and the paths into each."""
+
+    files: dict[str, bytes]
+    documents: dict[str, Any]
+    paths: dict[str, list[tuple[Any, ...]]]
+
+
+@pytest.fixture(scope="module")
+def suite(filled: Path) -> Suite:
+    files = {p.relative_to(filled).as_posix(): p.read_bytes() for p in sorted(filled.rglob("*.json"))}
+    documents = {name: json.loads(data) for name, data in files.items()}
+    return Suite(files, documents, {name: list(json_paths(document)) for name, document in documents.items()})
+
+
+def _apply(document: Any, path: tuple[Any, ...], operation: str, junk: Any, cut: float) -> None:
+    parent = document
+    for key in path[:-1]:
+        parent = parent[key]
+    key = path[-1]
+    if operation == "delete":
+        del parent[key]
+    elif operation == "replace":
+        parent[key] = junk
+    elif operation == "cut" and isinstance(parent[key], (str, list)):
+        parent[key] = parent[key][: int(len(parent[key]) * cut)]
+    elif operation == "wrap":
+        parent[key] = [parent[key]]
+    else:
+        parent[key] = junk
+
+
+@st.composite
+def mutated_suites(draw: st.DrawFn, suite: Suite) -> tuple[dict[str, bytes], str]:
+    """The suite's files with one of them mutated, and a description of what was done."""
+    files = dict(suite.files)
+    name = draw(st.sampled_from(sorted(files)))
+    if draw(st.integers(0, 9)) == 0:  # one in ten: damage the bytes themselves
+        data = files[name]
+        at = draw(st.integers(0, len(data) - 1))
+        if draw(st.booleans()):
+            files[name] = data[:at]
+            return files, f"{name}: cut at byte {at}"
+        garbage = draw(st.binary(min_size=1, max_size=8))
+        files[name] = data[:at] + garbage + data[at + len(garbage) :]
+        return files, f"{name}: bytes {at}.. replaced by {garbage!r}"
+    document = copy.deepcopy(suite.documents[name])
+    done = []
+    for _ in range(draw(st.integers(1, 3))):
+        paths = list(json_paths(document))
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        operation = draw(st.sampled_from(["delete", "replace", "replace", "cut", "wrap"]))
+        junk = draw(JUNK)
+        _apply(document, path, operation, junk, draw(st.floats(0, 1)))
+        done.append(f"{operation} {'.'.join(map(str, path))}" + (f" = {junk!r:.40}" if operation == "replace" else ""))
+    files[name] = json.dumps(document).encode()
+    return files, f"{name}: " + "; ".join(done)
+
+
+@contextlib.contextmanager
+def written(files: dict[str, bytes]) -> Iterator[Path]:
+    """The files in a fresh folder, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="balgen-fuzz-") as folder:
+        root = Path(folder) / "fixtures"
+        for name, data in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+        yield root
+
+
+def single_line(err: str, command: str) -> None:
+    assert "Traceback" not in err, err
+    assert err.count("\n") == 1 and err.startswith(f"balgen {command}: "), repr(err)
+
+
+def report(name: str, outcomes: Counter[str]) -> None:
+    total = sum(outcomes.values())
+    print(f"fuzz {name}: {total} examples: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
+    assert total >= EXAMPLES[name], "hypothesis ran fewer examples than asked"
+
+
+# -- the fixture loader ------------------------------------------------------------
+
+
+def test_fuzz_fixture_loader(suite: Suite) -> None:
+    outcomes: Counter[str] = Counter()
+
+    @fuzz_settings("loader")
+    @given(mutated_suites(suite))
+    def load(mutation: tuple[dict[str, bytes], str]) -> None:
+        files, _ = mutation
+        with written(files) as root:
+            try:
+                found = discover(root)
+                for ref in (ref for group in found.groups for ref in group.tests):
+                    load_test(ref)
+            except BadInput as error:
+                assert str(error) and "\n" not in str(error), str(error)
+                outcomes["bad input"] += 1
+                return
+            outcomes["loaded"] += 1
+            for group in found.groups:  # what balgen's geth is given; discovery checked it all but the fork
+                header, pre = group.genesis.load()
+                try:
+                    write_geth_genesis(root / "genesis.json", group.genesis.network, header, pre, chain_id=group.genesis.chain_id)
+                except BadInput as error:
+                    assert str(error).startswith(f"network {group.genesis.network!r}: no geth chain config"), str(error)
+
+    load()
+    report("loader", outcomes)
+    assert outcomes["bad input"] and outcomes["loaded"], "the mutations reach both outcomes"
+
+
+# -- balgen replay against a fake client ----------------------------------------------
+
+
+class FakeClient:
+    """
+    An Engine API client that keeps a block tree: `newPayload` accepts any
+    block whose parent it has, `forkchoiceUpdated` moves the head,
+    `debug_setHead` rewinds it and forgets the blocks above, as geth does.
+    `misbehave` makes the n-th call get a bad answer.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reset("0x" + "00" * 32)
+
+    def reset(self, genesis_hash: str, misbehave: tuple[int, str, Any] | None = None) -> None:
+        with self.lock:
+            self.blocks = {genesis_hash: {"hash": genesis_hash, "number": "0x0", "parentHash": "0x" + "00" * 32}}
+            self.head = genesis_hash
+            self.calls = 0
+            self.misbehave = misbehave
+
+    def canonical(self) -> dict[int, str]:
+        chain, block_hash = {}, self.head
+        while block_hash in self.blocks:
+            block = self.blocks[block_hash]
+            chain[int(block["number"], 16)] = block_hash
+            block_hash = block["parentHash"]
+        return chain
+
+    def answer(self, request: Any) -> tuple[int, bytes | None]:
+        """(HTTP status, body) for a request; body None closes the connection unanswered."""
+        with self.lock:
+            self.calls += 1
+            if self.misbehave is not None and self.calls == self.misbehave[0]:
+                return _bad_answer(request, *self.misbehave[1:])
+            method, params = request.get("method", ""), request.get("params") or []
+            try:
+                return 200, _reply(request, result=self.result(method, params))
+            except LookupError as error:
+                return 200, _reply(request, error={"code": -32000, "message": str(error)})
+
+    def result(self, method: str, params: list[Any]) -> Any:
+        if method == "engine_exchangeCapabilities":
+            return []
+        if method == "web3_clientVersion":
+            return "Fake/v0.0.0"
+        if method == "eth_getBlockByHash":
+            return self.blocks.get(str(params[0]).lower())
+        if method == "eth_getBlockByNumber":
+            block_hash = self.head if params[0] == "latest" else self.canonical().get(int(params[0], 16))
+            return self.blocks.get(block_hash) if block_hash else None
+        if method == "debug_setHead":
+            number, chain = int(params[0], 16), self.canonical()
+            if number >= int(self.blocks[self.head]["number"], 16):
+                raise LookupError("not allowed to rewind to a future block")
+            for above in range(number + 1, max(chain) + 1):  # deleted, as geth's SetHead does
+                self.blocks.pop(chain[above])
+            self.head = chain[number]
+            return None
+        if method.startswith("engine_newPayload"):
+            payload = params[0]
+            parent = self.blocks.get(str(payload.get("parentHash")).lower())
+            if parent is None:
+                return {"status": "SYNCING", "latestValidHash": None, "validationError": None}
+            block_hash = str(payload.get("blockHash")).lower()
+            self.blocks[block_hash] = {"hash": block_hash, "number": hex(int(parent["number"], 16) + 1), "parentHash": parent["hash"]}
+            return {"status": "VALID", "latestValidHash": block_hash, "validationError": None}
+        if method.startswith("engine_forkchoiceUpdated"):
+            head = str(params[0].get("headBlockHash")).lower()
+            if head not in self.blocks:
+                return {"payloadStatus": {"status": "SYNCING"}, "payloadId": None}
+            self.head = head
+            return {"payloadStatus": {"status": "VALID", "latestValidHash": head}, "payloadId": None}
+        raise LookupError(f"method {method} not found")
+
+
+def _reply(request: Any, **member: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request.get("id") if isinstance(request, dict) else None, **member}).encode()
+
+
+BAD_ANSWERS = ["rpc error", "error not an object", "junk result", "HTTP 500", "HTTP 401", "not JSON", "JSON list", "no result", "hang up"]
+
+
+def _bad_answer(request: Any, kind: str, junk: Any) -> tuple[int, bytes | None]:
+    return {
+        "rpc error": (200, _reply(request, error={"code": -32603, "message": "injected"})),
+        "error not an object": (200, _reply(request, error="injected")),
+        "junk result": (200, _reply(request, result=junk)),
+        "HTTP 500": (500, b"internal error"),
+        "HTTP 401": (401, b"signature is invalid"),
+        "not JSON": (200, b"<html>gateway</html>"),
+        "JSON list": (200, b"[1, 2]"),
+        "no result": (200, _reply(request)),
+        "hang up": (200, None),
+    }[kind]
+
+
+class _FakeHandler(BaseHTTPRequestHandler):
+    fake: FakeClient
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        status, reply = self.fake.answer(json.loads(body))
+        if reply is None:
+            self.close_connection = True
+            return
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def fake_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeClient, list[str]]]:
+    """The fake client on 127.0.0.1 and the `balgen replay` options that reach it."""
+    fake = FakeClient()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_FakeHandler,), {"fake": fake}))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    secret = tmp_path_factory.mktemp("fake") / "jwt.hex"
+    secret.write_text("11" * 32)
+    try:
+        yield fake, ["--engine-url", f"http://127.0.0.1:{server.server_port}", "--jwt-secret", str(secret)]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def genesis_hash(suite: Suite) -> str:
+    (name,) = [n for n in suite.documents if "/pre_alloc/" in n]
+    return suite.documents[name]["genesis"]["hash"]
+
+
+def replay_outcome(root: Path, client_options: list[str]) -> str:
+    """`balgen replay` on `root`: its outcome, after checking it is one a user may get."""
+    output = root.parent / "run"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = run_replay(
+            [str(root), *client_options, "--warmup", "0", "--repeat", "2", "--output", str(output)],
+            console=Console(file=io.StringIO(), width=200),
+        )
+    assert code in (0, 1, 2), code
+    if code == 2:
+        single_line(err.getvalue(), "replay")
+        assert not output.exists(), "a rejected command writes nothing"
+        return "bad input"
+    assert "Traceback" not in err.getvalue(), err.getvalue()
+    run = RunResult.model_validate_json((output / RESULTS_JSON).read_text())
+    assert run.state.value == "complete" and run.tests
+    assert (code == 0) == all(test.passed for test in run.tests)
+    return "passed" if code == 0 else "failed"
+
+
+def test_fuzz_replay_of_mutated_fixtures(suite: Suite, fake_client: tuple[FakeClient, list[str]]) -> None:
+    fake, client_options = fake_client
+    outcomes: Counter[str] = Counter()
+
+    @fuzz_settings("replay")
+    @given(mutated_suites(suite))
+    def replay(mutation: tuple[dict[str, bytes], str]) -> None:
+        files, _ = mutation
+        fake.reset(genesis_hash(suite))
+        with written(files) as root:
+            outcomes[replay_outcome(root, client_options)] += 1
+
+    replay()
+    report("replay", outcomes)
+    assert outcomes["bad input"] and outcomes["passed"], "the mutations reach both outcomes"
+
+
+def test_fuzz_replay_against_a_misbehaving_client(suite: Suite, fake_client: tuple[FakeClient, list[str]]) -> None:
+    fake, client_options = fake_client
+    outcomes: Counter[str] = Counter()
+
+    @fuzz_settings("client")
+    @given(st.integers(1, 40), st.sampled_from(BAD_ANSWERS), JUNK)
+    def replay(call: int, kind: str, junk: Any) -> None:
+        fake.reset(genesis_hash(suite), misbehave=(call, kind, junk))
+        with written(suite.files) as root:
+            outcomes[replay_outcome(root, client_options)] += 1
+
+    replay()
+    report("client", outcomes)
+    assert outcomes["bad input"] and outcomes["failed"] and outcomes["passed"], outcomes
+
+
+# -- balgen inspect ---------------------------------------------------------------
+
+
+def test_fuzz_inspect_of_mutated_fixtures(suite: Suite) -> None:
+    outcomes: Counter[str] = Counter()
+    reader: Counter[str] = Counter()
+
+    @fuzz_settings("inspect")
+    @given(mutated_suites(suite))
+    def inspect(mutation: tuple[dict[str, bytes], str]) -> None:
+        files, _ = mutation
+        with written(files) as root:
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                code = run_inspect([str(root)])
+            assert code in (0, 2), code
+            if code == 2:
+                single_line(err.getvalue(), "inspect")
+            outcomes["shown" if code == 0 else "bad input"] += 1
+            reader[_read_for_retrace(root)] += 1
+
+    inspect()
+    report("inspect", outcomes)
+    print("fuzz inspect --retrace reader: " + ", ".join(f"{k} {v}" for k, v in sorted(reader.items())))
+    assert outcomes["shown"] and outcomes["bad input"], outcomes
+    assert reader["read"] and reader["bad input"], reader
+
+
+def _read_for_retrace(root: Path) -> str:
+    """Every fixture through the reader `--retrace` feeds to t8n: `read` or `bad input`."""
+    try:
+        for path in fixture_files(root):
+            for name, fixture in read_json_object(path).items():
+                fixture_chain(path, name, fixture)
+    except BadInput as error:
+        assert str(error) and "\n" not in str(error), str(error)
+        return "bad input"
+    return "read"
+
+
+def test_the_unmutated_suite_passes_against_the_fake_client(suite: Suite, fake_client: tuple[FakeClient, list[str]]) -> None:
+    """The baseline the fuzzing departs from: without a mutation the replay passes, so a failure is the mutation's."""
+    fake, client_options = fake_client
+    fake.reset(genesis_hash(suite))
+    with written(suite.files) as root:
+        assert replay_outcome(root, client_options) == "passed"
+        assert _read_for_retrace(root) == "read"
+    assert fake.calls > 10, "the replay went through the fake client"
