@@ -15,7 +15,6 @@ CREATE2 contract sets and the extcode* families, as their users rely on them.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys

@@ -63,20 +63,8 @@ def fuzz_settings(name: str) -> settings:
 
 
 @pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import subprocess
-    import sys
-
-    output = tmp_path_factory.mktemp("fuzz") / "fixtures"
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", str(output)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
-    return output
+def filled(serial_chain_fill: Path) -> Path:
+    return serial_chain_fill
 
 
 # -- mutations ------------------------------------------------------------------------

@@ -35,18 +35,8 @@ FORMAT_FOLDERS = ("blockchain_tests", "blockchain_tests_engine", "blockchain_tes
 
 
 @pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One small fixture in the three formats and its pre-alloc group, as `balgen fill` writes them."""
-    output = tmp_path_factory.mktemp("filled") / "fixtures"
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", str(output)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
-    return output
+def filled(serial_chain_fill: Path) -> Path:
+    return serial_chain_fill
 
 
 @pytest.fixture
