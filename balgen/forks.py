@@ -99,6 +99,11 @@ class Fork:
     blob_schedule: dict[str, BlobParams] = field(hash=False)
 
     @property
+    def predeploys_deterministic_deployer(self) -> bool:
+        """EIP-7997 makes the deterministic deployment proxy part of every genesis."""
+        return "eip7997" in self.system_contracts
+
+    @property
     def output_name(self) -> str:
         """Lower-case name used in `for_<fork>_at_<gas>M` folders."""
         return self.name.lower()

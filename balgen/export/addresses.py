@@ -9,7 +9,15 @@ replay-eest `$contract[N]` placeholder for that deployment), contracts made by
 contract code (CREATE/CREATE2 inside a call or an init code: spamoor has no
 placeholder for them) and funded accounts (the fixture's senders and deployers, replaced by
 spamoor's wallets). An address the workload does not own (a precompile, a
-system contract) is the same on every chain and stays literal.
+system contract, the deterministic deployment proxy) is the same on every
+chain and stays literal.
+
+So does a contract created inside a call whose recipient and calldata are
+the same on every chain: the call to the proxy that deploys a contract set's
+factory, then the factory's calls that CREATE2 the set. balgen's contracts
+never derive what they create from the caller, so the sender, the one thing
+that differs, cannot move it; `tests/test_export_spamoor.py` runs the export
+from other wallets to prove the set lands at the fixture's addresses.
 
 Mentions are found where a transaction can carry them: its recipient and any
 20-byte run of its calldata or init code equal to an owned address.
@@ -21,8 +29,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..generators.deterministic_deployment import DETERMINISTIC_DEPLOYER
 from ..keys import create_address
-from ..workload import Address, TxSpec, Workload
+from ..workload import Address, Phase, TxSpec, Workload
 from .chain_order import OrderedTx
 
 ADDRESS_SIZE = 20
@@ -38,6 +47,9 @@ class Ownership:
     """Contract -> label of the transaction inside which contract code created it."""
     funded: frozenset[Address]
     """Accounts the fixture's genesis holds (its senders and deployers)."""
+    once_per_chain: frozenset[int] = frozenset()
+    """Indices of set-up calls that create contracts at the same addresses on every
+    chain: a second run on the same chain finds them there already."""
 
     @cached_property
     def owned(self) -> frozenset[Address]:
@@ -54,17 +66,29 @@ class Ownership:
 
 
 def ownership(workload: Workload, txs: Sequence[OrderedTx]) -> Ownership:
-    """Classify every address `workload` owns."""
+    """Classify every address `workload` owns, in chain order (a call's recipient exists before it)."""
     deployed: dict[Address, str] = {}
     created_by_code: dict[Address, str] = {}
+    once_per_chain: set[int] = set()
+    funded = frozenset(workload.pre) - {DETERMINISTIC_DEPLOYER}
     for ordered in txs:
         own = creation_address(ordered.tx) if ordered.creates else None
         if own is not None:
             deployed[own] = ordered.label
+        owned_so_far = funded | deployed.keys() | created_by_code.keys()
+        if own is None and same_on_every_chain(ordered, frozenset(owned_so_far)):
+            if ordered.access.created and ordered.phase is Phase.SETUP:
+                once_per_chain.add(ordered.index)
+            continue
         for address in ordered.access.created:
             if address != own:
                 created_by_code[address] = ordered.label
-    return Ownership(deployed, created_by_code, frozenset(workload.pre))
+    return Ownership(deployed, created_by_code, funded, frozenset(once_per_chain))
+
+
+def same_on_every_chain(ordered: OrderedTx, owned: frozenset[Address]) -> bool:
+    """A call whose recipient and calldata name nothing the workload owns does the same on every chain."""
+    return ordered.tx.to not in owned and not embedded_addresses(ordered.tx.data, owned)
 
 
 def creation_address(tx: TxSpec) -> Address:

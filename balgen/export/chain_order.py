@@ -9,7 +9,7 @@ error messages and YAML comments use to point at it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..workload import BlockSpec, Phase, TxAccess, TxSpec, Workload
 
@@ -45,3 +45,9 @@ def ordered_transactions(workload: Workload) -> tuple[OrderedTx, ...]:
         for position, (tx, access) in enumerate(zip(block.txs, block.accesses)):
             ordered.append(OrderedTx(len(ordered), f"{label} tx {position}", block.phase, tx, access))
     return tuple(ordered)
+
+
+def without(txs: tuple[OrderedTx, ...], left_out: frozenset[int]) -> tuple[OrderedTx, ...]:
+    """`txs` but those at `left_out`, renumbered in order; labels still name the fixture's blocks."""
+    kept = [ordered for ordered in txs if ordered.index not in left_out]
+    return tuple(replace(ordered, index=index) for index, ordered in enumerate(kept))

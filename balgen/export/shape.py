@@ -109,6 +109,25 @@ def block_gas_note(workload: Workload) -> list[str]:
     ]
 
 
+def once_per_chain_notes(first_run: str, reuse_run: str, persisting_setup: int, reuse: bool) -> list[str]:
+    """Set-up that leaves contracts at the fixture's addresses runs once per chain; `reuse_run` runs after it."""
+    if not persisting_setup:
+        return []
+    calls = counted(persisting_setup, "set-up call")
+    if reuse:
+        return [
+            f"Reuses the contracts a run of {first_run} left on this chain, at the fixture's addresses: the "
+            f"{calls} that create them are left out (the deterministic deployment proxy would refuse a second "
+            f"deployment). Run {first_run} first, once."
+        ]
+    return [
+        f"{calls} create contracts at the fixture's own addresses on every chain: the deterministic deployment "
+        "proxy 0x4e59b44847b379578588920ca78fbf26c0b4956c (in every Amsterdam genesis by EIP-7997; preloaded "
+        "on earlier devnets) deploys the factory, whose CREATE2s the set follows. The proxy refuses a second "
+        f"deployment, so this file runs once per chain; {reuse_run} benchmarks again against the contracts it left."
+    ]
+
+
 def shape_notes(workload: Workload, payloads: Sequence[GroupPayload], footprints: Sequence[Footprint]) -> list[str]:
     """Every note on how the live run differs from the fixture, in reading order."""
     return [

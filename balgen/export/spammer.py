@@ -78,11 +78,13 @@ def payload_timeout(workload: Workload, payloads: Sequence[GroupPayload]) -> str
     return f"{max(PAYLOAD_TIMEOUT_FLOOR_MINUTES, minutes)}m"
 
 
-def replay_eest_config(workload: Workload, payload_file: str, payloads: Sequence[GroupPayload]) -> ReplayEestConfig:
-    """The spammer config that runs every payload of `payload_file` once, side by side."""
+def replay_eest_config(
+    workload: Workload, name: str, payload_file: str, payloads: Sequence[GroupPayload]
+) -> ReplayEestConfig:
+    """The spammer config, seeded by its `name`, that runs every payload of `payload_file` once, side by side."""
     funding = refill_amount(payloads)
     return ReplayEestConfig(
-        seed=f"balgen/{workload.name}",
+        seed=f"balgen/{name}",
         payload_file=payload_file,
         total_count=len(payloads),
         throughput=STARTS_PER_PAYLOAD * len(payloads),
@@ -96,6 +98,6 @@ def replay_eest_config(workload: Workload, payload_file: str, payloads: Sequence
     )
 
 
-def spammer_entry(workload: Workload, description: str, config: ReplayEestConfig) -> dict[str, Any]:
+def spammer_entry(name: str, description: str, config: ReplayEestConfig) -> dict[str, Any]:
     """One item of a `spamoor run` file: scenario, name, description and config, in spamoor's keys."""
-    return {"scenario": SCENARIO, "name": workload.name, "description": description, "config": asdict(config)}
+    return {"scenario": SCENARIO, "name": name, "description": description, "config": asdict(config)}

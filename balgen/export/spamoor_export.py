@@ -3,49 +3,78 @@ The whole spamoor export: every planned workload as files, in memory.
 
 Per workload a `spamoor run` file (`<name>.yaml`, one replay-eest spammer
 with comments on what differs from the fixture) and the payload file it
-references (`payloads/<name>.yaml`); then `all.yaml`, which includes every
-workload's file. Nothing is written here: a workload that cannot be
-exported stops the export before any file exists, and the caller writes
-the folder at once.
+references (`payloads/<name>.yaml`); a workload whose set-up leaves
+contracts at the same addresses on every chain (a contract set) also gets
+`<name>.reuse.yaml`, which benchmarks again against what a first run left;
+then `all.yaml`, which includes every workload's first-run file. Nothing is
+written here: a workload that cannot be exported stops the export before
+any file exists, and the caller writes the folder at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .. import __version__
 from ..errors import FillCheckFailed
 from ..generators.catalog import PlannedWorkload
 from ..workload import Placement, Workload
 from .addresses import ownership
-from .chain_order import ordered_transactions
+from .chain_order import ordered_transactions, without
 from .dependencies import dependency_groups, footprint
 from .payloads import TX_TYPE, GroupPayload, PayloadTx, group_payload
-from .shape import shape_notes
+from .shape import once_per_chain_notes, shape_notes
 from .spammer import replay_eest_config, spammer_entry
 from .unexportable import UnexportableWorkload
 from .yaml_text import comment, counted, yaml_block
 
 ALL_FILE = "all.yaml"
 PAYLOAD_FOLDER = "payloads"
+REUSE_SUFFIX = ".reuse"
+"""Stem suffix of the run that reuses the contracts an earlier run left on the chain."""
 
 
-def config_file(name: str) -> str:
-    return f"{name}.yaml"
+def config_file(stem: str) -> str:
+    return f"{stem}.yaml"
 
 
-def payload_file(name: str) -> str:
-    return f"{PAYLOAD_FOLDER}/{name}.yaml"
+def payload_file(stem: str) -> str:
+    return f"{PAYLOAD_FOLDER}/{stem}.yaml"
 
 
-def workload_payloads(workload: Workload) -> tuple[list[GroupPayload], list[str]]:
-    """One payload per dependency group, and the notes on the shape they keep."""
+@dataclass(frozen=True)
+class ExportedRun:
+    """One `spamoor run` of a workload: its payloads and the notes on the shape they keep."""
+
+    workload: Workload
+    stem: str
+    """File name without `.yaml`, also the spammer's name."""
+    payloads: list[GroupPayload]
+    notes: list[str]
+    persisting_setup: int
+    """Set-up calls of the workload that create contracts at chain-independent addresses."""
+
+
+def exported_run(workload: Workload, reuse: bool = False) -> ExportedRun:
+    """
+    One payload per dependency group of the workload's transactions; with
+    `reuse`, of those left once the set-up calls that create contracts at
+    chain-independent addresses are dropped (a first run put them there).
+    """
     txs = ordered_transactions(workload)
     owned = ownership(workload, txs)
+    stem = workload.name + (REUSE_SUFFIX if reuse else "")
+    if reuse:
+        txs = without(txs, owned.once_per_chain)
     footprints = [footprint(ordered, owned) for ordered in txs]
     groups = dependency_groups(footprints)
-    payloads = [group_payload(workload.name, i, [txs[j] for j in group], owned) for i, group in enumerate(groups)]
-    return payloads, shape_notes(workload, payloads, footprints)
+    payloads = [group_payload(stem, i, [txs[j] for j in group], owned) for i, group in enumerate(groups)]
+    persisting = once_per_chain_notes(
+        config_file(workload.name), config_file(workload.name + REUSE_SUFFIX), len(owned.once_per_chain), reuse
+    )
+    notes = [*persisting, *shape_notes(workload, payloads, footprints)]
+    return ExportedRun(workload, stem, payloads, notes, len(owned.once_per_chain))
 
 
 def payload_tx_fields(tx: PayloadTx) -> dict[str, object]:
@@ -57,47 +86,47 @@ def payload_tx_fields(tx: PayloadTx) -> dict[str, object]:
     return fields
 
 
-def payload_text(workload: Workload, payloads: Sequence[GroupPayload]) -> str:
-    """The replay-eest payload file of one workload."""
+def payload_text(run: ExportedRun) -> str:
+    """The replay-eest payload file of one run."""
     header = comment(
         [
-            f"balgen {__version__}: replay-eest payloads of {workload.name}, one per dependency group, each in "
+            f"balgen {__version__}: replay-eest payloads of {run.stem}, one per dependency group, each in "
             "the fixture's transaction order with the fixture's data, gas limits and values.",
             "$contract[N] is the N-th contract the payload's deployer creates; senders are the payload's wallets.",
         ]
     )
     body = {
         "payloads": [
-            {"name": payload.name, "txs": [payload_tx_fields(tx) for tx in payload.txs]} for payload in payloads
+            {"name": payload.name, "txs": [payload_tx_fields(tx) for tx in payload.txs]} for payload in run.payloads
         ]
     }
     return header + yaml_block(body)
 
 
-def description(workload: Workload, payloads: Sequence[GroupPayload]) -> str:
-    setup = sum(len(payload.setup_txs) for payload in payloads)
-    total = sum(len(payload.txs) for payload in payloads)
+def description(run: ExportedRun) -> str:
+    setup = sum(len(payload.setup_txs) for payload in run.payloads)
+    total = sum(len(payload.txs) for payload in run.payloads)
     return (
-        f"balgen {__version__} {workload.name} ({workload.fork.name}): {setup} set-up and {total - setup} "
-        f"benchmark transactions in {counted(len(payloads), 'replay-eest payload')}"
+        f"balgen {__version__} {run.stem} ({run.workload.fork.name}): {setup} set-up and {total - setup} "
+        f"benchmark transactions in {counted(len(run.payloads), 'replay-eest payload')}"
     )
 
 
-def config_text(workload: Workload, payloads: Sequence[GroupPayload], notes: Sequence[str]) -> str:
-    """The `spamoor run` file of one workload: comments, then its one spammer."""
-    config = replay_eest_config(workload, payload_file(workload.name), payloads)
+def config_text(run: ExportedRun) -> str:
+    """The `spamoor run` file of one run: comments, then its one spammer."""
+    config = replay_eest_config(run.workload, run.stem, payload_file(run.stem), run.payloads)
     header = comment(
         [
-            f"balgen {__version__} spamoor export of {workload.name} ({workload.fork.name}).",
+            f"balgen {__version__} spamoor export of {run.stem} ({run.workload.fork.name}).",
             "Run it from the export folder (payload_file is relative to the working directory):",
-            f"    spamoor run {config_file(workload.name)} -h <rpc url> -p <funded private key>",
+            f"    spamoor run {config_file(run.stem)} -h <rpc url> -p <funded private key>",
             f"Funding: {counted(config.max_wallets, 'wallet')} of {config.refill_amount / 1e18:g} ETH each, enough "
             f"for every gas limit at base_fee {config.base_fee} gwei; raise refill_amount with base_fee.",
             "How the live run differs from the fixture:",
         ]
     )
-    entry = spammer_entry(workload, description(workload, payloads), config)
-    return header + comment(notes, bullet="- ") + yaml_block([entry])
+    entry = spammer_entry(run.stem, description(run), config)
+    return header + comment(run.notes, bullet="- ") + yaml_block([entry])
 
 
 def built(planned: PlannedWorkload) -> Workload:
@@ -111,12 +140,15 @@ def built(planned: PlannedWorkload) -> Workload:
 
 
 def workload_files(workload: Workload) -> dict[str, str]:
-    """The spamoor file and the payload file of one workload."""
-    payloads, notes = workload_payloads(workload)
-    return {
-        config_file(workload.name): config_text(workload, payloads, notes),
-        payload_file(workload.name): payload_text(workload, payloads),
-    }
+    """The spamoor file and the payload file of each run of one workload."""
+    runs = [exported_run(workload)]
+    if runs[0].persisting_setup:
+        runs.append(exported_run(workload, reuse=True))
+    files = {}
+    for run in runs:
+        files[config_file(run.stem)] = config_text(run)
+        files[payload_file(run.stem)] = payload_text(run)
+    return files
 
 
 def all_text(names: Sequence[str]) -> str:
@@ -127,6 +159,8 @@ def all_text(names: Sequence[str]) -> str:
             "Run from this folder, it runs every workload at once; to measure one workload run its own "
             "file, or pick spammers with -s/--spammers:",
             "    spamoor run all.yaml -h <rpc url> -p <funded private key>",
+            f"A workload with a <name>{REUSE_SUFFIX}.yaml leaves its contracts on the chain: after this first "
+            f"run, benchmark it again with <name>{REUSE_SUFFIX}.yaml (not included here).",
         ]
     )
     return header + yaml_block([{"include": config_file(name)} for name in names])

@@ -37,6 +37,7 @@ from .code_set import (
 )
 from .counted_loop import CountedLoopGas, counted_transactions, word
 from .deploy_gas import memory_expansion_gas, words
+from .deterministic_deployment import deterministic_address, deterministic_salt
 from .placement import SETUP_TX_GAS_LIMIT, ContractSpec, SetupCall, funded, place_contracts, placed_addresses
 
 OPCODES = ("extcodesize", "extcodehash", "extcodecopy")
@@ -165,7 +166,11 @@ def extcode(params: WorkloadParams, opcode: str) -> Workload:
     if size > fork.max_code_size:
         raise FillCheckFailed(f"{params.variant} contracts exceed {fork.name}'s code size limit of {fork.max_code_size} bytes")
     name = params.fixture_name(opcode)
-    factory, attack_address = placed_addresses(name, 2)
+    # The factory goes through the deterministic deployment proxy, so that the set has
+    # the fixture's addresses on any chain; the attack contract is an ordinary deployment.
+    salt = deterministic_salt(f"{name}/factory")
+    factory = deterministic_address(salt, factory_runtime(size))
+    (attack_address,) = placed_addresses(name, 1)
     attack = AttackContract(opcode, factory, size)
     planned = counted_transactions(
         fork, params.gas_benchmark_value, params.fill, attack.loop_gas(fork), lambda _i, units, _b: word(units)
@@ -174,7 +179,9 @@ def extcode(params: WorkloadParams, opcode: str) -> Workload:
     placed = place_contracts(
         name,
         [
-            ContractSpec("factory", factory_runtime(size), setup_calls=factory_calls(fork, contracts)),
+            ContractSpec(
+                "factory", factory_runtime(size), setup_calls=factory_calls(fork, contracts), deterministic_salt=salt
+            ),
             ContractSpec("attack", attack.runtime, {NEXT_SALT_SLOT: 1, SUM_SLOT: 1}),
         ],
         params.placement,

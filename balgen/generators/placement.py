@@ -2,17 +2,21 @@
 Placing a workload's contracts: straight into genesis, or deployed by setup blocks.
 
 Both placements put the same contracts, with the same storage, at the same
-addresses: the CREATE addresses of one deployer account. With `blocks` the
-deployer really deploys them (and then runs the contracts' own setup calls,
-for storage too large for init code); with `genesis` they are in the alloc
-and the deployer's nonce is what it would be after that setup. So the
-benchmark block is byte-identical under both placements; only where the state
-came from differs. Funded senders always live in genesis, as
-execution-spec-tests' `pre.fund_eoa` puts them.
+addresses: the CREATE addresses of one deployer account, or, for a contract
+that must have its address on every chain, the address the deterministic
+deployment proxy gives its salt. With `blocks` the deployer really deploys
+them (CREATE deployments first, then the proxy's, then the contracts' own
+setup calls, for storage too large for init code); with `genesis` they are
+in the alloc and the deployer's nonce is what it would be after that setup
+(the proxy's is left as the chain has it: nothing reads it). So the
+benchmark block is byte-identical under both placements; only where the
+state came from differs. Funded senders always
+live in genesis, as execution-spec-tests' `pre.fund_eoa` puts them.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -20,6 +24,10 @@ from ..bytecode import deployment_code
 from .deploy_gas import deploy_gas
 from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, TX_GAS_LIMIT_CAP, Fork
 from ..keys import create_address, sender
+from .deterministic_deployment import (
+    DETERMINISTIC_DEPLOYER, DETERMINISTIC_DEPLOYER_NONCE, deterministic_address, deterministic_calldata, deterministic_deployer,
+    deterministic_deployment_gas,
+)
 from ..workload import ETHER, Account, Address, BlockSpec, Phase, Placement, Sender, TxAccess, TxSpec
 
 SENDER_BALANCE = ETHER
@@ -57,6 +65,9 @@ class ContractSpec:
     """The contract's whole storage before the benchmark block."""
     setup_calls: tuple[SetupCall, ...] = ()
     """Calls that write the part of `storage` too large for init code."""
+    deterministic_salt: bytes | None = None
+    """Deploy through the deterministic deployment proxy with this salt, so that the
+    contract (and what it creates with CREATE2) has the same address on every chain."""
 
     @property
     def nonce_after_setup(self) -> int:
@@ -68,6 +79,13 @@ class ContractSpec:
         """The storage its init code sets: everything no setup call writes."""
         called = {slot for call in self.setup_calls for slot in call.writes}
         return {slot: value for slot, value in self.storage.items() if slot not in called}
+
+    @property
+    def deterministic_address(self) -> Address | None:
+        """Where the proxy deploys it, for a contract deployed through the proxy."""
+        if self.deterministic_salt is None:
+            return None
+        return deterministic_address(self.deterministic_salt, self.runtime, self.initial_storage)
 
 
 @dataclass(frozen=True)
@@ -84,7 +102,15 @@ def place_contracts(
 ) -> PlacedContracts:
     """Put `contracts` in genesis or behind setup blocks, per `placement`."""
     deployer = sender(seed, "deployer")
-    addresses = tuple(create_address(deployer.address, nonce) for nonce in range(len(contracts)))
+    addresses = contract_addresses(deployer.address, contracts)
+    through_proxy = any(contract.deterministic_salt is not None for contract in contracts)
+    # The proxy is part of the chain, as on a devnet: Amsterdam's genesis holds it (EIP-7997);
+    # before, the workload's genesis does, as it was before any deployment.
+    proxy = (
+        {DETERMINISTIC_DEPLOYER: deterministic_deployer()}
+        if through_proxy and not fork.predeploys_deterministic_deployer
+        else {}
+    )
     setup_txs = len(contracts) + sum(len(c.setup_calls) for c in contracts)
     if placement is Placement.GENESIS:
         pre = {
@@ -92,13 +118,20 @@ def place_contracts(
             for address, contract in zip(addresses, contracts)
         }
         pre[deployer.address] = Account(balance=DEPLOYER_BALANCE, nonce=setup_txs)
-        return PlacedContracts(addresses, pre, ())
+        return PlacedContracts(addresses, {**pre, **proxy}, ())
     blocks = setup_blocks(fork, deployer, contracts, addresses)
-    return PlacedContracts(addresses, {deployer.address: Account(balance=DEPLOYER_BALANCE)}, blocks)
+    return PlacedContracts(addresses, {deployer.address: Account(balance=DEPLOYER_BALANCE), **proxy}, blocks)
+
+
+def contract_addresses(deployer: Address, contracts: Sequence[ContractSpec]) -> tuple[Address, ...]:
+    """Each contract's address: the proxy's for a salted one, else CREATE(deployer, n) for the n-th of the others."""
+    nonces = itertools.count()
+    return tuple(contract.deterministic_address or create_address(deployer, next(nonces)) for contract in contracts)
 
 
 def placed_addresses(seed: str, count: int) -> tuple[Address, ...]:
-    """Where `place_contracts(seed, ...)` puts its first `count` contracts, known before they exist."""
+    """Where `place_contracts(seed, ...)` puts its first `count` contracts not deployed
+    through the proxy, known before they exist."""
     deployer = sender(seed, "deployer")
     return tuple(create_address(deployer.address, nonce) for nonce in range(count))
 
@@ -112,26 +145,42 @@ def setup_blocks(
     fork: Fork, deployer: Sender, contracts: Sequence[ContractSpec], addresses: Sequence[Address]
 ) -> tuple[BlockSpec, ...]:
     """
-    All deployments (nonces 0..n-1, so the addresses are known), then every setup call,
-    in as few blocks as keep each one under the block gas limit and `SETUP_BLOCK_CODE_BYTES`.
+    All CREATE deployments (nonces 0..n-1, so the addresses are known), then
+    the proxy's deployments, then every setup call, in as few blocks as keep
+    each one under the block gas limit and `SETUP_BLOCK_CODE_BYTES`.
     """
     txs: list[TxSpec] = []
     accesses: list[TxAccess] = []
-    for contract, address in zip(contracts, addresses):
+    deployed = sorted(zip(contracts, addresses), key=lambda pair: pair[0].deterministic_salt is not None)
+    proxy_nonce = DETERMINISTIC_DEPLOYER_NONCE
+    for contract, address in deployed:
         storage = contract.initial_storage
-        txs.append(
-            TxSpec(
+        salt = contract.deterministic_salt
+        if salt is None:
+            tx = TxSpec(
                 sender=deployer,
                 nonce=len(txs),
                 to=None,
                 data=deployment_code(contract.runtime, storage),
                 gas_limit=deploy_gas(fork, contract.runtime, storage).total,
             )
-        )
+            nonces = {}
+        else:
+            tx = TxSpec(
+                sender=deployer,
+                nonce=len(txs),
+                to=DETERMINISTIC_DEPLOYER,
+                data=deterministic_calldata(salt, contract.runtime, storage),
+                gas_limit=deterministic_deployment_gas(fork, salt, contract.runtime, storage),
+            )
+            proxy_nonce += 1
+            nonces = {DETERMINISTIC_DEPLOYER: proxy_nonce}
+        txs.append(tx)
         accesses.append(
             TxAccess(
                 writes={(address, slot): value for slot, value in storage.items()},
                 created={address: contract.runtime},
+                nonces=nonces,
             )
         )
     for contract, address in zip(contracts, addresses):
@@ -146,7 +195,7 @@ def setup_blocks(
                     nonces={address: nonce} if call.created else {},
                 )
             )
-    code_bytes = [len(contract.runtime) for contract in contracts]
+    code_bytes = [len(contract.runtime) for contract, _ in deployed]
     code_bytes += [call.created_code_bytes for contract in contracts for call in contract.setup_calls]
     return tuple(
         BlockSpec(phase=Phase.SETUP, txs=tuple(txs[start:end]), accesses=tuple(accesses[start:end]))
