@@ -40,10 +40,16 @@ import pytest
 import yaml
 from eth_hash.auto import keccak
 
+from balgen.chain.alloc import genesis_entries, iter_alloc, read_alloc, write_alloc_entries
+from balgen.chain.builder import BuiltChain, build_chain
+from balgen.chain.t8n import TransitionTool
 from balgen.export.command import run_export
-from balgen.forks import fork_by_name
+from balgen.fill import build_own_chain
+from balgen.forks import Fork, fork_by_name
+from balgen.generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, DETERMINISTIC_DEPLOYER_CODE
 from balgen.generators.catalog import Family, PlannedWorkload, all_planned_workloads, families
-from balgen.keys import create_address, sender
+from balgen.keys import Sender, create_address, sender
+from balgen.toolchain import pinned_evm
 from balgen.workload import (
     Account, BlockSpec, FillLevel, Phase, Placement, TxAccess, TxSpec, Workload, WorkloadParams,
 )
@@ -603,6 +609,114 @@ def test_a_folder_that_is_not_an_export_is_never_replaced(tmp_path: Path, capsys
     assert [p.name for p in output.iterdir()] == ["notes.txt"]
 
 
+# A contract set on a live chain: the exported payloads run by t8n from wallets the fixture never saw.
+
+
+@pytest.fixture(scope="module")
+def t8n() -> TransitionTool:
+    return TransitionTool(pinned_evm())
+
+
+def devnet_genesis(fork: Fork, wallets: dict[str, Sender], path: Path) -> Path:
+    """A devnet's genesis: its system contracts, funded wallets, and the proxy where the fork does not predeploy it."""
+    accounts = {wallet.address: Account(balance=10**24) for wallet in wallets.values()}
+    if not fork.predeploys_deterministic_deployer:
+        accounts[DETERMINISTIC_DEPLOYER] = Account(nonce=1, code=DETERMINISTIC_DEPLOYER_CODE)
+    write_alloc_entries(path, genesis_entries(fork, sorted(accounts.items())))
+    return path
+
+
+def live_run(
+    t8n: TransitionTool, fork: Fork, state: Path, payload: dict[str, Any], wallets: dict[str, Sender], workdir: Path
+) -> BuiltChain:
+    """`payload` as replay-eest sends it from `wallets` on the chain state `state`, one block per run."""
+    live = live_transactions(payload, {name: wallet.address for name, wallet in wallets.items()})
+    runs: dict[int, list[TxSpec]] = defaultdict(list)
+    for tx in live:
+        runs[tx.run].append(TxSpec(wallets[tx.wallet], tx.nonce, tx.to, tx.data, tx.gas, tx.value))
+    blocks = [BlockSpec(Phase.SETUP, tuple(txs), (TxAccess(),) * len(txs)) for _, txs in sorted(runs.items())]
+    return build_chain(t8n, fork, state, blocks, workdir, label=payload["name"])
+
+
+def prefixed(prefix: str, wallets: dict[str, Sender]) -> dict[str, Sender]:
+    return {f"{prefix}/{role}": wallet for role, wallet in wallets.items()}
+
+
+def live_wallets(name: str, payload: dict[str, Any]) -> dict[str, Sender]:
+    return {role: sender(name, role) for role in {DEPLOYER} | {tx["from"] for tx in payload["txs"]}}
+
+
+def succeeded(chain: BuiltChain) -> list[bool]:
+    """Per transaction sent, whether it was included and succeeded."""
+    receipts = [receipt for block in chain.blocks for receipt in block.t8n.receipts]
+    assert len(receipts) == sum(len(block.txs) for block in chain.blocks), "a transaction was rejected"
+    return [receipt["status"] == "0x1" for receipt in receipts]
+
+
+def accounts(path: Path, addresses: set[str]) -> dict[str, tuple[int, str, dict[str, str]]]:
+    """(nonce, code, storage) of `addresses` in an alloc file; an absent account is left out."""
+    return {
+        address: (int(account.get("nonce", "0x0"), 16), account.get("code", "0x"), account.get("storage", {}))
+        for address, account in read_alloc(path, only=addresses).items()
+    }
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("fork_name", "keyword"),
+    [("Amsterdam", "extcodesize-max"), ("Amsterdam", "extcodehash-half"), ("Amsterdam", "extcodecopy-greedy"),
+     ("Osaka", "extcodesize-greedy")],
+)
+def test_a_contract_set_lands_at_the_fixture_addresses_on_a_live_chain(
+    t8n: TransitionTool, tmp_path: Path, fork_name: str, keyword: str
+) -> None:
+    """
+    Item 3: the exported set-up, sent from wallets unrelated to the fixture's
+    on a fresh devnet genesis, leaves the factory and every contract of the
+    set at the fixture's addresses with the fixture's nonces and code, and the
+    attack reads them to the fixture's result. A second run on that chain
+    with the reuse file does it again without the set-up, which the proxy
+    would now refuse.
+    """
+    fork = fork_by_name(fork_name)
+    folder = tmp_path / "spamoor"
+    assert export(folder, "--fork", fork_name, "--gas-benchmark-values", "1", "-k", keyword) == 0
+    ((_, first_file),) = [item.popitem() for item in load(folder / "all.yaml")]
+    name = first_file.removesuffix(".yaml")
+    workload = planned(fork_name, [1_000_000])[name].build()
+    (payload,) = load(folder / "payloads" / f"{name}.yaml")["payloads"]
+    (reuse_payload,) = load(folder / "payloads" / f"{name}.reuse.yaml")["payloads"]
+
+    fixture = build_own_chain(t8n, workload, tmp_path / "fixture")
+    fixture_attack = "0x" + workload.benchmark_block.txs[0].to.hex()
+    fixture_before = dict(iter_alloc(fixture.alloc_path_before_last_block))
+    genesis = {address for address, _ in iter_alloc(fixture.genesis_alloc_path)}
+    created = {a for a, account in fixture_before.items() if a not in genesis and account.get("code")} - {fixture_attack}
+    assert len(created) == 1 + workload.parameters["contracts_read"]  # the factory and the set
+
+    first_wallets = live_wallets(f"devnet/{name}/first", payload)
+    again_wallets = live_wallets(f"devnet/{name}/again", payload)
+    reuse_wallets = live_wallets(f"devnet/{name}/reuse", reuse_payload)
+    devnet = devnet_genesis(fork, {**prefixed("first", first_wallets), **prefixed("again", again_wallets),
+                                   **prefixed("reuse", reuse_wallets)}, tmp_path / "devnet.json")
+    first = live_run(t8n, fork, devnet, payload, first_wallets, tmp_path / "first")
+    assert all(succeeded(first))
+    live_attack = "0x" + create_address(first_wallets[DEPLOYER].address, 0).hex()
+    assert live_attack != fixture_attack
+    assert accounts(first.post_alloc_path, created) == accounts(fixture.alloc_path_before_last_block, created)
+    fixture_result = accounts(fixture.post_alloc_path, {fixture_attack})[fixture_attack][2]
+    assert accounts(first.post_alloc_path, {live_attack})[live_attack][2] == fixture_result
+
+    chain_state = tmp_path / "after-first.json"
+    write_alloc_entries(chain_state, iter_alloc(first.post_alloc_path))
+    refused = live_run(t8n, fork, chain_state, payload, again_wallets, tmp_path / "refused")
+    assert not succeeded(refused)[1]  # the proxy refuses to deploy the factory twice
+    reuse = live_run(t8n, fork, chain_state, reuse_payload, reuse_wallets, tmp_path / "reuse")
+    assert all(succeeded(reuse))
+    reuse_attack = "0x" + create_address(reuse_wallets[DEPLOYER].address, 0).hex()
+    assert accounts(reuse.post_alloc_path, {reuse_attack})[reuse_attack][2] == fixture_result
+
+
 # Synthetic workloads (not families: the catalog is untouched) for what no family does yet.
 
 OWNER = sender("synthetic", "deployer")
@@ -672,6 +786,31 @@ def creation_after_call() -> Workload:
     return synthetic([call(CONTRACT), deploy(1), call(second, CONTRACT, nonce=1)], [deploy()])
 
 
+def through_proxy(init_code: bytes) -> tuple[bytes, tuple[TxSpec, TxAccess]]:
+    """A call to the deterministic deployment proxy deploying `init_code`'s contract, and that contract's address."""
+    product = keccak(b"\xff" + DETERMINISTIC_DEPLOYER + bytes(32) + keccak(init_code))[12:]
+    access = TxAccess(created={product: RUNTIME}, nonces={DETERMINISTIC_DEPLOYER: 2})
+    return product, (TxSpec(MAKER, 0, DETERMINISTIC_DEPLOYER, bytes(32) + init_code, 200_000), access)
+
+
+def proxy_product_of_chain_dependent_code() -> Workload:
+    product, deployment = through_proxy(INIT_CODE + CONTRACT)  # its init code names a wallet-deployed contract
+    return synthetic([deployment, call(product)], [deploy()])
+
+
+def test_what_the_proxy_deploys_from_the_same_code_everywhere_stays_literal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    product, deployment = through_proxy(INIT_CODE)
+    workload = synthetic([deployment, call(product)], [deploy()])
+    assert export_synthetic(monkeypatch, tmp_path / "out", workload) == 0
+    spammers_found = check_spamoor_rules(tmp_path / "out")
+    sent = [tx for spammer in spammers_found for payload in spammer.payloads for tx in payload["txs"]]
+    assert {"0x" + product.hex(), "0x" + DETERMINISTIC_DEPLOYER.hex()} <= {tx.get("to") for tx in sent}
+    assert (tmp_path / "out" / "synthetic-max-1M.yaml").exists()
+    assert not (tmp_path / "out" / "synthetic-max-1M.reuse.yaml").exists()  # created in the benchmark block
+
+
 def gas_above_cap() -> Workload:
     return synthetic([call(CONTRACT, gas=TX_GAS_CAP + 1)], [deploy()])
 
@@ -683,6 +822,7 @@ def gas_above_cap() -> Workload:
         (child_of_contract_code, "created by contract code inside benchmark block tx 0"),
         (creation_after_call, "creates a contract after"),
         (gas_above_cap, "above the 2^24"),
+        (proxy_product_of_chain_dependent_code, "created by contract code inside benchmark block tx 0"),
     ],
 )
 def test_what_spamoor_cannot_name_or_send_is_one_line_and_no_files(
