@@ -3,14 +3,14 @@ The deterministic deployment proxy: a contract at the same address on every chai
 
 A contract a wallet deploys lands at CREATE(wallet, nonce), so a fixture's
 contracts and a devnet's copies sit at different addresses. The proxy at
-0x4e59b448…956c (Arachnid's, on mainnet, the public testnets and, when
-preloaded, kurtosis devnets) runs CREATE2 with the salt and init code its
-caller sends, so what it deploys depends only on those: a fixture that
-deploys through it puts the contract where the same transaction puts it on a
-live chain, whoever sends it. Anything that contract creates with CREATE2
-follows, which is how a contract set keeps its fixture addresses on a devnet.
-The proxy reverts when the address already has code, so a deployment
-through it happens once per chain.
+0x4e59b448…956c (Arachnid's: on mainnet and the public testnets, in every
+Amsterdam genesis by EIP-7997, preloaded on earlier devnets) runs CREATE2
+with the salt and init code its caller sends, so what it deploys depends
+only on those: a fixture that deploys through it puts the contract where the
+same transaction puts it on a live chain, whoever sends it. Anything that
+contract creates with CREATE2 follows, which is how a contract set keeps its
+fixture addresses on a devnet. The proxy reverts when the address already
+has code, so a deployment through it happens once per chain.
 """
 
 from __future__ import annotations
@@ -18,17 +18,16 @@ from __future__ import annotations
 from eth_hash.auto import keccak
 
 from ..bytecode import deployment_code
-from ..forks import Fork
+from ..forks import Fork, system_contract_code
 from ..workload import Account, Address
 from .code_set import create2_address
 from .deploy_gas import deploy_gas, memory_expansion_gas, words
 
-DETERMINISTIC_DEPLOYER = bytes.fromhex("4e59b44847b379578588920ca78fbf26c0b4956c")
-DETERMINISTIC_DEPLOYER_CODE = bytes.fromhex(
-    "7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe0"
-    "3601600081602082378035828234f58015156039578182fd5b8082525050506014600cf3"
-)
-"""Its runtime: CREATE2(callvalue, calldata[32:], salt = calldata[:32]); revert on failure; return the address."""
+_PROXY_ADDRESS, _PROXY_CODE = system_contract_code()["eip7997"]
+DETERMINISTIC_DEPLOYER = bytes.fromhex(_PROXY_ADDRESS[2:])
+DETERMINISTIC_DEPLOYER_CODE = bytes.fromhex(_PROXY_CODE[2:])
+"""Its runtime, as go-ethereum's EIP-7997 genesis has it: CREATE2(callvalue, calldata[32:],
+salt = calldata[:32]); revert on failure; return the address."""
 DETERMINISTIC_DEPLOYER_NONCE = 1
 """Its nonce before it deploys anything, as on mainnet and in kurtosis' preloaded copy."""
 

@@ -10,8 +10,8 @@ setup calls, for storage too large for init code); with `genesis` they are
 in the alloc and the deployer's nonce is what it would be after that setup
 (the proxy's is left as the chain has it: nothing reads it). So the
 benchmark block is byte-identical under both placements; only where the
-state came from differs. Funded senders always
-live in genesis, as execution-spec-tests' `pre.fund_eoa` puts them.
+state came from differs. Funded senders always live in genesis, as
+execution-spec-tests' `pre.fund_eoa` puts them.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from .deploy_gas import deploy_gas
 from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, TX_GAS_LIMIT_CAP, Fork
 from ..keys import create_address, sender
 from .deterministic_deployment import (
-    DETERMINISTIC_DEPLOYER, DETERMINISTIC_DEPLOYER_NONCE, deterministic_address, deterministic_calldata, deterministic_deployer,
-    deterministic_deployment_gas,
+    DETERMINISTIC_DEPLOYER, DETERMINISTIC_DEPLOYER_NONCE, deterministic_address, deterministic_calldata,
+    deterministic_deployer, deterministic_deployment_gas,
 )
 from ..workload import ETHER, Account, Address, BlockSpec, Phase, Placement, Sender, TxAccess, TxSpec
 
