@@ -18,10 +18,18 @@ from typing import Sequence
 
 from .errors import BadInput, OneLineParser
 from .forks import FORKS, fork_by_name
-from .plugin import BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, check_output_writable, parse_gas_values
+from .plugin import (
+    BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, check_output_writable, parse_gas_values,
+    stopped_by,
+)
 from .chain.t8n import probe_version
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .toolchain import pinned_evm
+
+INTERRUPTED_EXIT_CODE = 130
+TERMINATED_EXIT_CODE = 143
+"""128 + SIGINT / SIGTERM, as `balgen replay` and shells report a stopped command (pytest's own code, 2,
+is balgen's bad-input code)."""
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 FILLERS = PROJECT_ROOT / "fillers"
@@ -97,6 +105,11 @@ def run_fill(argv: Sequence[str]) -> int:
     if extra[:1] == ["--"]:
         extra = extra[1:]
     code = int(pytest.main(pytest_arguments(args, extra)))
+    stop = stopped_by()
+    if stop is not None:
+        how = "terminated (SIGTERM)" if stop == "SIGTERM" else "interrupted"
+        print(f"balgen fill: {how}; the fixtures written are complete, nothing partial is left", file=sys.stderr)
+        return TERMINATED_EXIT_CODE if stop == "SIGTERM" else INTERRUPTED_EXIT_CODE
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         if not output_existed and args.output.is_dir() and not any(args.output.iterdir()):
             args.output.rmdir()  # made by the writability check; a rejected command leaves nothing

@@ -97,6 +97,7 @@ class FillSession:
     all_gas_values: Sequence[int]
     planned: Sequence[PlannedWorkload]
     scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="balgen-fill-")))
+    """Removed by `close`; the plugin puts it inside the run's scratch folder, which it removes too."""
     _group: PreAllocGroupState | None = None
 
     def close(self) -> None:

@@ -17,7 +17,12 @@ values, t8n binary, output folder) ends the run with exit code 2.
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import tempfile
+import threading
 from pathlib import Path
+from types import FrameType
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -36,6 +41,8 @@ DEFAULT_OUTPUT = "fixtures"
 BAD_INPUT_EXIT_CODE = 2
 
 _session_key = pytest.StashKey[FillSession]()
+_scratch_key = pytest.StashKey[Path]()
+_sigterm_key = pytest.StashKey[Any]()
 _options_key = pytest.StashKey["FillOptions"]()
 
 
@@ -125,8 +132,63 @@ def read_options(config: pytest.Config) -> FillOptions:
     return options
 
 
+SCRATCH_ENV = "BALGEN_FILL_SCRATCH"
+"""The run's scratch folder, exported so that pytest-xdist's workers (which inherit it) work inside it."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    """
+    The controlling process owns one scratch folder for the whole run, which
+    every worker's scratch lives in, so that removing it at the end leaves
+    nothing behind even when a worker was killed. SIGTERM becomes a
+    KeyboardInterrupt, so a terminated fill unwinds as an interrupted one:
+    t8n stopped, no partial fixture, scratch removed.
+    """
     config.addinivalue_line("markers", "workload(family): a balgen workload family filler")
+    if threading.current_thread() is threading.main_thread():
+        config.stash[_sigterm_key] = signal.signal(signal.SIGTERM, _interrupt)
+    if not hasattr(config, "workerinput"):
+        scratch = Path(tempfile.mkdtemp(prefix="balgen-fill-"))
+        config.stash[_scratch_key] = scratch
+        os.environ[SCRATCH_ENV] = str(scratch)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    scratch = config.stash.get(_scratch_key, None)
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if os.environ.get(SCRATCH_ENV) == str(scratch):
+            del os.environ[SCRATCH_ENV]
+    previous = config.stash.get(_sigterm_key, None)
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class TerminatedBySigterm(KeyboardInterrupt):
+    """The interrupt a SIGTERM raises, told apart from Ctrl-C by its exit code (143)."""
+
+
+_stopped_by: list[str] = []
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    del signum, frame
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the unwinding is not interrupted again
+    raise TerminatedBySigterm("SIGTERM")
+
+
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    _stopped_by.append("SIGTERM" if excinfo.errisinstance(TerminatedBySigterm) else "SIGINT")
+
+
+def stopped_by() -> str | None:
+    """'SIGTERM' or 'SIGINT' when this process's fill was stopped by one, else None."""
+    return _stopped_by[0] if _stopped_by else None
+
+
+def _scratch_parent(config: pytest.Config) -> Path:
+    """The run's scratch folder: the controller's own, or the one a worker inherited."""
+    return config.stash.get(_scratch_key, None) or Path(os.environ[SCRATCH_ENV])
 
 
 def _options(config: pytest.Config) -> FillOptions:
@@ -167,7 +229,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     except BadInput as error:
         raise pytest.UsageError(str(error)) from None
     config.stash[_session_key] = FillSession(
-        t8n=t8n, output=options.output, all_gas_values=options.gas_values, planned=planned
+        t8n=t8n,
+        output=options.output,
+        all_gas_values=options.gas_values,
+        planned=planned,
+        scratch=Path(tempfile.mkdtemp(prefix="session-", dir=_scratch_parent(config))),
     )
 
 

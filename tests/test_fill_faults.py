@@ -1,19 +1,24 @@
 """
-Faults during a fill: a full disk leaves no partial fixture and names the test.
+Faults during a fill: a full disk or a SIGTERM leaves no partial fixture behind.
 
 A fill writes each workload's files (three formats, and its pre-alloc group)
 under temporary names and renames them only when all are complete. Here the
 disk really fills: the output is a small tmpfs, a 0.5 KB contract set fits in
 it and a 64 KB one does not. Where mounting is not allowed, the same writer
-is given a failing write instead. (t8n killed mid-fill: tests/test_fill_cli.py.)
+is given a failing write instead. A SIGTERM mid-fill unwinds like an
+interrupt: t8n stopped, no partial fixture, the scratch folder gone, with
+pytest-xdist workers too. (t8n killed mid-fill: tests/test_fill_cli.py.)
 """
 
 from __future__ import annotations
 
 import errno
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -73,3 +78,32 @@ def test_a_failing_write_removes_every_file_of_the_set(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="cannot write fixtures to .*: No space left on device"):
         write_all_or_nothing(files)
     assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_sigterm_mid_fill_leaves_no_scratch_and_no_partial_fixture(tmp_path: Path, workers: str) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {key: value for key, value in os.environ.items() if key != "BALGEN_FILL_SCRATCH"} | {"TMPDIR": str(temp)}
+    output = tmp_path / "out"
+    fill = subprocess.Popen(
+        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "30", "-k", "state_root",
+         "--output", str(output), "-n", workers],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(temp.glob("balgen-fill-*/session-*/state_root-*")):  # a workload is being filled
+            assert fill.poll() is None and time.monotonic() < deadline, "the fill never started a workload"
+            time.sleep(0.05)
+        fill.send_signal(signal.SIGTERM)
+        report, _ = fill.communicate(timeout=120)
+    finally:
+        fill.kill()
+    assert fill.returncode == 143 and "balgen fill: terminated (SIGTERM)" in report, report[-2000:]
+    assert "Traceback" not in report, report[-3000:]
+    assert not list(temp.glob("balgen-fill-*")), "the scratch folder outlived the fill"
+    files = [path for path in output.rglob("*") if path.is_file()] if output.exists() else []
+    assert not [path for path in files if path.name.startswith(".") or path.suffix == ".tmp"], files
+    for path in files:
+        json.loads(path.read_text())  # whatever was written before the signal is whole
