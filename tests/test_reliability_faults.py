@@ -292,8 +292,8 @@ def test_hung_client_times_out_its_test_and_is_replaced(filled: Path, scratch: P
     assert_no_geth_left(scratch)
 
 
-def test_a_stopped_geth_is_continued_and_exits_on_sigterm(filled: Path, scratch: Path) -> None:
-    """A SIGSTOPped geth ignores SIGTERM until continued: balgen continues it, so it ends cleanly, not by SIGKILL."""
+def test_a_stopped_geth_is_continued_and_exits_cleanly(filled: Path, scratch: Path) -> None:
+    """A SIGSTOPped geth ignores the stop signal until continued: balgen continues it, so it ends cleanly, not by SIGKILL."""
     (group,) = discover(filled).groups
     header, pre = group.genesis.load()
     write_geth_genesis(scratch / "genesis.json", group.genesis.network, header, pre)
@@ -304,6 +304,40 @@ def test_a_stopped_geth_is_continued_and_exits_on_sigterm(filled: Path, scratch:
         started = time.monotonic()
     assert geth.returncode == 0, "SIGKILL would give -9"
     assert time.monotonic() - started < 25
+    (scratch / "genesis.json").unlink()
+    assert_no_geth_left(scratch)
+
+
+def test_a_stop_signal_before_geth_handles_it_is_ignored_not_fatal(
+    filled: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    geth installs its signal handler only once its services run; a signal
+    before that used to kill it without journaling its state (a `--cold`
+    restart then came back at genesis). Signalled as soon as it logs its
+    first line (its runtime up, its handler not yet installed), geth now
+    ignores the signal, starts, and still stops cleanly when asked.
+    """
+    (group,) = discover(filled).groups
+    header, pre = group.genesis.load()
+    write_geth_genesis(scratch / "genesis.json", group.genesis.network, header, pre)
+    spawn = GethProcess._spawn_node
+    signalled: list[int] = []
+
+    def spawn_and_signal_early(self: GethProcess) -> None:
+        spawn(self)
+        assert self._process is not None
+        deadline = time.monotonic() + 30
+        while not self._log_since_spawn() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        self._process.send_signal(geth_process.STOP_SIGNAL)
+        signalled.append(self._process.pid)
+
+    monkeypatch.setattr(GethProcess, "_spawn_node", spawn_and_signal_early)
+    geth = GethProcess(pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
+    with geth:  # raises if the early signal killed it before it answered
+        geth.restart()  # the same again on the restarted node
+    assert len(signalled) == 2 and geth.returncode == 0
     (scratch / "genesis.json").unlink()
     assert_no_geth_left(scratch)
 

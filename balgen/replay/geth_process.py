@@ -5,11 +5,11 @@ Each run gets its own temporary datadir, JWT secret and loopback ports, so
 runs never share state and never reach beyond 127.0.0.1: discovery, NAT
 traversal (geth's default `--nat any` probes the LAN gateway) and peers are
 all off, and the p2p listener, which geth always opens on every interface,
-accepts only loopback addresses. The node is stopped (SIGTERM, then SIGKILL)
-and its datadir removed however the `with` block ends, Ctrl-C included:
+accepts only loopback addresses. The node is stopped (`STOP_SIGNAL`, then
+SIGKILL) and its datadir removed however the `with` block ends, Ctrl-C included:
 geth runs in its own session, so the terminal's SIGINT reaches only Python,
 which then stops geth in order. A stopped (SIGSTOP) node is continued so
-that it can act on the SIGTERM. On Linux geth also gets SIGKILL from the
+that it can act on the signal. On Linux geth also gets SIGKILL from the
 kernel if balgen dies without cleaning up (SIGKILL, a crash): no node
 outlives the run that started it.
 """
@@ -45,40 +45,52 @@ _BIND_CONFLICT_MARKER = "address already in use"
 """What geth logs when a port picked as free was taken before it bound it."""
 
 _READY_POLL_INTERVAL = 0.05
-_SETTLE_SECONDS = 1.0
-"""How long after it first answers a node is left before a SIGTERM. geth opens
-its RPC endpoints before it starts its services and installs its SIGTERM
-handler only after those: a SIGTERM in between kills it on the spot, without
-journaling its state, so a `--cold` restart would come back at genesis. For a
-restarted v1.17.8 node the window measured 0.1 to 0.2 s on a 2-core machine.
-Only `restart` waits: a node stopped for good loses nothing that matters."""
 _PROBE_TIMEOUT = 2.0
+
+STOP_SIGNAL = signal.SIGINT
+"""How balgen asks geth to stop. geth answers RPC before it installs its
+SIGINT/SIGTERM handler (`utils.StartNode` does it after starting the
+services), and a signal in between kills it on the spot without journaling
+its state, so a `--cold` restart came back at genesis. geth is therefore
+started with SIGINT ignored (Go keeps an inherited SIG_IGN for SIGINT until
+the handler is installed): an early SIGINT does nothing, and balgen sends it
+again until geth logs that it is shutting down."""
+_STOP_ACKNOWLEDGED = b"Got interrupt, shutting down"
+_STOP_SIGNAL_SENDS = 8
+"""At most this many SIGINTs: after the first it handles, geth panics on the tenth more."""
+_STOP_SIGNAL_INTERVAL = 0.5
 
 
 _PR_SET_PDEATHSIG = 1
 """prctl(2) option: the signal the kernel sends a process when its parent dies."""
 
 
-def _parent_death_signal() -> Callable[[], None] | None:
+def _child_setup() -> Callable[[], None] | None:
     """
-    A `preexec_fn` that makes the kernel SIGKILL the child when balgen dies,
-    on Linux; None elsewhere. libc's `prctl` is looked up here, before the
-    fork, so the child only makes the one system call.
+    A `preexec_fn` that makes the kernel SIGKILL the child when balgen dies
+    and starts it with SIGINT ignored (see `STOP_SIGNAL`), on Linux; None
+    elsewhere. libc's functions are looked up here, before the fork, so the
+    child only makes the two system calls.
     """
     if not sys.platform.startswith("linux"):
         return None
     try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl, set_handler = libc.prctl, libc.signal
     except (OSError, AttributeError):
         return None
+    set_handler.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    set_handler.restype = ctypes.c_void_p
+    ignore = ctypes.c_void_p(int(signal.SIG_IGN))
 
-    def set_signal() -> None:
+    def set_up() -> None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        set_handler(STOP_SIGNAL, ignore)
 
-    return set_signal
+    return set_up
 
 
-_PREEXEC = _parent_death_signal()
+_PREEXEC = _child_setup()
 
 
 class GethError(BadInput):
@@ -186,7 +198,7 @@ class GethProcess:
         self._ports: tuple[int, int] | None = None
         self.client_version: str | None = None
         self.returncode: int | None = None
-        self._ready_at: float | None = None
+        self._log_offset = 0
 
     # -- context manager -------------------------------------------------
 
@@ -335,8 +347,6 @@ class GethProcess:
         chain stays: geth journals its in-memory state layers on a clean
         shutdown. The ports may change, so clients must be made anew.
         """
-        if self._ready_at is not None:  # a node stopped at once would lose its state (see _SETTLE_SECONDS)
-            time.sleep(max(0.0, self._ready_at + _SETTLE_SECONDS - time.monotonic()))
         self._stop_node()
         if self.returncode != 0:
             raise GethError(
@@ -381,6 +391,7 @@ class GethProcess:
     def _spawn_node(self) -> None:
         """Start the node in its own session, its output appended to the log."""
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - open while geth runs
+        self._log_offset = self._log.tell()
         try:
             self._process = subprocess.Popen(
                 self.node_command(),
@@ -426,7 +437,6 @@ class GethProcess:
                     )
                 time.sleep(_READY_POLL_INTERVAL)
         self._check_engine_endpoint()
-        self._ready_at = time.monotonic()
         return True
 
     def _check_engine_endpoint(self) -> None:
@@ -444,14 +454,13 @@ class GethProcess:
         return None if self._process is None else self._process.poll()
 
     def _stop_node(self) -> None:
-        """SIGTERM, wait up to `stop_timeout`, then SIGKILL; always reaps the process."""
+        """`STOP_SIGNAL` until acknowledged, wait up to `stop_timeout`, then SIGKILL; always reaps the process."""
         process = self._process
         if process is None:
             return
         try:
             if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                process.send_signal(signal.SIGCONT)  # a stopped node acts on SIGTERM only once continued
+                self._ask_to_stop(process)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=self.stop_timeout)
         finally:
@@ -460,10 +469,26 @@ class GethProcess:
                 process.wait()
             self.returncode = process.returncode
             self._process = None
-            self._ready_at = None
             if self._log is not None:
                 self._log.close()
                 self._log = None
+
+    def _ask_to_stop(self, process: subprocess.Popen[bytes]) -> None:
+        """Send `STOP_SIGNAL` until geth exits or logs that it is shutting down (it ignores it before)."""
+        for _ in range(_STOP_SIGNAL_SENDS):
+            process.send_signal(STOP_SIGNAL)
+            process.send_signal(signal.SIGCONT)  # a stopped node acts on the signal only once continued
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=_STOP_SIGNAL_INTERVAL)
+                return
+            if _STOP_ACKNOWLEDGED in self._log_since_spawn():
+                return
+
+    def _log_since_spawn(self) -> bytes:
+        """What the running node has logged (the log file is shared by its restarts)."""
+        with open(self.log_path, "rb") as log:
+            log.seek(self._log_offset)
+            return log.read()
 
     def close(self) -> None:
         """Stop the node if it runs and remove the datadir (unless kept)."""
