@@ -98,11 +98,20 @@ class FillSession:
     planned: Sequence[PlannedWorkload]
     scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="balgen-fill-")))
     """Removed by `close`; the plugin puts it inside the run's scratch folder, which it removes too."""
+    staging: Path | None = None
+    """Where files are written before they are renamed into `output`: the run's, shared by
+    its workers and removed by the plugin; by default one of this session's own."""
     _group: PreAllocGroupState | None = None
 
+    @property
+    def staging_folder(self) -> Path:
+        return self.staging or self.output / f".{self.scratch.name}"
+
     def close(self) -> None:
-        """Remove the scratch folder."""
+        """Remove the scratch folder, and the staging folder if it is this session's own."""
         shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.staging is None:
+            shutil.rmtree(self.staging_folder, ignore_errors=True)
 
     def fill(self, workload: Workload) -> FillResult:
         """Build, check and write every fixture format of `workload`."""
@@ -218,7 +227,7 @@ class FillSession:
             pending.append((path, indented_chunks({workload.name: document})))
         if not group.written:
             pending.append((self._group_file(group), self._group_json(workload.fork, group)))
-        write_all_or_nothing(pending)
+        write_all_or_nothing(pending, self.staging_folder)
         group.written = True
         return tuple(path for path, _ in pending)
 
@@ -264,26 +273,32 @@ def accounts_changed_in_access_lists(chain: BuiltChain) -> set[str]:
     }
 
 
-def write_all_or_nothing(files: Sequence[tuple[Path, Iterable[str]]]) -> None:
+def write_all_or_nothing(files: Sequence[tuple[Path, Iterable[str]]], staging: Path) -> None:
     """
-    Write every file under a temporary name, then rename them all.
+    Write every file into `staging` (a folder on the output's file system),
+    then rename them all into place.
 
-    If any write fails (full disk, unwritable folder) the temporaries are
-    removed and no file of the set appears, so a fixture set is never partial.
+    If any write fails (full disk, unwritable folder) or is interrupted, the
+    temporaries are removed and no file of the set appears, so a fixture set
+    is never partial; a process killed mid-write leaves its temporaries only
+    in `staging`, which the run removes.
     """
     temporaries: list[tuple[Path, Path]] = []
     try:
-        for path, chunks in files:
+        staging.mkdir(parents=True, exist_ok=True)
+        for index, (path, chunks) in enumerate(files):
             path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            temporary = staging / f"{os.getpid()}-{index}-{path.name}"
             temporaries.append((temporary, path))
             with temporary.open("w") as out:
                 for chunk in chunks:
                     out.write(chunk)
-    except OSError as error:
+    except BaseException as error:
         for temporary, _ in temporaries:
             temporary.unlink(missing_ok=True)
-        raise BadInput(f"cannot write fixtures to {files[0][0].parent}: {error.strerror or error}") from None
+        if isinstance(error, OSError):
+            raise BadInput(f"cannot write fixtures to {files[0][0].parent}: {error.strerror or error}") from None
+        raise
     for temporary, path in temporaries:
         os.replace(temporary, path)
 

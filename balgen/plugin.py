@@ -157,6 +157,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     scratch = config.stash.get(_scratch_key, None)
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
+        options = config.stash.get(_options_key, None)
+        if options is not None:  # what workers killed mid-write left
+            shutil.rmtree(_staging_folder(options.output, scratch), ignore_errors=True)
         if os.environ.get(SCRATCH_ENV) == str(scratch):
             del os.environ[SCRATCH_ENV]
     previous = config.stash.get(_sigterm_key, None)
@@ -189,6 +192,11 @@ def stopped_by() -> str | None:
 def _scratch_parent(config: pytest.Config) -> Path:
     """The run's scratch folder: the controller's own, or the one a worker inherited."""
     return config.stash.get(_scratch_key, None) or Path(os.environ[SCRATCH_ENV])
+
+
+def _staging_folder(output: Path, run_scratch: Path) -> Path:
+    """The hidden folder in `output` where the run's workers write before renaming."""
+    return output / f".{run_scratch.name}"
 
 
 def _options(config: pytest.Config) -> FillOptions:
@@ -234,6 +242,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         all_gas_values=options.gas_values,
         planned=planned,
         scratch=Path(tempfile.mkdtemp(prefix="session-", dir=_scratch_parent(config))),
+        staging=_staging_folder(options.output, _scratch_parent(config)),
     )
 
 

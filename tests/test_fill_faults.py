@@ -76,7 +76,18 @@ def test_a_failing_write_removes_every_file_of_the_set(tmp_path: Path) -> None:
 
     files = [(tmp_path / "a" / "one.json", ["{}"]), (tmp_path / "b" / "two.json", filling_disk())]
     with pytest.raises(BadInput, match="cannot write fixtures to .*: No space left on device"):
-        write_all_or_nothing(files)
+        write_all_or_nothing(files, tmp_path / ".staging")
+    assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
+
+
+def test_an_interrupted_write_removes_every_file_of_the_set(tmp_path: Path) -> None:
+    def interrupted() -> Iterator[str]:
+        yield '{"partial": '
+        raise KeyboardInterrupt
+
+    files = [(tmp_path / "a" / "one.json", ["{}"]), (tmp_path / "b" / "two.json", interrupted())]
+    with pytest.raises(KeyboardInterrupt):
+        write_all_or_nothing(files, tmp_path / ".staging")
     assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
 
 
