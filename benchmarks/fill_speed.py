@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from balgen.cli import pytest_arguments
+from balgen.cli import fill_parser, pytest_arguments
 
 TARGET_RATIO = 1.3
 TARGET_WALL_SECONDS = 600
@@ -69,15 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", dest="workers", default="2", help="pytest-xdist workers (default 2)")
     args = parser.parse_args(argv)
     output = Path(tempfile.mkdtemp(prefix="balgen-fill-speed-"))
-    fill_args = argparse.Namespace(
-        fork=args.fork,
-        gas_benchmark_values=args.gas_benchmark_values,
-        output=output,
-        setup="blocks",
-        evm_bin=None,
-        keyword=None,
-        workers=args.workers,
-    )
+    fill_args = fill_parser().parse_args(
+        ["--fork", args.fork, "--gas-benchmark-values", args.gas_benchmark_values, "--output", str(output),
+         "-n", args.workers]
+    )  # the defaults of `balgen fill` for everything else
     collector = Collector()
     print(f"balgen fill speed: {args.fork}, gas values {args.gas_benchmark_values}M, -n {args.workers}")
     started = time.perf_counter()
