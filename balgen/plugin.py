@@ -145,6 +145,7 @@ def pytest_configure(config: pytest.Config) -> None:
     t8n stopped, no partial fixture, scratch removed.
     """
     config.addinivalue_line("markers", "workload(family): a balgen workload family filler")
+    _stopped_by.clear()  # a fill run in-process after an interrupted one starts afresh
     if threading.current_thread() is threading.main_thread():
         config.stash[_sigterm_key] = signal.signal(signal.SIGTERM, _interrupt)
     if not hasattr(config, "workerinput"):
