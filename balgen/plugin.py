@@ -237,13 +237,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         t8n.version()
     except BadInput as error:
         raise pytest.UsageError(str(error)) from None
+    run_scratch = _scratch_parent(config)
     config.stash[_session_key] = FillSession(
         t8n=t8n,
         output=options.output,
         all_gas_values=options.gas_values,
         planned=planned,
-        scratch=Path(tempfile.mkdtemp(prefix="session-", dir=_scratch_parent(config))),
-        staging=_staging_folder(options.output, _scratch_parent(config)),
+        scratch=Path(tempfile.mkdtemp(prefix="session-", dir=run_scratch)),
+        staging=_staging_folder(options.output, run_scratch),
     )
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -38,6 +37,8 @@ from balgen.generators.extcode import NEXT_SALT_SLOT, SUM_SLOT
 from balgen.replay.command import run_replay
 from balgen.toolchain import pinned_evm
 from balgen.workload import FillLevel, Placement, Workload, WorkloadParams
+
+from fill_runs import fill_fixtures
 
 SMALL_GAS = 1_000_000
 
@@ -172,14 +173,10 @@ def test_the_attack_reads_exactly_the_n_contracts_and_what_the_pre_state_holds(
 @pytest.fixture(scope="module", params=["genesis", "blocks"])
 def reduced_sets(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every size at 1M gas (greedy for all three opcodes), filled through `balgen fill`."""
-    output = tmp_path_factory.mktemp(f"sets-{request.param}")
-    subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--setup", request.param, "--gas-benchmark-values", "1",
-         "--code-sizes", "all", "-k", "extcode and greedy", "-n", "2", "--output", str(output)],
-        check=True,
-        capture_output=True,
+    return fill_fixtures(
+        tmp_path_factory.mktemp(f"sets-{request.param}"), "--setup", request.param, "--gas-benchmark-values", "1",
+        "--code-sizes", "all", "-k", "extcode and greedy", "-n", "2",
     )
-    return output
 
 
 @pytest.mark.integration

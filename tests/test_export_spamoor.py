@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,13 +44,15 @@ from balgen.chain.t8n import TransitionTool
 from balgen.export.command import run_export
 from balgen.fill import build_own_chain
 from balgen.forks import Fork, fork_by_name
-from balgen.generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, DETERMINISTIC_DEPLOYER_CODE
+from balgen.generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, deterministic_deployer
 from balgen.generators.catalog import Family, PlannedWorkload, all_planned_workloads, families
 from balgen.keys import Sender, create_address, sender
 from balgen.toolchain import pinned_evm
 from balgen.workload import (
     Account, BlockSpec, FillLevel, Phase, Placement, TxAccess, TxSpec, Workload, WorkloadParams,
 )
+
+from fill_runs import fill_fixtures
 
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TX_GAS_CAP = 2**24
@@ -503,13 +503,7 @@ def fixture_file_transactions(path: Path) -> list[tuple[bytes, int, bytes | None
 @pytest.mark.integration
 def test_the_filled_fixtures_hold_the_transactions_the_export_sends(tmp_path: Path) -> None:
     """The fixture files carry the model's transactions, and the export sends those (checked above)."""
-    fixtures = tmp_path / "fixtures"
-    fill = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "--output", str(fixtures),
-         "-k", " or ".join(FILLED)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )
-    assert fill.returncode == 0, fill.stdout[-2000:] + fill.stderr[-2000:]
+    fixtures = fill_fixtures(tmp_path / "fixtures", "--gas-benchmark-values", "1", "-k", " or ".join(FILLED))
     workloads = planned("Amsterdam", [1_000_000])
     for name in FILLED:
         (path,) = fixtures.glob(f"blockchain_tests/*/*/{name}.json")
@@ -621,7 +615,7 @@ def devnet_genesis(fork: Fork, wallets: dict[str, Sender], path: Path) -> Path:
     """A devnet's genesis: its system contracts, funded wallets, and the proxy where the fork does not predeploy it."""
     accounts = {wallet.address: Account(balance=10**24) for wallet in wallets.values()}
     if not fork.predeploys_deterministic_deployer:
-        accounts[DETERMINISTIC_DEPLOYER] = Account(nonce=1, code=DETERMINISTIC_DEPLOYER_CODE)
+        accounts[DETERMINISTIC_DEPLOYER] = deterministic_deployer()
     write_alloc_entries(path, genesis_entries(fork, sorted(accounts.items())))
     return path
 

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,8 @@ from balgen.forks import AMSTERDAM
 from balgen.generators.catalog import all_planned_workloads
 from balgen.toolchain import GO_ETHEREUM_VERSION, pinned_evm
 from balgen.workload import Placement
+
+from fill_runs import run_fill
 
 FORMATS = {
     "blockchain_tests": "blockchain_test",
@@ -36,22 +37,6 @@ LARGE_STATE_NAMES = [name for name in ALL_NAMES if name.startswith("extcode")]
 """Contract-set workloads: each gets a pre-alloc group of its own."""
 SHARED_NAMES = [name for name in ALL_NAMES if name not in LARGE_STATE_NAMES]
 PRE_ALLOC = re.compile(r"blockchain_tests_engine_x/pre_alloc/0x[0-9a-f]{16}\.json")
-TIMEOUT = 180
-
-
-def balgen_fill(
-    *args: str | Path, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run `balgen fill ARGS` as a user would, from `cwd`."""
-    return subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
 
 
 def files_under(root: Path) -> dict[str, bytes]:
@@ -89,7 +74,7 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Any:
     def fill(*args: str) -> tuple[subprocess.CompletedProcess[str], Path]:
         if args not in cache:
             output = tmp_path_factory.mktemp("fill") / "out"
-            completed = balgen_fill(
+            completed = run_fill(
                 "--gas-benchmark-values", "1", "--output", output, *args, cwd=tmp_path_factory.getbasetemp()
             )
             cache[args] = (completed, output)
@@ -151,7 +136,7 @@ def test_fill_writes_the_documented_layout_and_formats(filled: Any, evm_version:
 def test_two_fills_are_byte_identical(filled: Any, tmp_path: Path) -> None:
     first, first_output = filled()
     second_output = tmp_path / "again"
-    second = balgen_fill("--gas-benchmark-values", "1", "--output", second_output, cwd=tmp_path)
+    second = run_fill("--gas-benchmark-values", "1", "--output", second_output, cwd=tmp_path)
     assert first.returncode == 0 and second.returncode == 0, second.stderr
     first_files, second_files = files_under(first_output), files_under(second_output)
     assert sorted(first_files) == sorted(second_files)
@@ -183,7 +168,7 @@ def test_keyword_fills_only_the_selected_fixture(filled: Any) -> None:
 
 def test_keyword_matching_nothing_is_bad_input(tmp_path: Path) -> None:
     output = tmp_path / "out"
-    completed = balgen_fill("--gas-benchmark-values", "1", "--output", output, "-k", "no_such_family", cwd=tmp_path)
+    completed = run_fill("--gas-benchmark-values", "1", "--output", output, "-k", "no_such_family", cwd=tmp_path)
     assert completed.returncode == 2
     lines = completed.stderr.strip().splitlines()
     assert len(lines) == 1 and "no_such_family" in lines[0], completed.stderr
@@ -229,7 +214,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path: Path, case: 
     crashing_t8n(tmp_path)
     (tmp_path / "plain-file").write_text("not a program\n")
     output = tmp_path / "out"
-    completed = balgen_fill(
+    completed = run_fill(
         "--output", output, *(a.format(tmp=tmp_path) for a in arguments), cwd=tmp_path
     )
     assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
@@ -247,7 +232,7 @@ def test_missing_pinned_evm_is_bad_input(tmp_path: Path) -> None:
     empty_tools.mkdir()
     output = tmp_path / "out"
     env = {**os.environ, "BALGEN_TOOLS": str(empty_tools)}
-    completed = balgen_fill("--gas-benchmark-values", "1", "--output", output, cwd=tmp_path, env=env)
+    completed = run_fill("--gas-benchmark-values", "1", "--output", output, cwd=tmp_path, env=env)
     assert completed.returncode == 2
     lines = completed.stderr.splitlines()
     assert len(lines) == 1 and "--evm-bin" in lines[0] and str(empty_tools / "evm") in lines[0], completed.stderr
@@ -261,7 +246,7 @@ def test_unwritable_output_is_bad_input(tmp_path: Path, where: str) -> None:
     blocker = tmp_path / "afile"
     blocker.write_text("keep me\n")
     output = blocker / "out" if where == "under-a-file" else Path("/proc/balgen-fixtures")
-    completed = balgen_fill("--gas-benchmark-values", "1", "--output", output, cwd=tmp_path)
+    completed = run_fill("--gas-benchmark-values", "1", "--output", output, cwd=tmp_path)
     assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
     lines = completed.stderr.splitlines()
     assert len(lines) == 1 and "--output" in lines[0] and str(output) in lines[0], completed.stderr
@@ -273,7 +258,7 @@ def test_unwritable_output_is_bad_input(tmp_path: Path, where: str) -> None:
 def test_gas_value_below_one_transaction_fails_that_fixture_only(tmp_path: Path) -> None:
     """A gas value too small for the workload fails its fixtures with the reason; the others still fill."""
     output = tmp_path / "out"
-    completed = balgen_fill(
+    completed = run_fill(
         "--gas-benchmark-values", "0.02,1", "--output", output, "-k", "serial_chain-max", cwd=tmp_path
     )
     assert completed.returncode == 1, completed.stdout[-2000:] + completed.stderr[-2000:]
@@ -313,7 +298,7 @@ def test_t8n_killed_mid_fill_leaves_no_partial_fixture(tmp_path: Path) -> None:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch)}
-    completed = balgen_fill(
+    completed = run_fill(
         "--gas-benchmark-values", "1", "--evm-bin", evm, "--output", output, cwd=tmp_path, env=env
     )
     assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from balgen.replay.command import run_replay
 from balgen.toolchain import pinned_evm
+
+from fill_runs import fill_fixtures
 
 pytestmark = pytest.mark.integration
 
@@ -31,13 +32,7 @@ CASES = [("Amsterdam", "blocks"), ("Amsterdam", "genesis"), ("Osaka", "blocks"),
 def filled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     fork, setup = request.param
     output = tmp_path_factory.mktemp(f"fill-{fork}-{setup}")
-    subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--fork", fork, "--setup", setup,
-         "--gas-benchmark-values", "1", "--output", str(output)],
-        check=True,
-        capture_output=True,
-    )
-    return fork, output
+    return fork, fill_fixtures(output, "--fork", fork, "--setup", setup, "--gas-benchmark-values", "1")
 
 
 def fixtures_of(folder: Path) -> list[tuple[str, dict]]:

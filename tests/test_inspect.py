@@ -23,6 +23,8 @@ import pytest
 from balgen.analysis import INFO_KEY
 from balgen.inspect import FROM_INFO, FROM_TRACE, inspect_fixtures, inspect_parser, run_inspect
 
+from fill_runs import fill_fixtures
+
 NAMES = sorted(f"{family}-{fill}-1M" for family in ("serial_chain", "keccak_chain") for fill in ("max", "half", "greedy"))
 FORMATS = {"blockchain_test", "blockchain_test_engine", "blockchain_test_engine_x"}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -31,16 +33,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """serial_chain and keccak_chain at 1M gas, filled as a user fills them."""
-    output = tmp_path_factory.mktemp("inspect") / "fixtures"
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "--output", str(output), "-k", "serial_chain or keccak_chain"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
-    return output
+    return fill_fixtures(tmp_path_factory.mktemp("inspect") / "fixtures", "--gas-benchmark-values", "1", "-k", "serial_chain or keccak_chain")
 
 
 def inspected(*argv: str | Path, scratch: Path):

@@ -44,6 +44,8 @@ from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedGeth
 from balgen.toolchain import pinned_geth
 
+from fill_runs import fill_fixtures
+
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built"),
@@ -58,15 +60,7 @@ ORDER = ["keccak_chain-half-1M", "keccak_chain-max-1M", "serial_chain-half-1M", 
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    output = tmp_path_factory.mktemp("faults") / "fixtures"
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "-k", SUITE_K, "--output", str(output)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    output = fill_fixtures(tmp_path_factory.mktemp("faults") / "fixtures", "--gas-benchmark-values", "1", "-k", SUITE_K)
     return output / "blockchain_tests_engine_x"
 
 

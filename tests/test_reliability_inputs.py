@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -29,6 +28,8 @@ from balgen.inspect import run_inspect
 from balgen.replay.command import run_replay
 from balgen.replay.report import run_report
 from balgen.replay.results import RunResult, RunState
+
+from fill_runs import run_fill
 
 NAME = "serial_chain-max-1M"
 FORMAT_FOLDERS = ("blockchain_tests", "blockchain_tests_engine", "blockchain_tests_engine_x")
@@ -642,12 +643,6 @@ def test_fill_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert not (tmp_path / "out").exists()
 
 
-def balgen_fill(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
-    )
-
-
 FILL_OPTION_ERRORS = {
     "infinite gas value (OverflowError traceback)": ["--gas-benchmark-values", "inf", "-k", "x"],
     "option without its value (argparse usage text)": ["-k", "x", "--fork"],
@@ -657,12 +652,12 @@ FILL_OPTION_ERRORS = {
 
 @pytest.mark.parametrize("case", list(FILL_OPTION_ERRORS))
 def test_fill_option_errors_are_one_line(tmp_path: Path, case: str) -> None:
-    completed = balgen_fill("--output", tmp_path / "out", *FILL_OPTION_ERRORS[case], cwd=tmp_path)
+    completed = run_fill("--output", tmp_path / "out", *FILL_OPTION_ERRORS[case], cwd=tmp_path)
     assert completed.returncode == 2 and "Traceback" not in completed.stderr, completed.stderr
     assert len(completed.stderr.splitlines()) == 1, completed.stderr
 
 
 def test_fill_k_matching_nothing_leaves_no_output_folder(tmp_path: Path) -> None:
-    completed = balgen_fill("--gas-benchmark-values", "1", "-k", "no_such_fixture", "--output", tmp_path / "out", cwd=tmp_path)
+    completed = run_fill("--gas-benchmark-values", "1", "-k", "no_such_fixture", "--output", tmp_path / "out", cwd=tmp_path)
     assert completed.returncode == 2
     assert not (tmp_path / "out").exists()

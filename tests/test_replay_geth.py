@@ -34,6 +34,8 @@ from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedGeth
 from balgen.toolchain import pinned_geth
 
+from fill_runs import fill_fixtures
+
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built"),
@@ -45,13 +47,7 @@ SUITE_K = "keccak_chain or serial_chain-max"
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    output = tmp_path_factory.mktemp("fill")
-    subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "-k", SUITE_K, "--output", str(output)],
-        check=True,
-        capture_output=True,
-    )
-    return output
+    return fill_fixtures(tmp_path_factory.mktemp("fill"), "--gas-benchmark-values", "1", "-k", SUITE_K)
 
 
 def results_of(output: Path) -> dict[str, Any]:

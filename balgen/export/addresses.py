@@ -25,7 +25,7 @@ Mentions are found where a transaction can carry them: its recipient and any
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set as AbstractSet
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -71,22 +71,24 @@ def ownership(workload: Workload, txs: Sequence[OrderedTx]) -> Ownership:
     created_by_code: dict[Address, str] = {}
     once_per_chain: set[int] = set()
     funded = frozenset(workload.pre) - {DETERMINISTIC_DEPLOYER}
+    owned_so_far = set(funded)
     for ordered in txs:
         own = creation_address(ordered.tx) if ordered.creates else None
         if own is not None:
             deployed[own] = ordered.label
-        owned_so_far = funded | deployed.keys() | created_by_code.keys()
-        if own is None and same_on_every_chain(ordered, frozenset(owned_so_far)):
+            owned_so_far.add(own)
+        if own is None and same_on_every_chain(ordered, owned_so_far):
             if ordered.access.created and ordered.phase is Phase.SETUP:
                 once_per_chain.add(ordered.index)
             continue
         for address in ordered.access.created:
             if address != own:
                 created_by_code[address] = ordered.label
+                owned_so_far.add(address)
     return Ownership(deployed, created_by_code, funded, frozenset(once_per_chain))
 
 
-def same_on_every_chain(ordered: OrderedTx, owned: frozenset[Address]) -> bool:
+def same_on_every_chain(ordered: OrderedTx, owned: AbstractSet[Address]) -> bool:
     """A call whose recipient and calldata name nothing the workload owns does the same on every chain."""
     return ordered.tx.to not in owned and not embedded_addresses(ordered.tx.data, owned)
 
@@ -96,7 +98,7 @@ def creation_address(tx: TxSpec) -> Address:
     return create_address(tx.sender.address, tx.nonce)
 
 
-def embedded_addresses(data: bytes, candidates: frozenset[Address]) -> list[tuple[int, Address]]:
+def embedded_addresses(data: bytes, candidates: AbstractSet[Address]) -> list[tuple[int, Address]]:
     """Leftmost non-overlapping (offset, address) runs of `data` equal to a candidate."""
     found: list[tuple[int, Address]] = []
     offset = 0

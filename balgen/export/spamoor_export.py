@@ -20,8 +20,8 @@ from .. import __version__
 from ..errors import FillCheckFailed
 from ..generators.catalog import PlannedWorkload
 from ..workload import Placement, Workload
-from .addresses import ownership
-from .chain_order import ordered_transactions, without
+from .addresses import Ownership, ownership
+from .chain_order import OrderedTx, ordered_transactions, without
 from .dependencies import dependency_groups, footprint
 from .payloads import TX_TYPE, GroupPayload, PayloadTx, group_payload
 from .shape import once_per_chain_notes, shape_notes
@@ -52,18 +52,14 @@ class ExportedRun:
     """File name without `.yaml`, also the spammer's name."""
     payloads: list[GroupPayload]
     notes: list[str]
-    persisting_setup: int
-    """Set-up calls of the workload that create contracts at chain-independent addresses."""
 
 
-def exported_run(workload: Workload, reuse: bool = False) -> ExportedRun:
+def exported_run(workload: Workload, txs: tuple[OrderedTx, ...], owned: Ownership, reuse: bool) -> ExportedRun:
     """
-    One payload per dependency group of the workload's transactions; with
-    `reuse`, of those left once the set-up calls that create contracts at
-    chain-independent addresses are dropped (a first run put them there).
+    One payload per dependency group of the workload's transactions `txs`;
+    with `reuse`, of those left once the set-up calls that create contracts
+    at chain-independent addresses are dropped (a first run put them there).
     """
-    txs = ordered_transactions(workload)
-    owned = ownership(workload, txs)
     stem = workload.name + (REUSE_SUFFIX if reuse else "")
     if reuse:
         txs = without(txs, owned.once_per_chain)
@@ -74,7 +70,7 @@ def exported_run(workload: Workload, reuse: bool = False) -> ExportedRun:
         config_file(workload.name), config_file(workload.name + REUSE_SUFFIX), len(owned.once_per_chain), reuse
     )
     notes = [*persisting, *shape_notes(workload, payloads, footprints)]
-    return ExportedRun(workload, stem, payloads, notes, len(owned.once_per_chain))
+    return ExportedRun(workload, stem, payloads, notes)
 
 
 def payload_tx_fields(tx: PayloadTx) -> dict[str, object]:
@@ -141,9 +137,11 @@ def built(planned: PlannedWorkload) -> Workload:
 
 def workload_files(workload: Workload) -> dict[str, str]:
     """The spamoor file and the payload file of each run of one workload."""
-    runs = [exported_run(workload)]
-    if runs[0].persisting_setup:
-        runs.append(exported_run(workload, reuse=True))
+    txs = ordered_transactions(workload)
+    owned = ownership(workload, txs)
+    runs = [exported_run(workload, txs, owned, reuse=False)]
+    if owned.once_per_chain:
+        runs.append(exported_run(workload, txs, owned, reuse=True))
     files = {}
     for run in runs:
         files[config_file(run.stem)] = config_text(run)
