@@ -47,6 +47,9 @@ def test_slow_block_line_in_geths_terminal_format() -> None:
     assert (timing.block_number, timing.block_hash, timing.gas_used) == (2, HASH, 999963)
     assert (timing.execution_ms, timing.state_read_ms, timing.state_hash_ms) == (15.68, 0.02, 0.09)
     assert (timing.commit_ms, timing.total_ms, timing.mgas_per_sec) == (0.1, 15.85, 63.08)
+    assert timing.counts is not None
+    assert (timing.counts.reads.accounts, timing.counts.reads.code_bytes) == (3, 100)
+    assert (timing.counts.code_cache.misses, timing.counts.code_cache.miss_bytes) == (1, 100)
 
 
 def test_slow_block_line_in_geths_json_log_format() -> None:

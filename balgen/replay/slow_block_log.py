@@ -17,7 +17,8 @@ decoded it, without the Engine API's JSON decoding, block hashing and HTTP.
 `execution_ms` excludes the state reads that go-ethereum counts apart;
 `state_hash_ms` is the account/storage trie updates and hashing;
 `commit_ms` the trie and database commits. With `--log.format json` the
-same object comes as a JSON-quoted `msg`; both forms are read.
+same object comes as a JSON-quoted `msg`; both forms are read. The entry's
+read, write and cache counters are kept too (`block_counts`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+from .block_counts import BlockCounts, block_counts
 
 SLOW_BLOCK_FLAGS = ("--debug.logslowblock", "0")
 """geth flags that make it log every block (threshold 0 = all)."""
@@ -49,6 +52,8 @@ class GethBlockTiming(BaseModel):
     commit_ms: float
     total_ms: float
     mgas_per_sec: float
+    counts: BlockCounts | None = None
+    """What geth read, wrote and found in its caches (`block_counts`); None from a geth without them."""
 
 
 def _entry_object(line: str) -> dict[str, Any] | None:
@@ -86,6 +91,7 @@ def parse_slow_block_line(line: str) -> GethBlockTiming | None:
             commit_ms=float(timing["commit_ms"]),
             total_ms=float(timing["total_ms"]),
             mgas_per_sec=float(entry.get("throughput", {}).get("mgas_per_sec", 0.0)),
+            counts=block_counts(entry),
         )
     except (KeyError, TypeError, ValueError):
         return None

@@ -1,0 +1,156 @@
+"""
+Confidence intervals for replay timings, and the verdict they give.
+
+Two questions, two methods:
+
+- *Is one test's median known well enough?* (`--repeat auto`): the
+  distribution-free order-statistic interval of the median. The number of
+  executions below the true median is Binomial(n, 1/2) whatever the timing
+  distribution, so `[x(k), x(n-k+1)]` has an exact coverage; it needs no
+  resampling, so it is recomputed after every execution for free. With fewer
+  than 6 values no such 95% interval exists.
+- *Did a test change between two runs?* (`balgen report`): a percentile
+  bootstrap interval of the ratio of the two runs' median MGas/s. It makes no
+  assumption about the shape of the timings (they are skewed, with outliers
+  from other load), it is an interval of the size of the change itself, in
+  percent, which is what a reader wants next to a delta; a rank test
+  (Mann-Whitney) would give only a p-value for "one run tends to be higher".
+  The resampling is seeded, so the same runs give a byte-identical report.
+
+A change is significant when its whole interval lies beyond the noise
+threshold: above +threshold is faster, below -threshold slower, anything
+else "no significant change". Within-run repeats cannot see drift between
+runs (other load on the machine, a different datadir); an A/A pair measures
+that, and its noise floor is the threshold to use (see `docs/replay.md`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy
+
+CONFIDENCE = 0.95
+"""Coverage of every interval balgen reports."""
+BOOTSTRAP_RESAMPLES = 4000
+"""Resamples per comparison: the interval's ends move by well under 0.1% between seeds."""
+BOOTSTRAP_SEED = 7928
+"""Fixed, so a report is the same every time it is made from the same runs."""
+MIN_EXECUTIONS = 3
+"""Fewest measured executions per run for a verdict: with one or two, a resampled
+median is (nearly) the value itself and the interval says nothing about noise."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval [low, high] around `center`."""
+
+    low: float
+    center: float
+    high: float
+
+    @property
+    def relative_width(self) -> float:
+        """(high - low) / center: 0.05 means the interval spans 5% of the estimate."""
+        return (self.high - self.low) / self.center if self.center else math.inf
+
+
+def _binomial_cdf_half(k: int, n: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2)."""
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+
+
+def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> Interval | None:
+    """
+    The order-statistic confidence interval of the median of `values`
+    (see the module docstring); None when `values` are too few for the
+    coverage (fewer than 6 for 95%).
+    """
+    data = sorted(float(value) for value in values)
+    n = len(data)
+    best = None
+    for k in range(1, n // 2 + 1):  # [x(k), x(n-k+1)], 1-based: narrower as k grows
+        if 1 - 2 * _binomial_cdf_half(k - 1, n) >= confidence:
+            best = k
+        else:
+            break
+    if best is None:
+        return None
+    return Interval(low=data[best - 1], center=float(numpy.median(data)), high=data[n - best])
+
+
+class ChangeVerdict(StrEnum):
+    """What a comparison of one test between two runs concludes."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    NO_CHANGE = "no significant change"
+    TOO_FEW = "too few executions"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One test's change in MGas/s against the baseline, in percent, with its interval."""
+
+    estimate: float
+    """median(run) / median(baseline) - 1, in percent (positive = faster)."""
+    low: float
+    high: float
+    verdict: ChangeVerdict
+
+    @property
+    def significant(self) -> bool:
+        """Faster or slower beyond the noise threshold."""
+        return self.verdict in (ChangeVerdict.FASTER, ChangeVerdict.SLOWER)
+
+
+def median_ratio_interval(
+    baseline: Sequence[float],
+    values: Sequence[float],
+    confidence: float = CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of median(values) / median(baseline)."""
+    rng = numpy.random.default_rng(seed)
+    base = numpy.asarray(baseline, dtype=float)
+    other = numpy.asarray(values, dtype=float)
+    base_medians = numpy.median(base[rng.integers(0, base.size, (resamples, base.size))], axis=1)
+    other_medians = numpy.median(other[rng.integers(0, other.size, (resamples, other.size))], axis=1)
+    ratios = other_medians / base_medians
+    tail = (1 - confidence) / 2 * 100
+    low, high = numpy.percentile(ratios, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def change_between(
+    baseline: Sequence[float], values: Sequence[float], noise_threshold: float = 0.0
+) -> Change:
+    """
+    The change from `baseline` to `values` (per-execution MGas/s of one
+    test in two runs) and its verdict; `noise_threshold` in percent.
+    """
+    estimate = (float(numpy.median(values)) / float(numpy.median(baseline)) - 1) * 100
+    if min(len(baseline), len(values)) < MIN_EXECUTIONS:
+        return Change(estimate, math.nan, math.nan, ChangeVerdict.TOO_FEW)
+    low_ratio, high_ratio = median_ratio_interval(baseline, values)
+    low, high = (low_ratio - 1) * 100, (high_ratio - 1) * 100
+    if low > noise_threshold:
+        verdict = ChangeVerdict.FASTER
+    elif high < -noise_threshold:
+        verdict = ChangeVerdict.SLOWER
+    else:
+        verdict = ChangeVerdict.NO_CHANGE
+    return Change(estimate, low, high, verdict)
+
+
+def noise_floor(changes: Sequence[Change]) -> float | None:
+    """
+    The A/A noise floor: the 95th percentile of |change| over the tests of
+    a pair of runs of the same build, in percent; None without changes.
+    """
+    sizes = [abs(change.estimate) for change in changes if math.isfinite(change.estimate)]
+    return float(numpy.percentile(sizes, 95)) if sizes else None
