@@ -123,6 +123,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("balgen.inspect", "run_inspect"),
     "replay": ("balgen.replay.command", "run_replay"),
     "report": ("balgen.replay.report", "run_report"),
+    "genesis": ("balgen.replay.genesis_command", "run_genesis"),
     "export": ("balgen.export.command", "run_export"),
 }
 """Each command's `module, function(argv) -> exit code`, imported only when run."""

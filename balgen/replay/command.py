@@ -123,8 +123,8 @@ def _target(args: argparse.Namespace) -> ManagedGeth | ExternalClient:
     return ExternalClient(engine_url, read_jwt_secret(args.jwt_secret), rpc_url)
 
 
-def _check_networks(suite: Suite) -> None:
-    """balgen's geth needs a chain config for every group's network."""
+def check_networks(suite: Suite) -> None:
+    """balgen's genesis files need a chain config for every group's network."""
     for group in suite.groups:
         try:
             geth_test_fork(group.genesis.network)
@@ -155,7 +155,7 @@ def checked_request(argv: Sequence[str]) -> ReplayRequest:
     target = _target(args)
     suite = discover(args.path, args.keyword, args.format)
     if isinstance(target, ManagedGeth):
-        _check_networks(suite)
+        check_networks(suite)
     else:
         target = target.probe()
     # Last: it creates the output folder, which no rejected command may leave behind.

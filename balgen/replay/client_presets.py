@@ -1,0 +1,242 @@
+"""
+How to start each execution client balgen knows, on one genesis, privately.
+
+A preset is data: the genesis format the client reads, an optional init
+command run once on a fresh datadir, the node command, how a chain is
+rolled back on it, and what it logs per block. Commands are templates
+whose placeholders balgen fills for every node it starts:
+
+    {bin}          the client binary
+    {genesis}      the genesis file in the preset's format
+    {datadir}      a fresh, empty data directory
+    {engine_port}  the authenticated Engine API port on 127.0.0.1
+    {rpc_port}     the HTTP JSON-RPC port on 127.0.0.1 (eth, debug, web3)
+    {p2p_port}     a free port for the p2p listener (discovery is off)
+    {jwt}          the generated JWT secret file (hex)
+
+`--client-cmd` / `--client-init` take templates of the same form for any
+other client. Every preset keeps the node on 127.0.0.1 with discovery, NAT
+probing and peers off; the flags come from each client's own CLI (`--help`
+of the reth build here) and from how benchmarkoor (`pkg/client/*.go`) and
+hive (`clients/*/`) start it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import string
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from ..errors import BadInput
+from .client_genesis import GenesisFormat
+
+PLACEHOLDERS = ("bin", "genesis", "datadir", "engine_port", "rpc_port", "p2p_port", "jwt")
+
+
+class Rollback(StrEnum):
+    """How a client's chain goes back to an earlier block between executions."""
+
+    SET_HEAD = "debug_setHead"
+    """`debug_setHead(number)` deletes the blocks above (geth, besu)."""
+    RESTORE_COPY = "restart_from_copy"
+    """Stop the client, put back a copy of its datadir taken at the block, start it again."""
+
+
+class Figures(StrEnum):
+    """What a client reports about each block it executes, beyond latency."""
+
+    GETH_SLOW_BLOCK = "geth slow-block log"
+    RETH_SLOW_BLOCK = "reth slow-block log"
+    LATENCY_ONLY = "client-side latency only"
+
+
+@dataclass(frozen=True)
+class ClientPreset:
+    """Everything balgen needs to run one kind of client."""
+
+    name: str
+    genesis_format: GenesisFormat
+    node_command: str
+    init_command: str | None
+    rollback: Rollback
+    figures: Figures
+    env_prefix: str | None = None
+    """Environment variables with this prefix are dropped: the client reads its flags from them too."""
+    ignores_early_sigint: bool = False
+    """Start it with SIGINT ignored and re-send until `stop_acknowledged` is logged (geth)."""
+    stop_acknowledged: bytes | None = None
+    verified: str = ""
+    """What was run with a real binary here; empty if nothing was."""
+
+
+GETH = ClientPreset(
+    name="geth",
+    genesis_format=GenesisFormat.GETH,
+    init_command="{bin} init --datadir {datadir} --state.scheme path {genesis}",
+    node_command=(
+        "{bin} --datadir {datadir} --state.scheme path --syncmode full --nodiscover --nat none"
+        " --netrestrict 127.0.0.0/8 --maxpeers 0 --port 0"
+        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
+        " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net --ipcdisable"
+        " --debug.logslowblock 0"
+    ),
+    rollback=Rollback.SET_HEAD,
+    figures=Figures.GETH_SLOW_BLOCK,
+    env_prefix="GETH_",
+    ignores_early_sigint=True,
+    stop_acknowledged=b"Got interrupt, shutting down",
+    verified="go-ethereum v1.17.8: Prague, Osaka and Amsterdam suites, every check",
+)
+
+RETH = ClientPreset(
+    name="reth",
+    genesis_format=GenesisFormat.GETH,
+    init_command=None,
+    node_command=(
+        "{bin} node --chain {genesis} --datadir {datadir}"
+        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
+        " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3"
+        " --disable-discovery --nat none --addr 127.0.0.1 --port {p2p_port} --ipcdisable"
+        " --log.file.max-files 0 --engine.persistence-threshold 0 --engine.slow-block-threshold 0"
+    ),
+    rollback=Rollback.RESTORE_COPY,
+    figures=Figures.RETH_SLOW_BLOCK,
+    env_prefix="RETH_",
+    verified="reth 2.5.1-dev 7b3432d (unoptimised build): Osaka suite, every check",
+)
+
+NETHERMIND = ClientPreset(
+    name="nethermind",
+    genesis_format=GenesisFormat.NETHERMIND,
+    init_command=None,
+    node_command=(
+        "{bin} --config none --datadir {datadir} --Init.ChainSpecPath {genesis}"
+        " --Init.DiscoveryEnabled false --Init.AutoDump None --Network.MaxActivePeers 0"
+        " --Network.ExternalIp 127.0.0.1 --Network.LocalIp 127.0.0.1"
+        " --Network.P2PPort {p2p_port} --Network.DiscoveryPort {p2p_port}"
+        " --JsonRpc.Enabled true --JsonRpc.Host 127.0.0.1 --JsonRpc.Port {rpc_port}"
+        " --JsonRpc.EnabledModules Eth,Web3,Net,Debug --JsonRpc.EngineHost 127.0.0.1"
+        " --JsonRpc.EnginePort {engine_port} --JsonRpc.JwtSecretFile {jwt}"
+        " --Merge.TerminalTotalDifficulty 0 --HealthChecks.Enabled false"
+    ),
+    rollback=Rollback.RESTORE_COPY,
+    figures=Figures.LATENCY_ONLY,
+    env_prefix="NETHERMIND_",
+)
+
+BESU = ClientPreset(
+    name="besu",
+    genesis_format=GenesisFormat.BESU,
+    init_command=None,
+    node_command=(
+        "{bin} --data-path={datadir} --genesis-file={genesis} --data-storage-format=BONSAI"
+        " --sync-mode=FULL --p2p-enabled=false --discovery-enabled=false --max-peers=0"
+        " --rpc-http-enabled=true --rpc-http-host=127.0.0.1 --rpc-http-port={rpc_port}"
+        " --rpc-http-api=ETH,NET,WEB3,DEBUG --host-allowlist=127.0.0.1"
+        " --engine-rpc-enabled=true --engine-rpc-port={engine_port} --engine-host-allowlist=127.0.0.1"
+        " --engine-jwt-secret={jwt}"
+    ),
+    rollback=Rollback.SET_HEAD,
+    figures=Figures.LATENCY_ONLY,
+    env_prefix="BESU_",
+)
+
+ERIGON = ClientPreset(
+    name="erigon",
+    genesis_format=GenesisFormat.GETH,
+    init_command="{bin} init --datadir {datadir} {genesis}",
+    node_command=(
+        "{bin} --datadir {datadir} --externalcl --nat none --nodiscover --maxpeers 0 --port {p2p_port}"
+        " --no-downloader --txpool.disable --private.api.addr= --torrent.port 0"
+        " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net"
+        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
+        " --log.dir.disable --fcu.timeout 0"
+    ),
+    rollback=Rollback.RESTORE_COPY,
+    figures=Figures.LATENCY_ONLY,
+    env_prefix="ERIGON_",
+)
+
+ETHREX = ClientPreset(
+    name="ethrex",
+    genesis_format=GenesisFormat.GETH,
+    init_command=None,
+    node_command=(
+        "{bin} --network {genesis} --datadir {datadir} --syncmode full"
+        " --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net"
+        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
+        " --p2p.addr 127.0.0.1 --p2p.port {p2p_port} --discovery.port {p2p_port}"
+    ),
+    rollback=Rollback.RESTORE_COPY,
+    figures=Figures.LATENCY_ONLY,
+)
+
+PRESETS: dict[str, ClientPreset] = {preset.name: preset for preset in (GETH, RETH, NETHERMIND, BESU, ERIGON, ETHREX)}
+
+
+def preset_by_name(name: str, option: str = "--client") -> ClientPreset:
+    """The preset called `name`, or `BadInput` naming the known ones."""
+    try:
+        return PRESETS[name.lower()]
+    except KeyError:
+        raise BadInput(f"{option} {name!r}: unknown client (known: {', '.join(PRESETS)})") from None
+
+
+def check_template(template: str, option: str) -> tuple[str, ...]:
+    """
+    A command template split like a shell would, every placeholder known;
+    `BadInput` naming the option otherwise.
+    """
+    try:
+        words = tuple(shlex.split(template))
+    except ValueError as error:
+        raise BadInput(f"{option} {template!r}: {error}") from None
+    if not words:
+        raise BadInput(f"{option}: empty command")
+    for word in words:
+        try:
+            fields = [field for _, field, _, _ in string.Formatter().parse(word) if field is not None]
+        except ValueError as error:
+            raise BadInput(f"{option}: {word!r}: {error}") from None
+        for field in fields:
+            if field not in PLACEHOLDERS:
+                known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
+                raise BadInput(f"{option}: unknown placeholder {{{field}}} (known: {known})")
+    return words
+
+
+def render_command(template: str, values: dict[str, str]) -> list[str]:
+    """The argument list of a checked template with its placeholders filled."""
+    return [word.format(**values) for word in check_template(template, "command")]
+
+
+def custom_preset(node_command: str, init_command: str | None, genesis_format: GenesisFormat) -> ClientPreset:
+    """A preset from `--client-cmd` / `--client-init`: rollback by datadir copy, latency only."""
+    check_template(node_command, "--client-cmd")
+    if init_command is not None:
+        check_template(init_command, "--client-init")
+    return ClientPreset(
+        name="custom",
+        genesis_format=genesis_format,
+        node_command=node_command,
+        init_command=init_command,
+        rollback=Rollback.RESTORE_COPY,
+        figures=Figures.LATENCY_ONLY,
+    )
+
+
+def start_instructions(preset: ClientPreset, genesis: Path, binary: str | None = None) -> list[str]:
+    """The commands that start `preset`'s client on `genesis`, for a README."""
+    values = {
+        "bin": binary or preset.name,
+        "genesis": str(genesis),
+        "datadir": "DATADIR",
+        "engine_port": "8551",
+        "rpc_port": "8545",
+        "p2p_port": "30303",
+        "jwt": "jwt.hex",
+    }
+    commands = [] if preset.init_command is None else [shlex.join(render_command(preset.init_command, values))]
+    return commands + [shlex.join(render_command(preset.node_command, values))]
