@@ -17,13 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from balgen.replay.block_counts import block_counts, counter
+from balgen.replay.block_counts import BlockCounts, block_counts, counter
 from balgen.replay.confidence import (
     ChangeVerdict,
     change_between,
     median_interval,
     noise_floor,
 )
+from balgen.replay.expected_counts import OVERHEAD, count_mismatches, expected_counts
 from balgen.replay.page_cache import drop_caches_problem, drop_page_cache
 from balgen.replay.repeat_policy import RepeatPolicy, RepeatStop
 
@@ -182,3 +183,44 @@ def test_drop_page_cache_writes_3_to_the_control_file(tmp_path: Path) -> None:
     control.write_text("")
     drop_page_cache(control)
     assert control.read_text() == "3\n"
+
+
+# -- geth's counters against the workload model -------------------------------
+
+
+def _counts(reads: dict[str, int], writes_slots: int = 4) -> BlockCounts:
+    entry = {**SLOW_BLOCK_ENTRY, "state_reads": reads,
+             "state_writes": {**SLOW_BLOCK_ENTRY["state_writes"], "storage_slots": writes_slots}}  # type: ignore[dict-item]
+    counts = block_counts(entry)
+    assert counts is not None
+    return counts
+
+
+# Measured with geth v1.17.8 on `extcodesize-max-0.5KB-1M` filled for Osaka (sequential execution).
+OSAKA_EXTCODESIZE = {"accounts": 69, "storage_slots": 13, "code": 41, "code_bytes": 1218}
+
+
+def test_counts_within_the_models_range_pass() -> None:
+    workload = {"family": "extcodesize", "tx_count": 29, "contracts_read": 34}
+    (expectation,) = expected_counts(workload, parallel_execution=False)
+    assert (expectation.counter, expectation.least, expectation.most) == ("reads.code", 34, 34 + OVERHEAD)
+    assert count_mismatches([expectation], _counts(OSAKA_EXTCODESIZE)) == []
+
+
+def test_a_wrong_expectation_fails_with_both_numbers() -> None:
+    workload = {"family": "extcodesize", "tx_count": 29, "contracts_read": 340}
+    (problem,) = count_mismatches(expected_counts(workload, False), _counts(OSAKA_EXTCODESIZE))
+    assert problem == "geth counted reads.code = 41, the workload predicts 340 to 372 (contracts_read = 340)"
+
+
+def test_parallel_execution_checks_writes_only() -> None:
+    assert expected_counts({"family": "prefetch", "cold_reads": 44}, parallel_execution=True) == ()
+    (write,) = expected_counts({"family": "state_root", "slots_written": 35}, parallel_execution=True)
+    assert write.counter == "writes.storage_slots"
+    assert count_mismatches([write], _counts(OSAKA_EXTCODESIZE, writes_slots=37)) == []
+    assert count_mismatches([write], _counts(OSAKA_EXTCODESIZE, writes_slots=20)) != []
+
+
+def test_families_without_predictions_expect_nothing() -> None:
+    assert expected_counts({"family": "keccak_chain", "tx_count": 3}, False) == ()
+    assert expected_counts(None, False) == ()

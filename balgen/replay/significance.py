@@ -1,0 +1,69 @@
+"""
+Which tests changed between two replay runs, and by how much, judged from
+every measured execution of both (`confidence.change_between`), and what a
+pair of runs of the same build says about the noise between runs.
+
+Only tests that passed in both runs are compared: a failed test's numbers
+are not trustworthy, and a test missing from one run has nothing to compare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .confidence import Change, ChangeVerdict, change_between, noise_floor
+from .measurements import Role
+from .results import RunResult
+
+
+def measured_mgas(result: RunResult) -> dict[str, list[float]]:
+    """Per passed test, the MGas/s of each of its measured executions."""
+    return {
+        test.test_id: values
+        for test in result.tests
+        if test.passed
+        and (values := [m for e in test.executions if e.role is Role.MEASURED and (m := e.mgas_per_second) is not None])
+    }
+
+
+def changes_against(baseline: RunResult, run: RunResult, noise_threshold: float = 0.0) -> dict[str, Change]:
+    """Every shared test's change from `baseline` to `run`, by test id."""
+    before, after = measured_mgas(baseline), measured_mgas(run)
+    return {
+        test: change_between(before[test], after[test], noise_threshold)
+        for test in sorted(before.keys() & after.keys())
+    }
+
+
+def same_build(baseline: RunResult, run: RunResult) -> bool:
+    """
+    Whether two runs are an A/A pair: the same client build and flags, made
+    the same way, so any difference between them is noise.
+    """
+    return (
+        baseline.target == run.target
+        and sorted(baseline.client_versions) == sorted(run.client_versions)
+        and (baseline.warmup, baseline.cold) == (run.warmup, run.cold)
+    )
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """What an A/A pair measured: how far apart two runs of the same build land."""
+
+    compared: int
+    significant: int
+    """Tests called faster or slower although nothing changed."""
+    floor: float | None
+    """95th percentile of |change| over the tests, in percent."""
+
+
+def aa_noise(changes: Mapping[str, Change]) -> NoiseFloor:
+    """The noise floor of an A/A pair's changes."""
+    judged = [change for change in changes.values() if change.verdict is not ChangeVerdict.TOO_FEW]
+    return NoiseFloor(
+        compared=len(judged),
+        significant=sum(change.significant for change in judged),
+        floor=noise_floor(judged),
+    )
