@@ -93,6 +93,11 @@ def push_fixed(value: int, size: int) -> Op:
     return Op(f"PUSH{size}", 0x5F + size, 3, value.to_bytes(size, "big"))
 
 
+def push_address(address: bytes) -> Op:
+    """PUSH20 of an address: always all 20 bytes, so the code holds it at a known offset."""
+    return push_fixed(int.from_bytes(address, "big"), 20)
+
+
 def static_gas(items: list[Item]) -> int:
     """Static gas of running `items` once, straight through."""
     total = 0

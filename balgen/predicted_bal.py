@@ -7,7 +7,9 @@ code and balance changes. The generator knows all of them by design except
 balance values (fees depend on execution), so balgen predicts the whole list
 and the fill compares it, entry by entry, with the one t8n computed: that is
 what proves a workload's dependency graph is the one its name promises.
-Balance changes are predicted by index only.
+What each transaction touches is its footprint (`balgen.footprint`), so the
+prediction and the dependency graph cannot disagree on it. Balance changes
+are predicted by index only.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 
 from .chain.bal import AccountChanges
 from .chain.header import Header
+from .footprint import Footprint, StateKey, block_footprints
 from .forks import Fork
 from .system_calls import system_accesses
 from .workload import Address, BlockSpec
@@ -43,7 +46,7 @@ PredictedAccessList = dict[Address, PredictedAccount]
 
 
 def predicted_access_list(fork: Fork, spec: BlockSpec, header: Header) -> PredictedAccessList:
-    """Every account the block with `header` touches, and how, by design."""
+    """Every account the block with `header` touches, and how, by design: the transactions' footprints."""
     accounts: PredictedAccessList = {}
 
     def account(address: Address) -> PredictedAccount:
@@ -54,31 +57,30 @@ def predicted_access_list(fork: Fork, spec: BlockSpec, header: Header) -> Predic
         for slot, value in access.writes.items():
             entry.write(0, slot, value)
         entry.storage_reads |= access.reads
-    for index, (tx, access) in enumerate(zip(spec.txs, spec.accesses), start=1):
-        sender = account(tx.sender.address)
-        sender.nonce_changes.append((index, tx.nonce + 1))
-        sender.balance_changes.add(index)
-        account(header.fee_recipient).balance_changes.add(index)
-        if tx.to is not None:
-            recipient = account(tx.to)
-            if tx.value:
-                recipient.balance_changes.add(index)
-        for address, code in access.created.items():
-            created = account(address)
-            created.nonce_changes.append((index, 1))
-            created.code_changes.append((index, code))
-        for address, nonce in access.nonces.items():
-            account(address).nonce_changes.append((index, nonce))
-        for (address, slot), value in access.writes.items():
-            account(address).write(index, slot, value)
-        for address, slot in access.reads:
-            account(address).storage_reads.add(slot)
-        for address in access.touched:
-            account(address)
+    for index, print_ in enumerate(block_footprints(spec, header.fee_recipient), start=1):
+        for key in print_.writes:
+            record_write(account(key[0]), index, key, print_)
+        for address, item in print_.reads:
+            entry = account(address)
+            if isinstance(item, int):
+                entry.storage_reads.add(item)
     for entry in accounts.values():
         # A slot both read and written is listed once, among the changes.
         entry.storage_reads -= entry.storage_changes.keys()
     return accounts
+
+
+def record_write(entry: PredictedAccount, index: int, key: StateKey, print_: Footprint) -> None:
+    """One written key as the access list records it at block access index `index`."""
+    item = key[1]
+    if isinstance(item, int):
+        entry.write(index, item, print_.value_left(key))  # type: ignore[arg-type]
+    elif item == "balance":
+        entry.balance_changes.add(index)
+    elif item == "nonce":
+        entry.nonce_changes.append((index, print_.value_left(key)))  # type: ignore[arg-type]
+    else:
+        entry.code_changes.append((index, print_.value_left(key)))  # type: ignore[arg-type]
 
 
 def first_difference(predicted: PredictedAccessList, observed: list[AccountChanges]) -> str | None:

@@ -45,6 +45,26 @@ class Placement(str, Enum):
     BLOCKS = "blocks"
 
 
+class Origin(str, Enum):
+    """
+    How an account comes to exist, which decides where it is on another chain.
+
+    A fixture's addresses follow from its own keys; on a live chain other
+    wallets send the same transactions, so an account that depends on who
+    sent what lands elsewhere there, and every mention of it must follow.
+    """
+
+    GENESIS = "genesis"
+    """Put in the fixture's genesis (its funded senders and deployers): a live chain has its own."""
+    DEPLOYED = "deployed"
+    """Deployed by a creation transaction of its own, at CREATE(sender, nonce): it moves with the sender."""
+    CREATED_BY_CODE = "created-by-code"
+    """Created by CREATE or CREATE2 in a contract whose own address is the fixture's: it moves with that contract."""
+    SAME_ON_EVERY_CHAIN = "same-on-every-chain"
+    """The same on every chain: a predeploy, or what one (or a contract it made) creates with
+    CREATE2 from calldata that names nothing chain-specific."""
+
+
 @dataclass(frozen=True)
 class Account:
     """An account in the pre-state."""
@@ -53,6 +73,7 @@ class Account:
     nonce: int = 0
     code: bytes = b""
     storage: Mapping[int, int] = field(default_factory=dict)
+    origin: Origin = Origin.GENESIS
 
 
 class GeneratedAccounts(Protocol):
@@ -78,9 +99,37 @@ class Sender:
     address: Address
 
 
+ADDRESS_SIZE = 20
+
+
+@dataclass(frozen=True)
+class AddressReference:
+    """An address written into bytes (calldata, init code or runtime code) at `offset`."""
+
+    offset: int
+    address: Address
+
+    def holds_in(self, data: bytes) -> bool:
+        """`data` has the address at the offset."""
+        return data[self.offset : self.offset + ADDRESS_SIZE] == self.address
+
+
+def checked_references(data: bytes, references: Sequence[AddressReference], where: str) -> None:
+    """Every reference names what `data` holds at its offset; a generator bug otherwise."""
+    for reference in references:
+        if not reference.holds_in(data):
+            raise ValueError(f"{where} does not hold 0x{reference.address.hex()} at offset {reference.offset}")
+
+
 @dataclass(frozen=True)
 class TxSpec:
-    """An unsigned EIP-1559 transaction; `to=None` creates a contract."""
+    """
+    An unsigned EIP-1559 transaction; `to=None` creates a contract.
+
+    `references` are the addresses its data names (in calldata, or in the
+    init code and the runtime code it carries), by offset: the spamoor export
+    rewrites those that differ on a live chain, and only those.
+    """
 
     sender: Sender
     nonce: int
@@ -90,6 +139,10 @@ class TxSpec:
     value: int = 0
     max_fee_per_gas: int = GWEI
     max_priority_fee_per_gas: int = 1
+    references: tuple[AddressReference, ...] = ()
+
+    def __post_init__(self) -> None:
+        checked_references(self.data, self.references, "a transaction's data")
 
 
 @dataclass(frozen=True)
@@ -103,7 +156,9 @@ class TxAccess:
     `touched` are further accounts accessed without storage access. `nonces`
     are nonce changes of accounts other than the sender and the created
     contracts (a contract that runs CREATE). The sender's nonce and balance
-    changes follow from the transaction itself.
+    changes follow from the transaction itself. `origins` says how each created
+    contract comes to exist, and `code_references` where a created contract's
+    code names an address.
     """
 
     reads: frozenset[tuple[Address, int]] = frozenset()
@@ -111,6 +166,18 @@ class TxAccess:
     created: Mapping[Address, bytes] = field(default_factory=dict)
     touched: frozenset[Address] = frozenset()
     nonces: Mapping[Address, int] = field(default_factory=dict)
+    origins: Mapping[Address, Origin] = field(default_factory=dict)
+    code_references: Mapping[Address, tuple[AddressReference, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Sets of addresses: a lazy `created` builds code on lookup, never on iteration.
+        created = set(self.created)
+        if created != set(self.origins):
+            raise ValueError("every created contract needs its origin, and only those")
+        if not set(self.code_references) <= created:
+            raise ValueError("code references name the code of contracts the transaction creates")
+        for address, references in self.code_references.items():
+            checked_references(self.created[address], references, f"the code of 0x{address.hex()}")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from balgen.analysis import DependencyGraph, TxAccessSet, first_difference, model_access_sets, traced_access_sets
 from balgen.analysis.access import StateKey, access_set
-from balgen.analysis.graph import conflict_edges
+from balgen.analysis.graph import conflict_edges, connected_components, ordered_groups
 from balgen.chain.builder import FEE_RECIPIENT
 from balgen.checks import trace_benchmark_block
 from balgen.fill import build_own_chain
@@ -32,7 +32,7 @@ from balgen.forks import AMSTERDAM
 from balgen.generators.catalog import family_by_name
 from balgen.keys import create_address, sender
 from balgen.toolchain import pinned_evm
-from balgen.workload import BlockSpec, FillLevel, Phase, TxAccess, TxSpec, Workload, WorkloadParams
+from balgen.workload import BlockSpec, FillLevel, Origin, Phase, TxAccess, TxSpec, Workload, WorkloadParams
 
 A, B, C = (bytes([n]) * 20 for n in (0xAA, 0xBB, 0xCC))
 COINBASE = bytes([0xCB]) * 20
@@ -206,6 +206,24 @@ def test_components_partition_and_the_critical_path_is_the_heaviest(block: tuple
     assert DependencyGraph.from_info(graph.info()) == graph
 
 
+@settings(max_examples=150, deadline=None)
+@given(blocks())
+def test_ordered_groups_are_the_components_of_every_pairwise_conflict(block: tuple[list[TxAccessSet], list[int]]) -> None:
+    """With write-after-read edges, the graph links exactly what any two conflicting transactions link."""
+    sets, _ = block
+    pairs = [(i, j) for i, j in itertools.combinations(range(len(sets)), 2) if sets[i].conflicts_with(sets[j])]
+    assert ordered_groups(sets) == connected_components(len(sets), pairs)
+    dependency_only = connected_components(len(sets), conflict_edges(sets))
+    assert all(any(set(small) <= set(big) for big in ordered_groups(sets)) for small in dependency_only)
+
+
+def test_a_write_after_a_read_links_only_on_a_live_chain() -> None:
+    sets = accesses(({(A, 0)}, set()), (set(), {(A, 0)}))
+    assert conflict_edges(sets) == ()
+    assert conflict_edges(sets, write_after_read=True) == ((0, 1),)
+    assert ordered_groups(sets) == ((0, 1),)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(1, 10**6), max_size=12))
 def test_transactions_without_shared_keys_have_no_edges(gas: list[int]) -> None:
@@ -259,7 +277,7 @@ def test_model_of_a_call_a_transfer_and_a_create() -> None:
         accesses=(
             TxAccess(reads=frozenset({(A, 1)}), writes={(A, 0): 7}, touched=frozenset({C})),
             TxAccess(),
-            TxAccess(writes={(created, 0): 1}, created={created: b"\x60\x00"}),
+            TxAccess(writes={(created, 0): 1}, created={created: b"\x60\x00"}, origins={created: Origin.DEPLOYED}),
         ),
     )
     call, transfer, create = model_access_sets(block, COINBASE)

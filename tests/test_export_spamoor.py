@@ -48,8 +48,11 @@ from balgen.generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, d
 from balgen.generators.catalog import Family, PlannedWorkload, all_planned_workloads, families
 from balgen.keys import Sender, create_address, sender
 from balgen.toolchain import pinned_evm
+from balgen.export.addresses import ownership
+from balgen.export.chain_order import ordered_transactions
 from balgen.workload import (
-    Account, BlockSpec, FillLevel, Phase, Placement, TxAccess, TxSpec, Workload, WorkloadParams,
+    Account, AddressReference, BlockSpec, FillLevel, Origin, Phase, Placement, TxAccess, TxSpec, Workload,
+    WorkloadParams,
 )
 
 from fill_runs import fill_fixtures
@@ -738,11 +741,14 @@ def synthetic(benchmark: list[tuple[TxSpec, TxAccess]], setup: list[tuple[TxSpec
 
 
 def deploy(nonce: int = 0, code: bytes = INIT_CODE) -> tuple[TxSpec, TxAccess]:
-    return TxSpec(OWNER, nonce, None, code, 100_000), TxAccess(created={create_address(OWNER.address, nonce): RUNTIME})
+    created = create_address(OWNER.address, nonce)
+    return TxSpec(OWNER, nonce, None, code, 100_000), TxAccess(created={created: RUNTIME}, origins={created: Origin.DEPLOYED})
 
 
-def call(to: bytes, data: bytes = b"", gas: int = 50_000, nonce: int = 0) -> tuple[TxSpec, TxAccess]:
-    return TxSpec(CALLER, nonce, to, data, gas), TxAccess(writes={(to, 0): 1})
+def call(to: bytes, data: bytes = b"", gas: int = 50_000, nonce: int = 0, naming: tuple[int, ...] = ()) -> tuple[TxSpec, TxAccess]:
+    """A call; `naming` are the offsets in `data` where it names an address."""
+    references = tuple(AddressReference(offset, data[offset : offset + 20]) for offset in naming)
+    return TxSpec(CALLER, nonce, to, data, gas, references=references), TxAccess(writes={(to, 0): 1})
 
 
 def export_synthetic(monkeypatch: pytest.MonkeyPatch, folder: Path, workload: Workload) -> int:
@@ -756,7 +762,7 @@ def test_a_deployed_address_inside_calldata_becomes_a_placeholder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     precompile = bytes(19) + b"\x04"
-    benchmark = [call(CONTRACT, b"\xaa" + CONTRACT + b"\xbb"), call(precompile, CONTRACT, nonce=1)]
+    benchmark = [call(CONTRACT, b"\xaa" + CONTRACT + b"\xbb", naming=(1,)), call(precompile, CONTRACT, nonce=1, naming=(0,))]
     workload = synthetic(benchmark, [deploy()])
     assert export_synthetic(monkeypatch, tmp_path / "out", workload) == 0
     (spammer,) = check_spamoor_rules(tmp_path / "out")
@@ -767,29 +773,67 @@ def test_a_deployed_address_inside_calldata_becomes_a_placeholder(
 
 
 def sender_in_calldata() -> Workload:
-    return synthetic([call(CONTRACT, CALLER.address)], [deploy()])
+    return synthetic([call(CONTRACT, CALLER.address, naming=(0,))], [deploy()])
 
 
 def child_of_contract_code() -> Workload:
-    maker = TxSpec(MAKER, 0, CONTRACT, b"", 100_000), TxAccess(created={CHILD: RUNTIME}, nonces={CONTRACT: 2})
+    maker = TxSpec(MAKER, 0, CONTRACT, b"", 100_000), TxAccess(
+        created={CHILD: RUNTIME}, nonces={CONTRACT: 2}, origins={CHILD: Origin.CREATED_BY_CODE}
+    )
     return synthetic([maker, call(CHILD)], [deploy()])
 
 
 def creation_after_call() -> Workload:
     second = create_address(OWNER.address, 1)
-    return synthetic([call(CONTRACT), deploy(1), call(second, CONTRACT, nonce=1)], [deploy()])
+    return synthetic([call(CONTRACT), deploy(1), call(second, CONTRACT, nonce=1, naming=(0,))], [deploy()])
 
 
-def through_proxy(init_code: bytes) -> tuple[bytes, tuple[TxSpec, TxAccess]]:
+def through_proxy(
+    init_code: bytes, origin: Origin = Origin.SAME_ON_EVERY_CHAIN, naming: tuple[int, ...] = ()
+) -> tuple[bytes, tuple[TxSpec, TxAccess]]:
     """A call to the deterministic deployment proxy deploying `init_code`'s contract, and that contract's address."""
     product = keccak(b"\xff" + DETERMINISTIC_DEPLOYER + bytes(32) + keccak(init_code))[12:]
-    access = TxAccess(created={product: RUNTIME}, nonces={DETERMINISTIC_DEPLOYER: 2})
-    return product, (TxSpec(MAKER, 0, DETERMINISTIC_DEPLOYER, bytes(32) + init_code, 200_000), access)
+    access = TxAccess(created={product: RUNTIME}, nonces={DETERMINISTIC_DEPLOYER: 2}, origins={product: origin})
+    data = bytes(32) + init_code
+    references = tuple(AddressReference(offset, data[offset : offset + 20]) for offset in naming)
+    return product, (TxSpec(MAKER, 0, DETERMINISTIC_DEPLOYER, data, 200_000, references=references), access)
 
 
 def proxy_product_of_chain_dependent_code() -> Workload:
-    product, deployment = through_proxy(INIT_CODE + CONTRACT)  # its init code names a wallet-deployed contract
+    # Its init code names a wallet-deployed contract, so where the proxy puts it depends on the chain.
+    product, deployment = through_proxy(INIT_CODE + CONTRACT, Origin.CREATED_BY_CODE, naming=(32 + len(INIT_CODE),))
     return synthetic([deployment, call(product)], [deploy()])
+
+
+def test_a_creation_said_to_be_chain_independent_that_names_an_owned_address_is_a_generator_bug() -> None:
+    product, deployment = through_proxy(INIT_CODE + CONTRACT, naming=(32 + len(INIT_CODE),))
+    workload = synthetic([deployment, call(product)], [deploy()])
+    with pytest.raises(ValueError, match="said to create contracts at the same addresses on every chain, but it names"):
+        ownership(workload, ordered_transactions(workload))
+
+
+def test_a_reference_the_data_does_not_hold_is_refused_by_the_model() -> None:
+    with pytest.raises(ValueError, match="does not hold 0x"):
+        TxSpec(CALLER, 0, CONTRACT, bytes(24), 50_000, references=(AddressReference(2, CONTRACT),))
+
+
+def windows_naming(data: bytes, addresses: set[bytes]) -> set[int]:
+    """Offsets of every 20-byte run of `data` equal to one of `addresses` (a scan, as an oracle)."""
+    return {offset for offset in range(len(data) - 19) if data[offset : offset + 20] in addresses}
+
+
+@pytest.mark.parametrize("fork", ["Osaka", "Amsterdam"])
+def test_every_family_records_every_address_its_transactions_name(fork: str) -> None:
+    """A scan for the workload's own addresses finds nothing the generator did not record, and every
+    contract a transaction creates has its origin."""
+    for planned_workload in all_planned_workloads(fork_by_name(fork), [1_000_000], Placement.BLOCKS, code_sizes=("0.5KB", "1KB")):
+        workload = planned_workload.build()
+        txs = ordered_transactions(workload)
+        addresses = {*workload.pre, *(a for o in txs for a in o.access.created), *(o.tx.sender.address for o in txs)}
+        for ordered in txs:
+            recorded = {ref.offset for ref in ordered.tx.references}
+            assert windows_naming(ordered.tx.data, addresses) <= recorded, f"{workload.name}: {ordered.label}"
+            assert set(ordered.access.origins) == set(ordered.access.created)
 
 
 def test_what_the_proxy_deploys_from_the_same_code_everywhere_stays_literal(

@@ -2,10 +2,8 @@
 Per-transaction access sets: the state keys a transaction read and wrote.
 
 A block access list records writes per transaction but reads only per block,
-so the dependency graph needs sets of its own. A key is a storage slot
-`(address, slot)` or an account field `(address, "balance" | "nonce" |
-"code")`; touching an account reads all three of its fields. `reads` and
-`writes` are disjoint: a key the transaction changed is in `writes` only, a
+so the dependency graph needs sets of its own. Keys are `balgen.footprint`'s:
+a storage slot or an account field. `reads` and `writes` are disjoint: a key the transaction changed is in `writes` only, a
 key it accessed and left as it was is in `reads`.
 
 The coinbase balance is left out of every set. Each transaction credits the
@@ -18,16 +16,10 @@ therefore not linked to the earlier fee payers either.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence, Union
+from typing import Iterable, Sequence
 
+from ..footprint import StateKey
 from ..workload import Address
-
-AccountField = Literal["balance", "nonce", "code"]
-ACCOUNT_FIELDS: tuple[AccountField, ...] = ("balance", "nonce", "code")
-
-StorageKey = tuple[Address, int]
-AccountKey = tuple[Address, AccountField]
-StateKey = Union[StorageKey, AccountKey]
 
 
 @dataclass(frozen=True)
@@ -42,10 +34,9 @@ class TxAccessSet:
         """Every key the transaction accessed."""
         return self.reads | self.writes
 
-
-def account_keys(address: Address) -> set[StateKey]:
-    """The fields a transaction reads by touching `address`."""
-    return {(address, name) for name in ACCOUNT_FIELDS}
+    def conflicts_with(self, other: TxAccessSet) -> bool:
+        """One changes what the other accesses: their order matters."""
+        return bool(self.writes & other.keys or other.writes & self.reads)
 
 
 def access_set(accessed: Iterable[StateKey], written: Iterable[StateKey], coinbase: Address) -> TxAccessSet:

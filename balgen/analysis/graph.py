@@ -9,6 +9,13 @@ block of n writers to one key is one chain of n - 1 edges rather than a
 clique. Edges always point forward, so the transaction order is a
 topological order.
 
+A write after a read is no edge: with a BAL each transaction is given the
+values before it, so a later writer cannot disturb an earlier reader. On a
+live chain, where the block builder orders transactions sent apart, it can,
+so the spamoor export also links a writer to every reader since the key's
+last write (`write_after_read`) and keeps each component of that graph
+(`ordered_groups`) on one ordered path.
+
 The critical path is the heaviest path with each transaction weighted by
 the gas it used; no schedule that respects the edges finishes in less gas,
 so block gas / critical-path gas bounds the speedup of any parallel
@@ -24,18 +31,28 @@ from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .access import StateKey, TxAccessSet
+from ..footprint import StateKey
+from .access import TxAccessSet
 
 SPEEDUP_DIGITS = 2
 """Decimals kept of the speedup bound in `_info`."""
 
 
-def conflict_edges(sets: Sequence[TxAccessSet]) -> tuple[tuple[int, int], ...]:
-    """(i, j) for every j that reads or writes a key whose latest writer before j is i."""
+def conflict_edges(sets: Sequence[TxAccessSet], *, write_after_read: bool = False) -> tuple[tuple[int, int], ...]:
+    """
+    (i, j) for every j that reads or writes a key whose latest writer before j
+    is i; with `write_after_read`, also for every i that read, since that
+    write, a key j writes.
+    """
     last_writer: dict[StateKey, int] = {}
+    readers: dict[StateKey, list[int]] = {}
     edges: set[tuple[int, int]] = set()
     for j, access in enumerate(sets):
         edges |= {(last_writer[key], j) for key in access.keys if key in last_writer}
+        if write_after_read:
+            edges |= {(i, j) for key in access.writes for i in readers.pop(key, ())}
+            for key in access.reads:
+                readers.setdefault(key, []).append(j)
         last_writer.update(dict.fromkeys(access.writes, j))
     return tuple(sorted(edges))
 
@@ -56,6 +73,14 @@ def connected_components(count: int, edges: Sequence[tuple[int, int]]) -> tuple[
     for node in range(count):
         members.setdefault(root(node), []).append(node)
     return tuple(sorted(tuple(group) for group in members.values()))
+
+
+def ordered_groups(sets: Sequence[TxAccessSet]) -> tuple[tuple[int, ...], ...]:
+    """
+    The transactions that must keep their relative order wherever they are
+    sent: the components of the conflict graph with write-after-read edges.
+    """
+    return connected_components(len(sets), conflict_edges(sets, write_after_read=True))
 
 
 def heaviest_path(weights: Sequence[int], edges: Sequence[tuple[int, int]]) -> tuple[int, ...]:

@@ -29,7 +29,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..workload import Address
-from .access import StateKey, TxAccessSet, access_set, account_keys
+from ..footprint import StateKey, account_keys
+from .access import TxAccessSet, access_set
 
 ACCESS_TRACER = """{
   accounts: {}, slots: {}, created: {},

@@ -28,7 +28,8 @@ from enum import Enum
 
 from ..forks import TX_GAS_LIMIT_CAP
 from ..workload import Address, Phase
-from .addresses import Ownership, creation_address, embedded_addresses
+from ..keys import create_address
+from .addresses import Ownership, owned_references
 from .chain_order import OrderedTx
 from .unexportable import UnexportableWorkload
 
@@ -109,7 +110,7 @@ def contract_numbers(workload_name: str, group: Sequence[OrderedTx]) -> dict[Add
                 f"{workload_name}: {ordered.label} creates a contract after {first_call.label} in the same "
                 "dependency group; replay-eest numbers $contract[N] only over creations sent before any call"
             )
-        numbers[creation_address(ordered.tx)] = len(numbers) + 1
+        numbers[create_address(ordered.tx.sender.address, ordered.tx.nonce)] = len(numbers) + 1
     return numbers
 
 
@@ -143,9 +144,11 @@ class PlaceholderNames:
         data = ordered.tx.data
         pieces = ["0x"]
         start = 0
-        for offset, address in embedded_addresses(data, self.candidates):
-            pieces += [data[start:offset].hex(), self.placeholder(address, ordered)]
-            start = offset + len(address)
+        for reference in owned_references(ordered, self.candidates):
+            if reference.offset < start:
+                raise ValueError(f"{self.workload_name}: {ordered.label} records overlapping address references")
+            pieces += [data[start : reference.offset].hex(), self.placeholder(reference.address, ordered)]
+            start = reference.offset + len(reference.address)
         pieces.append(data[start:].hex())
         return "".join(pieces)
 

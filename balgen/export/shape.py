@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..analysis.access import TxAccessSet
 from ..workload import Phase, Workload
-from .dependencies import Footprint
 from .payloads import GroupPayload, Layout
 from .yaml_text import counted
 
@@ -57,7 +57,7 @@ def layout_notes(payloads: Sequence[GroupPayload]) -> list[str]:
     return notes
 
 
-def independent_neighbours(payload: GroupPayload, footprints: Sequence[Footprint]) -> int:
+def independent_neighbours(payload: GroupPayload, footprints: Sequence[TxAccessSet]) -> int:
     """Consecutive benchmark transactions of one run that do not conflict: independence lost to a shared sender."""
     benchmark = [tx for tx in payload.txs if tx.origin.phase is not Phase.SETUP]
     return sum(
@@ -68,7 +68,7 @@ def independent_neighbours(payload: GroupPayload, footprints: Sequence[Footprint
     )
 
 
-def shared_sender_note(payloads: Sequence[GroupPayload], footprints: Sequence[Footprint]) -> list[str]:
+def shared_sender_note(payloads: Sequence[GroupPayload], footprints: Sequence[TxAccessSet]) -> list[str]:
     """Where independent transactions had to share a sender."""
     counts = [independent_neighbours(payload, footprints) for payload in payloads]
     affected = sum(1 for count in counts if count)
@@ -128,7 +128,7 @@ def once_per_chain_notes(first_run: str, reuse_run: str, persisting_setup: int, 
     ]
 
 
-def shape_notes(workload: Workload, payloads: Sequence[GroupPayload], footprints: Sequence[Footprint]) -> list[str]:
+def shape_notes(workload: Workload, payloads: Sequence[GroupPayload], footprints: Sequence[TxAccessSet]) -> list[str]:
     """Every note on how the live run differs from the fixture, in reading order."""
     return [
         *layout_notes(payloads),

@@ -22,7 +22,7 @@ from ..generators.catalog import PlannedWorkload
 from ..workload import Placement, Workload
 from .addresses import Ownership, ownership
 from .chain_order import OrderedTx, ordered_transactions, without
-from .dependencies import dependency_groups, footprint
+from .dependencies import dependency_groups, live_access_set
 from .payloads import TX_TYPE, GroupPayload, PayloadTx, group_payload
 from .shape import once_per_chain_notes, shape_notes
 from .spammer import replay_eest_config, spammer_entry
@@ -63,7 +63,7 @@ def exported_run(workload: Workload, txs: tuple[OrderedTx, ...], owned: Ownershi
     stem = workload.name + (REUSE_SUFFIX if reuse else "")
     if reuse:
         txs = without(txs, owned.once_per_chain)
-    footprints = [footprint(ordered, owned) for ordered in txs]
+    footprints = [live_access_set(ordered, owned) for ordered in txs]
     groups = dependency_groups(footprints)
     payloads = [group_payload(stem, i, [txs[j] for j in group], owned) for i, group in enumerate(groups)]
     persisting = once_per_chain_notes(

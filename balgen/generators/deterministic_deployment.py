@@ -19,7 +19,7 @@ from eth_hash.auto import keccak
 
 from ..bytecode import deployment_code
 from ..forks import Fork, system_contract_code
-from ..workload import Account, Address
+from ..workload import Account, Address, Origin
 from .code_set import create2_address
 from .deploy_gas import deploy_gas, memory_expansion_gas, words
 
@@ -37,7 +37,7 @@ PROXY_EXECUTION_GAS = 200
 
 def deterministic_deployer() -> Account:
     """The proxy's account before it has deployed anything."""
-    return Account(nonce=DETERMINISTIC_DEPLOYER_NONCE, code=DETERMINISTIC_DEPLOYER_CODE)
+    return Account(nonce=DETERMINISTIC_DEPLOYER_NONCE, code=DETERMINISTIC_DEPLOYER_CODE, origin=Origin.SAME_ON_EVERY_CHAIN)
 
 
 def deterministic_salt(name: str) -> bytes:

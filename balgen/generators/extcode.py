@@ -24,12 +24,12 @@ from eth_hash.auto import keccak
 from ..bytecode import (
     ADD, CALLDATALOAD, DUP1, DUP2, DUP3, DUP4, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE, ISZERO, JUMP, JUMPI, LT,
     MLOAD, MSTORE, MSTORE8, POP, PUSH0, SHA3, SLOAD, SSTORE, STOP, SUB, SWAP1, SWAP2, Item, Label, PushLabel,
-    assemble, push, static_gas,
+    assemble, push, push_address, static_gas,
 )
 from ..errors import FillCheckFailed
 from ..forks import Fork
 from ..keys import sender
-from ..workload import Address, Placement, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..workload import Address, AddressReference, Placement, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
 from .code_set import (
     CODE_SIZES, ContractSet, code_size_bytes, creation_gas, factory_calldata, factory_fixed_gas, factory_runtime,
@@ -62,7 +62,7 @@ class AttackContract:
     def parts(self) -> tuple[list[Item], list[Item], list[Item], list[Item]]:
         """(prologue, loop head, loop body, end), the stack being [end salt, sum, salt] in the loop."""
         prologue: list[Item] = [
-            push(int.from_bytes(self.factory, "big")), PUSH0, MSTORE,
+            push_address(self.factory), PUSH0, MSTORE,
             push(0xFF), push(ADDRESS_PREIMAGE), MSTORE8,
             push(int.from_bytes(init_code_hash(self.size), "big")), push(64), MSTORE,
         ]
@@ -91,6 +91,11 @@ class AttackContract:
                 push(self._last_word_offset), MLOAD,
             ]
         return [DUP1, push(32), MSTORE, *address, EXTCODESIZE if self.opcode == "extcodesize" else EXTCODEHASH]
+
+    @property
+    def references(self) -> tuple[AddressReference, ...]:
+        """The factory's address, the operand of the PUSH20 the code starts with."""
+        return (AddressReference(1, self.factory),)
 
     @property
     def _last_word_offset(self) -> int:
@@ -182,7 +187,7 @@ def extcode(params: WorkloadParams, opcode: str) -> Workload:
             ContractSpec(
                 "factory", factory_runtime(size), setup_calls=factory_calls(fork, contracts), deterministic_salt=salt
             ),
-            ContractSpec("attack", attack.runtime, {NEXT_SALT_SLOT: 1, SUM_SLOT: 1}),
+            ContractSpec("attack", attack.runtime, {NEXT_SALT_SLOT: 1, SUM_SLOT: 1}, references=attack.references),
         ],
         params.placement,
         fork,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..bytecode import deployment_code
 from ..keys import create_address, sender
-from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..workload import Origin, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
 from .chains import INITIAL_SLOT_VALUE, SHARED_SLOT
 from .deploy_gas import deploy_gas
@@ -68,6 +68,7 @@ def interact(params: WorkloadParams) -> Workload:
             TxAccess(
                 writes={(addresses[index], slot): value for slot, value in storage.items()},
                 created={addresses[index]: contract.runtime},
+                origins={addresses[index]: Origin.DEPLOYED},
             )
         )
 

@@ -17,7 +17,7 @@ execution-spec-tests' `pre.fund_eoa` puts them.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from ..bytecode import deployment_code
@@ -28,7 +28,9 @@ from .deterministic_deployment import (
     DETERMINISTIC_DEPLOYER, DETERMINISTIC_DEPLOYER_NONCE, deterministic_address, deterministic_calldata,
     deterministic_deployer, deterministic_deployment_gas,
 )
-from ..workload import ETHER, Account, Address, BlockSpec, Phase, Placement, Sender, TxAccess, TxSpec
+from ..workload import (
+    ETHER, Account, Address, AddressReference, BlockSpec, Origin, Phase, Placement, Sender, TxAccess, TxSpec,
+)
 
 SENDER_BALANCE = ETHER
 """Balance of every funded sender: covers a capped transaction at the max fee."""
@@ -68,6 +70,18 @@ class ContractSpec:
     deterministic_salt: bytes | None = None
     """Deploy through the deterministic deployment proxy with this salt, so that the
     contract (and what it creates with CREATE2) has the same address on every chain."""
+    references: tuple[AddressReference, ...] = ()
+    """Addresses `runtime` names, by offset in it."""
+
+    @property
+    def origin(self) -> Origin:
+        """How the contract comes to exist on a live chain."""
+        return Origin.DEPLOYED if self.deterministic_salt is None else Origin.SAME_ON_EVERY_CHAIN
+
+    @property
+    def creates_as(self) -> Origin:
+        """How the contracts its setup calls create come to exist: where it is, they follow."""
+        return Origin.CREATED_BY_CODE if self.deterministic_salt is None else Origin.SAME_ON_EVERY_CHAIN
 
     @property
     def nonce_after_setup(self) -> int:
@@ -175,12 +189,14 @@ def setup_blocks(
             )
             proxy_nonce += 1
             nonces = {DETERMINISTIC_DEPLOYER: proxy_nonce}
-        txs.append(tx)
+        txs.append(carrying_references(tx, contract))
         accesses.append(
             TxAccess(
                 writes={(address, slot): value for slot, value in storage.items()},
                 created={address: contract.runtime},
                 nonces=nonces,
+                origins={address: contract.origin},
+                code_references={address: contract.references} if contract.references else {},
             )
         )
     for contract, address in zip(contracts, addresses):
@@ -193,6 +209,7 @@ def setup_blocks(
                     writes={(address, slot): value for slot, value in call.writes.items()},
                     created=call.created,
                     nonces={address: nonce} if call.created else {},
+                    origins=dict.fromkeys(call.created, contract.creates_as),
                 )
             )
     code_bytes = [len(contract.runtime) for contract, _ in deployed]
@@ -201,6 +218,13 @@ def setup_blocks(
         BlockSpec(phase=Phase.SETUP, txs=tuple(txs[start:end]), accesses=tuple(accesses[start:end]))
         for start, end in _block_bounds(txs, code_bytes)
     )
+
+
+def carrying_references(deployment: TxSpec, contract: ContractSpec) -> TxSpec:
+    """The deployment with `contract`'s references, moved to where its runtime sits: its data ends with it."""
+    start = len(deployment.data) - len(contract.runtime)
+    moved = tuple(AddressReference(start + ref.offset, ref.address) for ref in contract.references)
+    return replace(deployment, references=moved)
 
 
 SETUP_BLOCK_GAS = BENCHMARK_BLOCK_GAS_LIMIT // 2

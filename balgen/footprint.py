@@ -1,0 +1,98 @@
+"""
+What one transaction touches by design: its access footprint, from the workload model.
+
+The generator states per transaction the storage it reads and writes, the
+contracts it creates and the further accounts it touches; the rest follows
+from the transaction itself: its sender's nonce and balance change, the fee
+recipient is credited, its recipient is read, and a value transfer changes
+the recipient's balance. A created contract gets its nonce (EIP-161) and, if
+its runtime is not empty, its code. This module is the one place that says
+so: the predicted access list, the designed access sets the fill compares
+with a trace, and the spamoor export's dependency groups all start here.
+
+A key is a storage slot `(address, slot)` or an account field `(address,
+"balance" | "nonce" | "code")`; touching an account reads all three fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Union
+
+from .keys import create_address
+from .workload import Address, BlockSpec, TxAccess, TxSpec
+
+AccountField = Literal["balance", "nonce", "code"]
+ACCOUNT_FIELDS: tuple[AccountField, ...] = ("balance", "nonce", "code")
+
+StorageKey = tuple[Address, int]
+AccountKey = tuple[Address, AccountField]
+StateKey = Union[StorageKey, AccountKey]
+
+
+def account_keys(address: Address) -> set[StateKey]:
+    """The fields a transaction reads by touching `address`."""
+    return {(address, name) for name in ACCOUNT_FIELDS}
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """
+    The keys one transaction changes and those it accesses without changing.
+
+    The value each written key is left with is asked for one key at a time
+    (`value_left`), because a contract set's created code is gigabytes that
+    only a check comparing code needs, one contract at a time.
+    """
+
+    tx: TxSpec
+    access: TxAccess
+    fee_recipient: Address
+    writes: frozenset[StateKey]
+    reads: frozenset[StateKey]
+    """Accessed and not written; disjoint from `writes`."""
+
+    @property
+    def accounts(self) -> frozenset[Address]:
+        """Every account the transaction touches."""
+        return frozenset(address for address, _ in self.writes | self.reads)
+
+    def value_left(self, key: StateKey) -> int | bytes | None:
+        """
+        What a written key holds after the transaction: a slot's value, a nonce,
+        code; None for balances (fees depend on execution) and for slots only
+        execution can tell.
+        """
+        address, item = key
+        if isinstance(item, int):
+            return self.access.writes[key]  # type: ignore[index]
+        if item == "code":
+            return self.access.created[address]
+        if item == "nonce":
+            if address == self.tx.sender.address:
+                return self.tx.nonce + 1
+            return 1 if address in self.access.created else self.access.nonces[address]
+        return None
+
+
+def footprint(tx: TxSpec, access: TxAccess, fee_recipient: Address) -> Footprint:
+    """The designed footprint of one transaction (see the module docstring)."""
+    sender = tx.sender.address
+    recipient = tx.to if tx.to is not None else create_address(sender, tx.nonce)
+    written: set[StateKey] = {(sender, "nonce"), (sender, "balance"), (fee_recipient, "balance"), *access.writes}
+    written |= {(address, "nonce") for address in (*access.created, *access.nonces)}
+    written |= {(address, "code") for address, code in access.created.items() if code}
+    if tx.value and recipient != sender:
+        written.add((recipient, "balance"))
+    storage = {*access.reads, *access.writes}
+    accounts = {sender, recipient, *access.created, *access.touched, *access.nonces}
+    accounts |= {address for address, _ in storage}
+    accessed: set[StateKey] = set(storage)
+    for address in accounts:
+        accessed |= account_keys(address)
+    return Footprint(tx, access, fee_recipient, frozenset(written), frozenset(accessed - written))
+
+
+def block_footprints(block: BlockSpec, fee_recipient: Address) -> list[Footprint]:
+    """The designed footprint of every transaction of `block`, in order."""
+    return [footprint(tx, access, fee_recipient) for tx, access in zip(block.txs, block.accesses)]
