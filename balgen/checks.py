@@ -6,14 +6,17 @@ so each fill verifies, from what t8n computed: every transaction succeeded,
 the benchmark block used at least 95% of its gas value, every block's access
 list is exactly the one the generator predicts (`predicted_bal`), and the
 benchmark block's per-transaction accesses, traced, are the designed ones.
-The first problem found is reported in one line.
+The protocol limits a client enforces are checked by name: the EIP-7825
+per-transaction gas cap (before t8n runs), EIP-7934's maximum RLP block size
+for every block, and EIP-7928's bound on access-list items for the benchmark
+block at its gas value (the chain's own gas limit is far higher, but a client
+running the block at its gas value enforces it). The first problem found is
+reported in one line.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import rlp
 
 from .analysis import DependencyGraph, TracedBlock, model_access_sets, trace_block
 from .analysis import first_difference as first_trace_difference
@@ -28,13 +31,59 @@ from .workload import BlockSpec, Workload
 MIN_GAS_USED_FRACTION = 0.95
 
 
+def check_transaction_gas_caps(workload: Workload) -> None:
+    """Every transaction's gas limit is within the fork's per-transaction cap (EIP-7825)."""
+    cap = workload.fork.max_tx_gas_limit
+    if cap is None:
+        return
+    for number, spec in enumerate(workload.blocks, start=1):
+        for index, tx in enumerate(spec.txs):
+            if tx.gas_limit > cap:
+                raise FillCheckFailed(
+                    f"block {number}: transaction {index} has gas limit {tx.gas_limit}, "
+                    f"over the EIP-7825 per-transaction cap of {cap}"
+                )
+
+
 def check_chain(workload: Workload, chain: BuiltChain) -> None:
     """Run every fill-time check on `chain`, raising on the first failure."""
     for spec, block in zip(workload.blocks, chain.blocks):
         check_transactions_succeeded(block, spec)
+        check_block_size(workload.fork, block)
         if workload.fork.has_block_access_list:
             check_access_list(workload.fork, spec, block)
     check_gas_used(chain.blocks[-1], workload.gas_benchmark_value)
+    check_access_list_items(workload.fork, chain.blocks[-1], workload.gas_benchmark_value)
+
+
+def check_block_size(fork: Fork, block: BuiltBlock) -> None:
+    """The block's RLP is within EIP-7934's maximum block size, which clients enforce on import."""
+    if fork.max_block_rlp_size is None:
+        return
+    size = len(block.rlp)
+    if size > fork.max_block_rlp_size:
+        raise FillCheckFailed(
+            f"block {block.header.number}: RLP size {size} bytes exceeds "
+            f"EIP-7934's maximum block size of {fork.max_block_rlp_size} bytes"
+        )
+
+
+def access_list_items(block: BuiltBlock) -> int:
+    """EIP-7928's item count: every address plus every storage key written or read."""
+    return sum(1 + len(entry.storage_changes) + len(entry.storage_reads) for entry in block.access_list)
+
+
+def check_access_list_items(fork: Fork, block: BuiltBlock, gas_limit: int) -> None:
+    """The block's access list holds no more items than EIP-7928 allows in a block of `gas_limit`."""
+    limit = fork.max_bal_items(gas_limit)
+    if limit is None:
+        return
+    items = access_list_items(block)
+    if items > limit:
+        raise FillCheckFailed(
+            f"block {block.header.number}: access list has {items} items, over EIP-7928's bound of {limit} "
+            f"for a block of {gas_limit} gas (one item per {fork.bal_item_cost} gas)"
+        )
 
 
 def check_same_execution(fork: Fork, own: BuiltChain, shared: BuiltChain) -> None:
@@ -69,7 +118,7 @@ def trace_benchmark_block(t8n: TransitionTool, workload: Workload, chain: BuiltC
         workload.fork.name,
         chain.alloc_path_before_last_block,
         block_env(workload.fork, headers[-2], headers[:-1]),
-        rlp.encode([tx.raw for tx in chain.blocks[-1].txs]),
+        [tx.raw for tx in chain.blocks[-1].txs],
         workdir,
         label=f"{workload.name} traced benchmark block",
     )

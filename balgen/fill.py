@@ -28,7 +28,7 @@ from .chain.header import Header
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from .chain.t8n import TransitionTool
 from .analysis import INFO_KEY, DependencyGraph
-from .checks import check_chain, check_same_execution, traced_dependency_graph
+from .checks import check_chain, check_same_execution, check_transaction_gas_caps, traced_dependency_graph
 from .errors import BadInput, FillCheckFailed
 from .fixtures.models import BlockchainEngineXFixture, FixtureModel, PreAllocGroup, format_dir
 from .fixtures.render import blockchain_fixture, engine_fixture, engine_x_fixture, fixture_document, state_diff
@@ -118,6 +118,7 @@ class FillSession:
         work = Path(tempfile.mkdtemp(prefix=f"{workload.name}-", dir=self.scratch))
         t8n_before = self.t8n.busy_seconds
         try:
+            check_transaction_gas_caps(workload)
             own = build_own_chain(self.t8n, workload, work)
             check_chain(workload, own)
             graph = traced_dependency_graph(self.t8n, workload, own, work / "traced")

@@ -22,6 +22,14 @@ from .errors import BadInput
 TX_GAS_LIMIT_CAP = 2**24
 """EIP-7825 per-transaction gas cap (Osaka and later)."""
 
+MAX_RLP_BLOCK_SIZE = 8_388_608
+"""EIP-7934 (Osaka and later): the largest RLP-encoded block (header, transactions, ommers,
+withdrawals) a client accepts; go-ethereum's `params.MaxBlockSize`."""
+
+BAL_ITEM_COST = 2000
+"""EIP-7928: a block's access list may hold at most `gas_limit // BAL_ITEM_COST` items (addresses
+plus storage keys written or read); go-ethereum's `params.BALItemCost`."""
+
 BENCHMARK_BLOCK_GAS_LIMIT = 1_000_000_000_000
 """Block gas limit of every benchmark chain, as execution-spec-tests uses for
 benchmark fills, so that one genesis serves every gas value."""
@@ -97,6 +105,14 @@ class Fork:
     system_contracts: tuple[str, ...]
     """Keys into `balgen/data/system_contracts.json` the genesis must hold."""
     blob_schedule: dict[str, BlobParams] = field(hash=False)
+    max_block_rlp_size: int | None = None
+    """EIP-7934's block size limit, from Osaka on."""
+    bal_item_cost: int | None = None
+    """EIP-7928's gas per access-list item, on forks with block access lists."""
+
+    def max_bal_items(self, gas_limit: int) -> int | None:
+        """The most access-list items a block of `gas_limit` may carry (None: no limit)."""
+        return None if self.bal_item_cost is None else gas_limit // self.bal_item_cost
 
     @property
     def predeploys_deterministic_deployer(self) -> bool:
@@ -194,6 +210,7 @@ OSAKA = Fork(
     gas=_LEGACY_GAS,
     system_contracts=("eip4788", "eip2935", "eip7002", "eip7251"),
     blob_schedule={"Cancun": CANCUN_BLOBS, "Prague": PRAGUE_BLOBS, "Osaka": PRAGUE_BLOBS},
+    max_block_rlp_size=MAX_RLP_BLOCK_SIZE,
 )
 
 AMSTERDAM = Fork(
@@ -222,6 +239,8 @@ AMSTERDAM = Fork(
         "BPO2": BPO2_BLOBS,
         "Amsterdam": BPO2_BLOBS,
     },
+    max_block_rlp_size=MAX_RLP_BLOCK_SIZE,
+    bal_item_cost=BAL_ITEM_COST,
 )
 
 FORKS: dict[str, Fork] = {fork.name: fork for fork in (PRAGUE, OSAKA, AMSTERDAM)}

@@ -49,6 +49,12 @@ def _unsigned_fields(tx: TxSpec, chain_id: int) -> list:
     ]
 
 
+def envelope_size_bound(tx: TxSpec) -> int:
+    """The most bytes `tx`'s signed envelope can take on any chain (a chain id of up to 8
+    bytes, r and s at their full 32)."""
+    return 1 + len(rlp.encode([*_unsigned_fields(tx, 2**64 - 1), 1, 2**256 - 1, 2**256 - 1]))
+
+
 def sign(tx: TxSpec, chain_id: int) -> SignedTx:
     """Sign `tx` with its sender's key for `chain_id`."""
     fields = _unsigned_fields(tx, chain_id)

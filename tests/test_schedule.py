@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from balgen.errors import FillCheckFailed
 from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, TX_GAS_LIMIT_CAP
 from balgen.generators.keccak_chain import keccak_chain
-from balgen.generators.schedule import tx_schedule
+from balgen.generators.schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
 from balgen.generators.serial_chain import serial_chain
 from balgen.workload import FillLevel, WorkloadParams
 
@@ -169,3 +169,45 @@ def test_prague_greedy_60m_is_one_transaction(generator) -> None:
 def test_generator_refuses_a_gas_value_below_one_transaction(generator, fill: FillLevel) -> None:
     with pytest.raises(FillCheckFailed, match="below one transaction's minimum gas"):
         generator(WorkloadParams(AMSTERDAM, 20_000, fill))
+
+
+@settings(max_examples=200, deadline=None)
+@given(inputs=schedule_inputs(), fill=FILLS, bound=st.integers(1, 5000))
+def test_a_transaction_count_bound_is_kept_or_refused_naming_the_limits(
+    inputs: tuple[int, int, int], fill: FillLevel, bound: int
+) -> None:
+    """EIP-7934 bounds the count: every level keeps to it, or the gas value is refused naming both limits."""
+    gas_value, min_tx_gas, cap = inputs
+    try:
+        schedule = tx_schedule(gas_value, min_tx_gas, cap, fill, bound)
+    except FillCheckFailed as error:
+        assert -(-gas_value // cap) > bound
+        assert "EIP-7825" in str(error) and "EIP-7934" in str(error)
+        return
+    assert len(schedule) <= bound
+    assert all(min_tx_gas <= gas <= cap for gas in schedule)
+    assert 0 <= gas_value - sum(schedule) < min_tx_gas  # no more gas left over than without the bound
+
+
+def test_max_stops_at_the_block_size_limit_and_says_so() -> None:
+    """A `max` block that would not fit in EIP-7934's 8 MiB has as many transactions as fit, noted in `_info`."""
+    params = WorkloadParams(AMSTERDAM, 1_000_000_000, FillLevel.MAX)
+    capacity = block_tx_capacity(AMSTERDAM, envelope_bytes(AMSTERDAM, b"") * 3)  # transactions three times larger
+    assert capacity is not None and capacity < 1_000_000_000 // AMSTERDAM.intrinsic_gas(b"")
+    schedule = tx_schedule(1_000_000_000, 30_000, TX_GAS_LIMIT_CAP, FillLevel.MAX, capacity)
+    assert len(schedule) == capacity and sum(schedule) == 1_000_000_000
+    assert "EIP-7934" in block_size_note(len(schedule), capacity)["limited_by"]
+    unbounded = serial_chain(params)
+    assert "limited_by" not in unbounded.parameters  # simple calls fit: 36,644 of them are about 4 MiB
+    assert block_size_note(10, None) == {} and block_tx_capacity(PRAGUE, 100) is None
+
+
+def test_the_capacity_bounds_real_signed_transactions() -> None:
+    """`envelope_bytes` is never below what a signed benchmark transaction adds to a block."""
+    from balgen.transactions import sign
+
+    workload = serial_chain(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX))
+    bound = envelope_bytes(AMSTERDAM, b"")
+    for tx in workload.benchmark_block.txs:
+        raw = sign(tx, 1).raw
+        assert len(raw) + 1 + (len(raw).bit_length() + 7) // 8 <= bound

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..chain.alloc import iter_alloc
 from ..chain.t8n import TransitionTool
+from ..chain.tx_json import envelopes
 from ..errors import BadInput
 from .access import TxAccessSet
 from .fixture_chain import FixtureChain
@@ -43,20 +44,20 @@ def trace_block(
     fork_name: str,
     alloc_path: Path,
     env: dict[str, Any],
-    txs_rlp: bytes,
+    txs: Sequence[bytes],
     workdir: Path,
     *,
     label: str,
 ) -> TracedBlock:
     """
-    Trace the block `env` + `txs_rlp` on the pre-state in `alloc_path`.
+    Trace the block `env` + `txs` (signed envelopes) on the pre-state in `alloc_path`.
 
     `workdir` gets t8n's outputs of this tracing run, so it must not be the
     folder of the block's real run. Every transaction must be included.
     """
     # Balances, nonces and storage only: the code of a contract set's alloc is gigabytes.
     pre = {address: {k: v for k, v in account.items() if k != "code"} for address, account in iter_alloc(alloc_path)}
-    result = t8n.transition_raw(fork_name, alloc_path, env, txs_rlp, workdir, label=label, tracer=ACCESS_TRACER)
+    result = t8n.transition_raw(fork_name, alloc_path, env, txs, workdir, label=label, tracer=ACCESS_TRACER)
     if result.rejected:
         first = result.rejected[0]
         raise BadInput(f"{label}: t8n rejected transaction {first.get('index')}: {first.get('error')}")
@@ -78,8 +79,10 @@ def retrace(t8n: TransitionTool, chain: FixtureChain, workdir: Path, *, label: s
         env = {**block.env, "blockHashes": {str(number): value for number, value in hashes.items()}}
         block_label = f"{label}: block {block.number}"
         if index == chain.benchmark:
-            return trace_block(t8n, chain.network, alloc_path, env, block.txs_rlp, workdir / "traced", label=block_label)
-        result = t8n.transition_raw(chain.network, alloc_path, env, block.txs_rlp, workdir / f"block{index}", label=block_label)
+            return trace_block(t8n, chain.network, alloc_path, env, envelopes(block.txs_rlp), workdir / "traced", label=block_label)
+        result = t8n.transition_raw(
+            chain.network, alloc_path, env, envelopes(block.txs_rlp), workdir / f"block{index}", label=block_label
+        )
         state_root = "0x" + result.state_root.hex()
         if state_root != block.state_root.lower():
             raise BadInput(

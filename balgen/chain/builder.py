@@ -132,7 +132,7 @@ def genesis_state_root(t8n: TransitionTool, alloc_path: Path, workdir: Path) -> 
         "withdrawals": [],
     }
     result = t8n.transition_raw(
-        STATE_ROOT_FORK, alloc_path, env, rlp.encode([]), workdir, label="genesis", write_alloc=False
+        STATE_ROOT_FORK, alloc_path, env, [], workdir, label="genesis", write_alloc=False
     )
     return result.state_root
 
@@ -216,7 +216,7 @@ def build_chain(
             fork,
             alloc_path,
             env,
-            rlp.encode([tx.raw for tx in txs]),
+            (tx.raw for tx in txs),
             workdir / f"block{index + 1}",
             label=f"{label} block {index + 1}",
         )

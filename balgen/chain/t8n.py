@@ -31,11 +31,12 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..errors import BadInput, TransitionToolError
 from ..forks import Fork, system_contract_code
 from .alloc import iter_alloc, write_alloc_entries
+from .tx_json import write_transactions_json
 
 PRE_TRANSACTION_SYSTEM_CONTRACTS = frozenset(system_contract_code()[key][0].lower() for key in ("eip4788", "eip2935"))
 """Contracts t8n calls before the first transaction (beacon roots, history storage); their code is removed for traced runs."""
@@ -101,21 +102,21 @@ class TransitionTool:
         fork: Fork,
         alloc_path: Path,
         env: dict[str, Any],
-        txs_rlp: bytes,
+        txs: Iterable[bytes],
         workdir: Path,
         *,
         label: str,
         tracer: str | None = None,
     ) -> T8nResult:
-        """Apply one block's transactions to the state in `alloc_path`."""
-        return self.transition_raw(fork.name, alloc_path, env, txs_rlp, workdir, label=label, tracer=tracer)
+        """Apply one block's transactions (signed envelopes) to the state in `alloc_path`."""
+        return self.transition_raw(fork.name, alloc_path, env, txs, workdir, label=label, tracer=tracer)
 
     def transition_raw(
         self,
         fork_name: str,
         alloc_path: Path,
         env: dict[str, Any],
-        txs_rlp: bytes,
+        txs: Iterable[bytes],
         workdir: Path,
         *,
         label: str,
@@ -132,9 +133,10 @@ class TransitionTool:
         """
         workdir.mkdir(parents=True, exist_ok=True)
         env_path = workdir / "env.json"
-        txs_path = workdir / "txs.rlp"
+        txs_path = workdir / "txs.json"
         env_path.write_text(json.dumps(env))
-        txs_path.write_text(json.dumps("0x" + txs_rlp.hex()))
+        with txs_path.open("w") as out:
+            write_transactions_json(out, txs)
         if tracer is not None:
             alloc_path = without_pre_transaction_system_code(alloc_path, workdir / "traced-alloc.json")
             for stale in workdir.glob(TRACE_FILES):

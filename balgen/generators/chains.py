@@ -19,7 +19,7 @@ from ..keys import sender
 from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .keccak_loop import KeccakLoop
 from .placement import ContractSpec, funded, place_contracts
-from .schedule import tx_schedule
+from .schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
 
 SHARED_SLOT = 0
 INITIAL_SLOT_VALUE = 1
@@ -86,11 +86,13 @@ def chain_workload(
     fork = params.fork
     name = params.fixture_name(family)
     intrinsic = fork.intrinsic_gas(b"")
+    capacity = block_tx_capacity(fork, envelope_bytes(fork, b""))
     schedule = tx_schedule(
         params.gas_benchmark_value,
         intrinsic + contract.min_execution_gas(),
         fork.tx_gas_cap(params.gas_benchmark_value),
         params.fill,
+        capacity,
     )
     sizes = group_sizes(len(schedule), group_size)
     placed = place_contracts(
@@ -124,4 +126,5 @@ def chain_workload(
         tx_gas_limits=sorted(set(schedule)),
         loop_reserve=contract.loop.reserve,
         **groups,
+        **block_size_note(len(schedule), capacity),
     )

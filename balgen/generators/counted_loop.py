@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..forks import Fork
 from ..workload import FillLevel
-from .schedule import unit_schedule
+from .schedule import block_tx_capacity, envelope_bytes, unit_schedule
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ def counted_transactions(
     each transaction's gas limit is then its own exact cost.
     """
     fixed = fork.intrinsic_gas(calldata(0, 1, 0)) + loop.prologue + loop.exit
-    schedule = unit_schedule(gas_value, fixed, loop.iteration, fork.tx_gas_cap(gas_value), fill)
+    capacity = counted_capacity(fork, calldata)
+    schedule = unit_schedule(gas_value, fixed, loop.iteration, fork.tx_gas_cap(gas_value), fill, capacity)
     txs = []
     done = 0
     for index, units in enumerate(schedule):
@@ -62,6 +63,11 @@ def counted_transactions(
         txs.append(CountedTx(units, data, fork.intrinsic_gas(data) + loop.execution_gas(units)))
         done += units
     return txs
+
+
+def counted_capacity(fork: Fork, calldata: Callable[[int, int, int], bytes]) -> int | None:
+    """How many counted transactions fit in a block under EIP-7934 (their calldata is fixed-size words)."""
+    return block_tx_capacity(fork, envelope_bytes(fork, calldata(0, 1, 0)))
 
 
 def word(value: int) -> bytes:

@@ -35,7 +35,8 @@ from .code_set import (
     CODE_SIZES, ContractSet, code_size_bytes, creation_gas, factory_calldata, factory_fixed_gas, factory_runtime,
     init_code_hash, runtime_code,
 )
-from .counted_loop import CountedLoopGas, counted_transactions, word
+from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
+from .schedule import block_size_note
 from .deploy_gas import memory_expansion_gas, words
 from .deterministic_deployment import deterministic_address, deterministic_salt
 from .placement import SETUP_TX_GAS_LIMIT, ContractSpec, SetupCall, funded, place_contracts, placed_addresses
@@ -222,6 +223,7 @@ def extcode(params: WorkloadParams, opcode: str) -> Workload:
         factory="0x" + factory.hex(),
         init_code_hash="0x" + init_code_hash(size).hex(),
         code_bytes=contracts.count * size,
+        **block_size_note(len(planned), counted_capacity(fork, lambda _i, units, _b: word(units))),
     )
 
 

@@ -27,7 +27,7 @@ from .chains import INITIAL_SLOT_VALUE, SHARED_SLOT
 from .deploy_gas import deploy_gas
 from .keccak_chain import keccak_chain_contract
 from .placement import funded
-from .schedule import tx_schedule
+from .schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
 
 VARIANTS = ("independent_pairs", "single_contract")
 
@@ -45,18 +45,23 @@ def interact(params: WorkloadParams) -> Workload:
     call_min = call_intrinsic + contract.min_execution_gas()
     call_cap = fork.tx_gas_cap(params.gas_benchmark_value)
     independent = params.variant == "independent_pairs"
+    init_code = deployment_code(contract.runtime, storage)
+    call_bytes, deploy_bytes = envelope_bytes(fork, b""), envelope_bytes(fork, init_code, create=True)
     if independent:
         pair_min = max(deployment.execution + call_min, deployment.state)
+        capacity = block_tx_capacity(fork, call_bytes + deploy_bytes)
         budgets = tx_schedule(
-            params.gas_benchmark_value, pair_min, deployment.execution + call_cap, params.fill
+            params.gas_benchmark_value, pair_min, deployment.execution + call_cap, params.fill, capacity
         )
         call_gas = [budget - deployment.execution for budget in budgets]
         deployers = [sender(name, "deployer", index) for index in range(len(call_gas))]
     else:
-        call_gas = tx_schedule(params.gas_benchmark_value - deployment.execution, call_min, call_cap, params.fill)
+        capacity = block_tx_capacity(fork, call_bytes, deploy_bytes)
+        call_gas = tx_schedule(
+            params.gas_benchmark_value - deployment.execution, call_min, call_cap, params.fill, capacity
+        )
         deployers = [sender(name, "deployer")]
     callers = [sender(name, "caller", index) for index in range(len(call_gas))]
-    init_code = deployment_code(contract.runtime, storage)
     addresses = [create_address(deployer.address, 0) for deployer in deployers]
 
     txs: list[TxSpec] = []
@@ -94,6 +99,7 @@ def interact(params: WorkloadParams) -> Workload:
         deployment_state_gas=deployment.state,
         call_gas_limits=sorted(set(call_gas)),
         loop_reserve=contract.loop.reserve,
+        **block_size_note(len(call_gas), capacity),
     )
 
 

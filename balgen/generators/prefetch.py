@@ -24,7 +24,8 @@ from ..forks import Fork
 from ..keys import sender
 from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
-from .counted_loop import CountedLoopGas, counted_transactions, word
+from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
+from .schedule import block_size_note
 from .keccak_loop import KECCAK_WORD_GAS
 from .placement import ContractSpec, SetupCall, funded, place_contracts, setup_chunks
 
@@ -123,6 +124,7 @@ def prefetch(params: WorkloadParams) -> Workload:
         accesses,
         cold_reads=steps,
         steps_per_tx=sorted({tx.units for tx in planned}),
+        **block_size_note(len(planned), counted_capacity(fork, lambda _index, units, _before: word(units))),
     )
 
 

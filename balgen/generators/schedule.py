@@ -7,27 +7,80 @@ half that many with the gas split evenly, `greedy` uses transactions at the
 per-transaction cap plus one for the remainder. Unlike execution-spec-tests,
 `max` and `half` hand the leftover gas to the transactions instead of leaving it
 unused, so every level fills its block.
+
+Where EIP-7934's block size limit admits fewer transactions than a level asks
+for (`max` at a gas value of about a billion, if transactions are large), the
+level stops at the limit: as many transactions as fit, the gas split among
+them, and the workload's `_info` says so (`limited_by`). A gas value that even
+cap-sized transactions cannot carry within the limit is refused, naming both
+limits.
 """
 
 from __future__ import annotations
 
 from ..errors import FillCheckFailed
-from ..workload import FillLevel
+from ..forks import Fork
+from ..transactions import envelope_size_bound
+from ..workload import FillLevel, Sender, TxSpec
+
+BLOCK_RLP_ALLOWANCE = 2048
+"""Bytes of a block's RLP kept for everything but its transactions (header about 700, list prefixes)."""
 
 
-def tx_schedule(gas_value: int, min_tx_gas: int, tx_gas_cap: int, fill: FillLevel) -> list[int]:
-    """Gas limits, in block order, of a block of `gas_value` at fill level `fill`."""
+def envelope_bytes(fork: Fork, data: bytes, *, create: bool = False) -> int:
+    """The most bytes a benchmark transaction carrying `data` adds to a block's RLP."""
+    sample = TxSpec(
+        sender=Sender(key=bytes(32), address=bytes(20)),
+        nonce=2**16,
+        to=None if create else bytes(20),
+        data=data,
+        gas_limit=fork.max_tx_gas_limit or 2**64 - 1,
+    )
+    size = envelope_size_bound(sample)
+    return size + 1 + (size.bit_length() + 7) // 8  # its RLP string prefix in the block's list
+
+
+def block_tx_capacity(fork: Fork, bytes_per_tx: int, fixed_bytes: int = 0) -> int | None:
+    """
+    How many scheduled transactions of `bytes_per_tx` fit in one block under
+    EIP-7934 beside `fixed_bytes` of other transactions (None: no limit).
+    """
+    if fork.max_block_rlp_size is None:
+        return None
+    return (fork.max_block_rlp_size - BLOCK_RLP_ALLOWANCE - fixed_bytes) // bytes_per_tx
+
+
+def block_size_note(tx_count: int, capacity: int | None) -> dict[str, str]:
+    """The `_info` parameter recording that a schedule stopped at the block size limit."""
+    if capacity is None or tx_count < capacity:
+        return {}
+    return {"limited_by": f"EIP-7934 maximum RLP block size: {capacity} transactions fit"}
+
+
+def tx_schedule(
+    gas_value: int, min_tx_gas: int, tx_gas_cap: int, fill: FillLevel, max_tx_count: int | None = None
+) -> list[int]:
+    """Gas limits, in block order, of a block of `gas_value` at fill level `fill`,
+    with at most `max_tx_count` transactions (the block size limit's `block_tx_capacity`)."""
     if gas_value < min_tx_gas:
         raise FillCheckFailed(
             f"gas value {gas_value} is below one transaction's minimum gas {min_tx_gas}"
         )
     if min_tx_gas > tx_gas_cap:
         raise ValueError(f"minimum transaction gas {min_tx_gas} exceeds the cap {tx_gas_cap}")
+    fewest = -(-gas_value // tx_gas_cap)
+    if max_tx_count is not None and fewest > max_tx_count:
+        raise FillCheckFailed(
+            f"gas value {gas_value} needs {fewest} transactions at the EIP-7825 cap of {tx_gas_cap} gas, "
+            f"but only {max_tx_count} fit in a block under EIP-7934's maximum RLP block size"
+        )
     if fill is FillLevel.GREEDY:
         return _greedy(gas_value, min_tx_gas, tx_gas_cap)
     count = gas_value // min_tx_gas
     if fill is FillLevel.HALF:
         count = max(1, count // 2)
+    if max_tx_count is not None:
+        count = min(count, max_tx_count)
     # Enough transactions that none exceeds the cap.
     count = max(count, -(-gas_value // tx_gas_cap))
     if count > gas_value // min_tx_gas:
@@ -50,7 +103,9 @@ def _even_split(gas_value: int, count: int) -> list[int]:
     return [share + (1 if index < extra else 0) for index in range(count)]
 
 
-def unit_schedule(gas_value: int, fixed_gas: int, unit_gas: int, tx_gas_cap: int, fill: FillLevel) -> list[int]:
+def unit_schedule(
+    gas_value: int, fixed_gas: int, unit_gas: int, tx_gas_cap: int, fill: FillLevel, max_tx_count: int | None = None
+) -> list[int]:
     """
     Units of work per transaction, for contracts told in calldata how many units to do.
 
@@ -61,7 +116,7 @@ def unit_schedule(gas_value: int, fixed_gas: int, unit_gas: int, tx_gas_cap: int
     in every transaction, which for units as large as a storage write is a
     visible share of a `half` block.
     """
-    count = len(tx_schedule(gas_value, fixed_gas + unit_gas, tx_gas_cap, fill))
+    count = len(tx_schedule(gas_value, fixed_gas + unit_gas, tx_gas_cap, fill, max_tx_count))
     most_per_tx = (tx_gas_cap - fixed_gas) // unit_gas
     total = (gas_value - count * fixed_gas) // unit_gas
     if fill is FillLevel.GREEDY:

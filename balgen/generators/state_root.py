@@ -21,7 +21,8 @@ from ..forks import Fork
 from ..keys import sender
 from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
-from .counted_loop import CountedLoopGas, counted_transactions, word
+from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
+from .schedule import block_size_note
 from .placement import ContractSpec, SetupCall, funded, place_contracts, setup_chunks
 
 VARIANTS = ("single_contract", "contract_per_tx")
@@ -110,6 +111,7 @@ def state_root(params: WorkloadParams) -> Workload:
         contracts=len(contracts),
         slots_written=sum(len(run) for run in runs),
         slots_per_tx=sorted({len(run) for run in runs}),
+        **block_size_note(len(planned), counted_capacity(fork, calldata)),
     )
 
 
