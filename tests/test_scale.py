@@ -1,0 +1,113 @@
+"""
+Filling at hundreds of millions of gas: large transaction lists and the protocol limits that bind there.
+
+A 300M `max` block has over 10,000 transactions; the pinned t8n silently ran
+none of them when given as one RLP list over 1 MiB, so a large list is run
+through the real t8n here. The limits a client enforces (EIP-7934's block
+size, EIP-7928's access-list item bound) are checked by name on synthetic
+blocks. The fills at 300M and 1000M themselves are heavy (minutes per
+fixture): they run only with `--scale` (see `test_every_family_fills_at_scale`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import rlp
+
+from balgen.chain.alloc import genesis_entries, write_alloc_entries
+from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
+from balgen.chain.t8n import T8nResult, TransitionTool
+from balgen.checks import check_access_list_items, check_block_size
+from balgen.errors import FillCheckFailed
+from balgen.forks import AMSTERDAM, MAX_RLP_BLOCK_SIZE, OSAKA
+from balgen.keys import sender
+from balgen.toolchain import pinned_evm
+from balgen.transactions import SignedTx, sign
+from balgen.workload import ETHER, Account, Phase, TxSpec
+
+from fill_runs import run_fill
+
+ONE_MIB = 1 << 20
+
+
+@pytest.mark.integration
+def test_a_transaction_list_over_one_mib_runs_every_transaction(tmp_path: Path) -> None:
+    fork = OSAKA
+    payer, payee = sender("scale", "payer"), sender("scale", "payee")
+    txs = [
+        sign(TxSpec(sender=payer, nonce=nonce, to=payee.address, data=b"", gas_limit=21_000), 1)
+        for nonce in range(10_000)
+    ]
+    assert sum(len(tx.raw) for tx in txs) > ONE_MIB
+    alloc = tmp_path / "genesis.json"
+    write_alloc_entries(alloc, genesis_entries(fork, [(payer.address, Account(balance=ETHER))]))
+    t8n = TransitionTool(pinned_evm())
+    genesis = genesis_header(fork, genesis_state_root(t8n, alloc, tmp_path / "root"))
+    result = t8n.transition(
+        fork, alloc, block_env(fork, genesis, [genesis]), (tx.raw for tx in txs), tmp_path / "block", label="large"
+    )
+    assert not result.rejected
+    assert [receipt["transactionHash"] for receipt in result.receipts] == ["0x" + tx.hash.hex() for tx in txs]
+    assert result.gas_used == 21_000 * len(txs)
+
+
+def synthetic_block(txs: tuple[SignedTx, ...] = (), access_list: list | None = None) -> BuiltBlock:
+    """A block with the given transactions and access list RLP, for the limit checks (no t8n)."""
+    header = genesis_header(AMSTERDAM, bytes(32)).model_copy(update={"number": 1})
+    return BuiltBlock(
+        header=header,
+        phase=Phase.TESTING,
+        txs=txs,
+        requests=(),
+        block_access_list=rlp.encode(access_list or []),
+        t8n=T8nResult(result={}, alloc_path=Path("alloc.json")),
+    )
+
+
+def test_a_block_over_the_eip7934_size_is_refused_naming_the_limit() -> None:
+    spec = TxSpec(sender=sender("scale", "big"), nonce=0, to=None, data=b"", gas_limit=1)
+    within = SignedTx(spec=spec, chain_id=1, v=0, r=0, s=0, raw=b"\x02" + bytes(MAX_RLP_BLOCK_SIZE - 4096))
+    check_block_size(AMSTERDAM, synthetic_block((within,)))
+    over = SignedTx(spec=spec, chain_id=1, v=0, r=0, s=0, raw=b"\x02" + bytes(MAX_RLP_BLOCK_SIZE))
+    with pytest.raises(FillCheckFailed, match=r"block 1: RLP size \d+ bytes exceeds EIP-7934's maximum block size of 8388608"):
+        check_block_size(AMSTERDAM, synthetic_block((over,)))
+
+
+def test_an_access_list_over_the_eip7928_item_bound_is_refused_naming_it() -> None:
+    # Two accounts with two storage keys each (one written, one read): 6 items.
+    accounts = [[bytes([n]) * 20, [[1, [[1, 5]]]], [2], [], [], []] for n in (1, 2)]
+    block = synthetic_block(access_list=accounts)
+    check_access_list_items(AMSTERDAM, block, 6 * 2000)
+    with pytest.raises(FillCheckFailed, match="6 items, over EIP-7928's bound of 5 for a block of 11999 gas"):
+        check_access_list_items(AMSTERDAM, block, 6 * 2000 - 1)
+    check_access_list_items(OSAKA, block, 1)  # no access lists before Amsterdam, so no bound
+
+
+SCALE_GAS_VALUES = "300,1000"
+SCALE_FILL_TIMEOUT = 4 * 3600
+SCALE_FAMILIES = (
+    "mixed_dep-{fill}-group2", "interact-{fill}-single_contract", "state_root-{fill}-single_contract",
+    "prefetch-{fill}-", "serial_chain-{fill}-", "keccak_chain-{fill}-", "extcodesize-{fill}-0.5KB",
+    "extcodehash-{fill}-0.5KB", "extcodecopy-{fill}-0.5KB",
+)
+
+
+@pytest.mark.integration
+@pytest.mark.scale
+def test_every_family_fills_at_scale_and_geth_imports_it(tmp_path: Path) -> None:
+    """Every family at `greedy` and `max`, 300M and 1000M: filled (every check passed) and VALID in geth."""
+    from balgen.replay.command import run_replay
+
+    names = [pattern.format(fill=fill) for pattern in SCALE_FAMILIES for fill in ("greedy", "max")]
+    output = tmp_path / "fixtures"
+    completed = run_fill(
+        "--output", output, "--gas-benchmark-values", SCALE_GAS_VALUES, "-k", " or ".join(names), "-n", "2",
+        timeout=SCALE_FILL_TIMEOUT,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:]
+    filled = sorted(path.stem for path in (output / "blockchain_tests_engine").glob("for_*/*/*.json"))
+    assert len(filled) == 2 * len(names)
+    code = run_replay([str(output), "--format", "engine", "--warmup", "0", "--repeat", "1", "--output", str(tmp_path / "run")])
+    assert code == 0
