@@ -21,7 +21,7 @@ from typing import Any, Iterable, Sequence
 
 from . import __version__
 from .chain.alloc import (
-    AllocJson, alloc_json, genesis_accounts, genesis_entries, iter_alloc, read_alloc, system_accounts, write_alloc,
+    AllocJson, alloc_json, genesis_accounts, genesis_entries, iter_alloc, read_alloc, write_alloc,
     write_alloc_entries,
 )
 from .chain.header import Header
@@ -30,9 +30,12 @@ from .chain.t8n import TransitionTool
 from .analysis import INFO_KEY, DependencyGraph
 from .checks import check_chain, check_same_execution, check_transaction_gas_caps, traced_dependency_graph
 from .errors import BadInput, FillCheckFailed
-from .fixtures.models import BlockchainEngineXFixture, FixtureModel, PreAllocGroup, format_dir
-from .fixtures.render import blockchain_fixture, engine_fixture, engine_x_fixture, fixture_document, state_diff
+from .fixtures.models import BlockchainEngineXFixture, FixtureModel, format_dir
+from .fixtures.render import (
+    blockchain_fixture, engine_fixture, engine_x_fixture, fixture_document, pre_alloc_group, state_diff,
+)
 from .fixtures.streamed_json import StreamedObject, indented_chunks
+from .fixtures.test_ids import INFO_KEY as TEST_ID_KEY, eest_test_id
 from .forks import Fork
 from .generators.catalog import PlannedWorkload, family_by_name
 from .workload import BlockSpec, Workload, gas_millions
@@ -45,7 +48,6 @@ class PreAllocGroupState:
     group_hash: str
     test_ids: list[str]
     alloc_path: Path
-    account_count: int
     genesis: Header
     alloc: AllocJson | None = None
     """The whole allocation, for a group small enough to hold (a large one stays in its file)."""
@@ -113,8 +115,12 @@ class FillSession:
         if self.staging is None:
             shutil.rmtree(self.staging_folder, ignore_errors=True)
 
-    def fill(self, workload: Workload) -> FillResult:
-        """Build, check and write every fixture format of `workload`."""
+    def fill(self, workload: Workload, test_function: str) -> FillResult:
+        """
+        Build, check and write every fixture format of `workload`, filled by the
+        pytest test `test_function` (`fillers/test_x.py::test_x`), which names
+        the fixtures' EEST-style test ids.
+        """
         work = Path(tempfile.mkdtemp(prefix=f"{workload.name}-", dir=self.scratch))
         t8n_before = self.t8n.busy_seconds
         try:
@@ -138,7 +144,7 @@ class FillSession:
                     genesis=group.genesis,
                 )
                 check_same_execution(workload.fork, own, shared)
-            files = self._write(workload, own, shared, group, graph)
+            files = self._write(workload, own, shared, group, graph, test_function)
             return FillResult(
                 name=workload.name,
                 tx_count=len(workload.benchmark_block.txs),
@@ -170,7 +176,6 @@ class FillSession:
                 group_hash=group_hash(test_ids),
                 test_ids=test_ids,
                 alloc_path=path,
-                account_count=len(alloc),
                 genesis=genesis_header(fork, root),
                 alloc=alloc,
             )
@@ -192,6 +197,7 @@ class FillSession:
         shared: BuiltChain,
         group: PreAllocGroupState,
         graph: DependencyGraph,
+        test_function: str,
     ) -> tuple[Path, ...]:
         info = {**self._info(workload), INFO_KEY: graph.info()}
         pre = StreamedObject(lambda: iter_alloc(own.genesis_alloc_path))
@@ -224,7 +230,9 @@ class FillSession:
                 / workload.family
                 / f"{workload.name}.json"
             )
-            document = fixture_document(fixture, info, pre=pre)
+            format_name = type(fixture).format_name  # type: ignore[attr-defined]
+            test_id = eest_test_id(test_function, workload, format_name)
+            document = fixture_document(fixture, {**info, TEST_ID_KEY: test_id}, pre=pre)
             pending.append((path, indented_chunks({workload.name: document})))
         if not group.written:
             pending.append((self._group_file(group), self._group_json(workload.fork, group)))
@@ -236,30 +244,17 @@ class FillSession:
         return self.output / format_dir(BlockchainEngineXFixture.format_name) / "pre_alloc" / f"{group.group_hash}.json"
 
     def _group_json(self, fork: Fork, group: PreAllocGroupState) -> Iterable[str]:
-        model = PreAllocGroup(
-            test_count=len(group.test_ids),
-            pre_account_count=group.account_count,
-            test_ids=group.test_ids,
-            network=fork.name,
-            chain_id=1,
-            group_hash=group.group_hash,
-            genesis=group.genesis.json_with_hash(),
-            pre={},
-        )
-        document = model.json_dict()
+        document = pre_alloc_group(fork, group.test_ids, group.genesis).json_dict()
         document["pre"] = group.alloc if group.alloc is not None else StreamedObject(lambda: iter_alloc(group.alloc_path))
         return indented_chunks(document)
 
 
 def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupState:
     """The pre-alloc group of a large-state workload: its own genesis, for it alone."""
-    accounts = len(system_accounts(workload.fork)) + len(workload.pre)
-    accounts += sum(len(generated.addresses()) for generated in workload.generated_pre)
     return PreAllocGroupState(
         group_hash=group_hash([workload.name]),
         test_ids=[workload.name],
         alloc_path=chain.genesis_alloc_path,
-        account_count=accounts,
         genesis=chain.genesis,
     )
 

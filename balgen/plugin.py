@@ -264,7 +264,7 @@ def fill(request: pytest.FixtureRequest) -> Callable[[Workload], FillResult]:
     session = request.config.stash[_session_key]
 
     def run(workload: Workload) -> FillResult:
-        result = session.fill(workload)
+        result = session.fill(workload, test_function=request.node.nodeid.split("[", 1)[0])
         request.node.user_properties.append(
             (
                 "balgen_fixture",

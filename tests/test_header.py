@@ -16,9 +16,13 @@ import pytest
 import rlp
 from eth_hash.auto import keccak
 
-from balgen.chain.header import Header, next_base_fee
+from balgen.chain.builder import genesis_state_root
+from balgen.chain.header import (
+    EMPTY_BLOCK_ACCESS_LIST_HASH, EMPTY_REQUESTS_HASH, EMPTY_TRIE_ROOT, Header, next_base_fee,
+)
 from balgen.chain.t8n import TransitionTool
 from balgen.fill import FillSession
+from balgen.fixtures.models import FixtureEnvironment
 from balgen.generators.catalog import PlannedWorkload
 from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, Fork
 from balgen.generators import keccak_chain, serial_chain
@@ -99,7 +103,7 @@ def filled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     )
     try:
         for item in planned:
-            session.fill(item.build())
+            session.fill(item.build(), test_function=f"fillers/test_{item.family.name}.py::test_{item.family.name}")
     finally:
         session.close()
     return fork, output
@@ -165,15 +169,34 @@ def test_engine_payloads_carry_the_same_hashes(filled: tuple[Fork, Path]) -> Non
         assert fixture["genesisBlockHeader"] == blockchain[name]["genesisBlockHeader"], name
 
 
-def test_engine_x_payloads_chain_from_the_group_genesis(filled: tuple[Fork, Path]) -> None:
-    _, output = filled
+def test_engine_x_payloads_chain_from_the_group_genesis(filled: tuple[Fork, Path], tmp_path: Path) -> None:
+    """
+    A consumer builds a group's genesis as execution-spec-tests does
+    (`FixtureHeader.genesis`): the environment's fields, the state root of
+    `pre`, and the fork's empty roots. The engine_x payloads chain from it.
+    """
+    fork, output = filled
     root = output / "blockchain_tests_engine_x"
     (group_file,) = (root / "pre_alloc").glob("*.json")
     group = json.loads(group_file.read_text())
-    genesis = group["genesis"]
-    assert "0x" + header_of_json(genesis).hash.hex() == genesis["hash"]
+    alloc = tmp_path / "pre.json"
+    alloc.write_text(json.dumps(group["pre"]))
+    state_root = genesis_state_root(TransitionTool(pinned_evm()), alloc, tmp_path / "root")
+    environment = FixtureEnvironment.model_validate(group["environment"])
+    fields: dict[str, Any] = {
+        **environment.genesis_header_fields(),
+        "parentHash": bytes(32),
+        "stateRoot": state_root,
+        "withdrawalsRoot": EMPTY_TRIE_ROOT,  # the root of the environment's empty withdrawals list
+        "requestsHash": EMPTY_REQUESTS_HASH,
+    }
+    if fork.has_block_access_list:
+        fields["blockAccessListHash"] = EMPTY_BLOCK_ACCESS_LIST_HASH
+    if fork.has_slot_number:
+        fields["slotNumber"] = 0
+    genesis_hash = "0x" + Header.model_validate(fields).hash.hex()
     for name, fixture in load_fixtures(root):
-        parent = genesis["hash"]
+        parent = genesis_hash
         for entry in fixture["engineNewPayloads"]:
             payload = entry["params"][0]
             assert payload["parentHash"] == parent, name

@@ -344,8 +344,14 @@ def fake_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Fake
 
 
 def genesis_hash(suite: Suite) -> str:
-    (name,) = [n for n in suite.documents if "/pre_alloc/" in n]
-    return suite.documents[name]["genesis"]["hash"]
+    """The group's genesis: the parent of every engine_x fixture's first payload."""
+    (parent,) = {
+        fixture["engineNewPayloads"][0]["params"][0]["parentHash"]
+        for name, document in suite.documents.items()
+        if name.startswith("blockchain_tests_engine_x/for_")
+        for fixture in document.values()
+    }
+    return parent
 
 
 def replay_outcome(root: Path, client_options: list[str]) -> str:

@@ -162,9 +162,9 @@ def _missing_block_number(root: Path, _: Path) -> tuple[list[str], list[str]]:
     return [str(root)], [f"test {NAME}", "engineNewPayloads[0].blockNumber: None is not a number"]
 
 
-def _missing_genesis(root: Path, _: Path) -> tuple[list[str], list[str]]:
-    edit_document(pre_alloc_file(root), lambda d: d.pop("genesis"))
-    return [str(root)], [str(pre_alloc_file(root)), "no genesis object"]
+def _missing_environment(root: Path, _: Path) -> tuple[list[str], list[str]]:
+    edit_document(pre_alloc_file(root), lambda d: d.pop("environment"))
+    return [str(root)], [str(pre_alloc_file(root)), "no environment object"]
 
 
 def _missing_gas_limit(root: Path, _: Path) -> tuple[list[str], list[str]]:
@@ -317,7 +317,7 @@ REPLAY_BAD_INPUTS: dict[str, Breaker] = {
     "missing preHash": _missing("preHash"),
     "missing transactions": _missing_transactions,
     "missing blockNumber": _missing_block_number,
-    "missing pre-alloc genesis": _missing_genesis,
+    "missing pre-alloc environment": _missing_environment,
     "missing genesis gasLimit": _missing_gas_limit,
     "wrong hex: blockHash": _bad_hash,
     "wrong hex: blockHash of 31 bytes": _short_block_hash,

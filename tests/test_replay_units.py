@@ -187,6 +187,42 @@ def test_discovery_groups_by_genesis_and_prefers_engine_x(tmp_path: Path) -> Non
     assert [ref.test_id for g in only_engine.groups for ref in g.tests] == ["alpha-1M", "gamma-1M"]
 
 
+ENVIRONMENT = {
+    "currentCoinbase": "0x" + "00" * 20, "currentGasLimit": "0x01000000", "currentNumber": "0x00",
+    "currentTimestamp": "0x00", "currentRandom": "0x00", "currentDifficulty": "0x00", "currentBaseFee": "0x07",
+    "currentExcessBlobGas": "0x00", "currentBlobGasUsed": "0x00", "parentBeaconBlockRoot": "0x" + "00" * 32,
+    "withdrawals": [],
+}  # fmt: skip
+
+
+def _environment_group(root: Path, second_parent: str) -> Path:
+    """A group in execution-spec-tests' layout (an environment, no genesis header) and two tests on it."""
+    (root / "pre_alloc").mkdir(parents=True)
+    group = {"testIds": ["alpha-1M", "beta-1M"], "environment": ENVIRONMENT, "network": "Prague", "chainId": 1, "pre": {}}
+    (root / "pre_alloc" / "0x00aa.json").write_text(json.dumps(group))
+    second = _engine_x(engineNewPayloads=[_payload(1, second_parent, "0x" + "03" * 32)])
+    (root / "a.json").write_text(json.dumps({"alpha-1M": _engine_x(), "beta-1M": second}))
+    return root
+
+
+def test_group_without_genesis_header_starts_from_its_tests_first_parent(tmp_path: Path) -> None:
+    (group,) = discover(_environment_group(tmp_path, GENESIS["hash"])).groups
+    assert group.genesis.genesis_hash == GENESIS["hash"] and group.genesis.chain_id == 1
+    header, pre = group.genesis.load()
+    assert pre == {}
+    assert header == {
+        "coinbase": "0x" + "00" * 20, "gasLimit": "0x01000000", "number": "0x00", "timestamp": "0x00",
+        "extraData": "0x00", "mixHash": "0x" + "00" * 32, "difficulty": "0x00", "baseFeePerGas": "0x07",
+        "excessBlobGas": "0x00", "blobGasUsed": "0x00", "parentBeaconBlockRoot": "0x" + "00" * 32,
+        "hash": GENESIS["hash"],
+    }  # fmt: skip
+
+
+def test_group_tests_that_start_from_different_parents_are_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match=r"test beta-1M: engineNewPayloads\[0\]\.parentHash 0x0909.* is not the genesis of 0x00aa\.json"):
+        discover(_environment_group(tmp_path, "0x" + "09" * 32))
+
+
 @pytest.mark.parametrize(
     "keyword, selected",
     [("alpha", ["alpha-1M"]), ("not alpha", ["gamma-1M", "beta-1M"]), ("ALPHA or (beta and 1m)", ["alpha-1M", "beta-1M"])],

@@ -1,5 +1,5 @@
 """
-EIP-7928 block-level access lists: decoding t8n's RLP and rendering fixture JSON.
+EIP-7928 block-level access lists: decoding t8n's RLP.
 
 The RLP layout per account is `[address, storage_changes, storage_reads,
 balance_changes, nonce_changes, code_changes]`, each change `[index, value]`;
@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import rlp
-
-from ..fixtures.hextypes import data_hex, quantity_hex
 
 
 @dataclass(frozen=True)
@@ -51,36 +49,3 @@ def decode_block_access_list(encoded: bytes) -> list[AccountChanges]:
             )
         )
     return accounts
-
-
-def block_access_list_json(accounts: list[AccountChanges]) -> list[dict]:
-    """The fixture JSON of a BAL, as execution-spec-tests writes `blocks[].blockAccessList`."""
-    return [
-        {
-            "address": data_hex(account.address),
-            "nonceChanges": [
-                {"blockAccessIndex": quantity_hex(i), "postNonce": quantity_hex(v)}
-                for i, v in account.nonce_changes
-            ],
-            "balanceChanges": [
-                {"blockAccessIndex": quantity_hex(i), "postBalance": quantity_hex(v)}
-                for i, v in account.balance_changes
-            ],
-            "codeChanges": [
-                {"blockAccessIndex": quantity_hex(i), "newCode": data_hex(code)}
-                for i, code in account.code_changes
-            ],
-            "storageChanges": [
-                {
-                    "slot": quantity_hex(slot),
-                    "slotChanges": [
-                        {"blockAccessIndex": quantity_hex(i), "postValue": quantity_hex(v)}
-                        for i, v in changes
-                    ],
-                }
-                for slot, changes in account.storage_changes.items()
-            ],
-            "storageReads": [quantity_hex(slot) for slot in account.storage_reads],
-        }
-        for account in accounts
-    ]

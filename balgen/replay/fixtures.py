@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from _pytest.mark.expression import Expression
+from pydantic import ValidationError
 
 from ..errors import BadInput
+from ..fixtures.models import FixtureEnvironment
 from .genesis import check_genesis_state, fixture_blob_schedule, fixture_chain_id, parse_quantity
 from .payloads import PayloadDirective, is_hash, parse_payload_directives
 
@@ -79,16 +81,22 @@ class GenesisSource:
         """
         The genesis header and the pre-state alloc, read from `path` again
         (discovery checked them; a file changed since is still bad input).
+        A pre-alloc group gives the header its environment sets, with the
+        hash the group's tests start from (see `read_pre_alloc_genesis`).
         """
         document = read_json_object(self.path)
-        holder: Any = document if self.test_id is None else document.get(self.test_id)
-        header_key = "genesis" if self.test_id is None else "genesisBlockHeader"
-        where = f"{self.path}" if self.test_id is None else f"{self.path}: test {self.test_id}"
+        if self.test_id is None:
+            header, pre = _pre_alloc_header(document, f"{self.path}", self.genesis_hash), document.get("pre")
+            if not isinstance(pre, Mapping):
+                raise BadInput(f"{self.path}: no pre alloc")
+            return header, pre
+        holder: Any = document.get(self.test_id)
+        where = f"{self.path}: test {self.test_id}"
         if not isinstance(holder, Mapping):
             raise BadInput(f"{where}: no longer in the file")
-        header, pre = holder.get(header_key), holder.get("pre")
+        header, pre = holder.get("genesisBlockHeader"), holder.get("pre")
         if not isinstance(header, Mapping) or not isinstance(pre, Mapping):
-            raise BadInput(f"{where}: no {header_key} or no pre alloc")
+            raise BadInput(f"{where}: no genesisBlockHeader or no pre alloc")
         return header, pre
 
 
@@ -286,15 +294,52 @@ def find_pre_alloc(fixture_path: Path, pre_hash: str, where: str) -> Path:
     )
 
 
-def read_pre_alloc_genesis(path: Path) -> GenesisSource:
-    """Check a pre-alloc group file and keep its genesis facts."""
+def _pre_alloc_header(document: Mapping[str, Any], where: str, genesis_hash: str) -> Mapping[str, Any]:
+    """
+    The genesis header of a pre-alloc group: built from its `environment`
+    (execution-spec-tests' group file), or its `genesis` object (the layout
+    of older releases, which still carried the header).
+    """
+    if isinstance(document.get("genesis"), Mapping):
+        return document["genesis"]
+    if document.get("environment") is None:
+        raise BadInput(f"{where}: no environment object (nor a genesis header)")
+    try:
+        environment = FixtureEnvironment.model_validate(document.get("environment"))
+        return {**environment.genesis_header_fields(), "hash": genesis_hash}
+    except (ValidationError, ValueError) as error:
+        raise BadInput(f"{where}: environment: {_first_problem(error)}") from None
+
+
+def _first_problem(error: Exception) -> str:
+    """One line from a pydantic error (its first problem), or the error's text."""
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        location = ".".join(str(part) for part in first["loc"])
+        return f"{location}: {first['msg']}" if location else first["msg"]
+    return str(error)
+
+
+def read_pre_alloc_genesis(path: Path, first_parent_hash: str) -> GenesisSource:
+    """
+    Check a pre-alloc group file and keep its genesis facts.
+
+    A group file without a `genesis` header names no genesis hash: it is the
+    parent of the group's first payloads (`first_parent_hash`, from the test
+    that found the file; every other test must agree), and the client, which
+    builds the genesis from the environment and `pre`, must arrive at it.
+    """
     document = read_json_object(path)
     where = f"{path}"
     network = _string_field(document, "network", where)
-    genesis_hash = _hash_of_header(document.get("genesis"), "genesis", where)
+    if isinstance(document.get("genesis"), Mapping):
+        genesis_hash = _hash_of_header(document.get("genesis"), "genesis", where)
+    else:
+        genesis_hash = first_parent_hash
     if not isinstance(document.get("pre"), Mapping):
         raise BadInput(f"{where}: no pre alloc")
-    _checked_genesis_state(document["genesis"], document["pre"], "genesis", where)
+    header = _pre_alloc_header(document, where, genesis_hash)
+    _checked_genesis_state(header, document["pre"], "genesis", where)
     chain_id = (
         parse_quantity(document["chainId"], f"{where}: chainId")
         if document.get("chainId") is not None
@@ -322,18 +367,21 @@ class _GenesisResolver:
     def __init__(self) -> None:
         self._pre_allocs: dict[Path, GenesisSource] = {}
 
-    def genesis_of(self, ref: FixtureRef, fixture: Mapping[str, Any], network: str) -> GenesisSource:
+    def genesis_of(self, ref: FixtureRef, fixture: Mapping[str, Any], test: ReplayTest) -> GenesisSource:
         if ref.format == ENGINE:
-            return _engine_genesis(ref, fixture, network)
+            return _engine_genesis(ref, fixture, test.network)
         where = f"{ref.path}: test {ref.test_id}"
         path = find_pre_alloc(ref.path, pre_hash_of(fixture, where), where)
+        parent = test.payloads[0].parent_hash.lower()
         if path not in self._pre_allocs:
-            self._pre_allocs[path] = read_pre_alloc_genesis(path)
+            self._pre_allocs[path] = read_pre_alloc_genesis(path, parent)
         genesis = self._pre_allocs[path]
-        if genesis.network != network:
+        if genesis.network != test.network:
+            raise BadInput(f"{where}: network {test.network} differs from {path.name}'s {genesis.network}")
+        if parent != genesis.genesis_hash:
             raise BadInput(
-                f"{ref.path}: test {ref.test_id}: network {network} differs from "
-                f"{path.name}'s {genesis.network}"
+                f"{where}: engineNewPayloads[0].parentHash {parent} is not the genesis of {path.name} "
+                f"({genesis.genesis_hash})"
             )
         return genesis
 
@@ -441,7 +489,7 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
             if ref.format not in FORMAT_CHOICES[formats]:
                 continue
             test = parse_test(ref, fixture)
-            selected.append((ref, resolver.genesis_of(ref, fixture, test.network)))
+            selected.append((ref, resolver.genesis_of(ref, fixture, test)))
             candidates.append(ref)
     for name, count in sorted(skipped.items()):
         notes.append(f"{count} {name} fixtures skipped: no Engine API payloads to replay")

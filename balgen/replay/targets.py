@@ -113,6 +113,8 @@ class _GethClient:
 
     def genesis_problems(self, genesis: GenesisSource, found: dict[str, object] | None) -> list[str]:
         header, _ = genesis.load()
+        if "stateRoot" not in header:
+            return []  # built from a group's environment: only its hash is the fixture's to compare
         problems = []
         if found and str(found.get("stateRoot", "")).lower() != str(header.get("stateRoot", "")).lower():
             problems.append(
