@@ -129,12 +129,15 @@ def test_balgen_genesis_writes_one_file_per_group(serial_chain_fill: Path, tmp_p
     assert completed.returncode == 0, completed.stderr
     pre_alloc = next((serial_chain_fill / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json"))
     group = json.loads(pre_alloc.read_text())
-    folder = out / f"{pre_alloc.stem}-{group['genesis']['hash'].removeprefix('0x')}"
+    (engine_x,) = (serial_chain_fill / "blockchain_tests_engine_x").glob("for_*/*/*.json")
+    ((_, fixture),) = json.loads(engine_x.read_text()).items()
+    genesis_hash = fixture["engineNewPayloads"][0]["params"][0]["parentHash"]  # the group file names none
+    folder = out / f"{pre_alloc.stem}-{genesis_hash.removeprefix('0x')}"
     geth_style = json.loads((folder / "geth-genesis.json").read_text())
     assert geth_style["alloc"].keys() == {key.lower() for key in group["pre"]}
     assert json.loads((folder / "nethermind-chainspec.json").read_text())["accounts"].keys() == geth_style["alloc"].keys()
     readme = (out / "README.md").read_text()
-    assert "reth node --chain" in readme and group["genesis"]["hash"] in readme and "serial_chain-max-1M" in readme
+    assert "reth node --chain" in readme and genesis_hash in readme and "serial_chain-max-1M" in readme
 
     again = _balgen("genesis", serial_chain_fill, "--client", "reth", "--output", out)
     assert again.returncode == 2 and "exists already" in again.stderr
