@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -22,7 +23,8 @@ from .plugin import (
     BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, check_output_writable, parse_gas_values,
     stopped_by,
 )
-from .chain.t8n import probe_version
+from .calibration import calibrated_fork
+from .chain.t8n import TransitionTool
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .toolchain import pinned_evm
 
@@ -61,7 +63,10 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
     parse_gas_values(args.gas_benchmark_values)
     if args.workers is not None and not (args.workers == "auto" or args.workers.isdigit()):
         raise BadInput(f"-n: {args.workers!r} is not a number of workers")
-    probe_version(args.evm_bin or pinned_evm())
+    evm = TransitionTool(args.evm_bin or pinned_evm())
+    evm.version()
+    with tempfile.TemporaryDirectory(prefix="balgen-calibration-") as scratch:
+        calibrated_fork(evm, fork_by_name(args.fork), Path(scratch))  # a t8n balgen cannot model stops here
     # Last: it creates the output folder, which no rejected command should leave behind.
     check_output_writable(args.output)
 

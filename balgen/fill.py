@@ -184,6 +184,7 @@ class FillSession:
     def _info(self, workload: Workload) -> dict[str, Any]:
         return {
             "filling-transition-tool": self.t8n.version(),
+            "gas-rules": {"spec": workload.fork.gas.spec, "hash": workload.fork.gas.rules_hash()},
             "generator": f"balgen {__version__}",
             "description": family_by_name(workload.family).description,
             "fixture-name": workload.name,

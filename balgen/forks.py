@@ -3,11 +3,8 @@ The forks balgen fills for, and the protocol facts each one fixes.
 
 A fork here is plain data: which header fields exist, which Engine API
 versions carry its payloads, which system contracts its genesis needs, the
-per-transaction gas cap and the gas costs of the few operations balgen's
-contracts use. Gas facts follow go-ethereum v1.17.8 (`params/protocol_params.go`,
-`core/vm/gas_table.go`, `core/state_transition.go`) and are checked against the
-pinned t8n by the test suite, because a wrong cost shows up as a failed
-transaction or a block that misses its gas target.
+per-transaction gas cap and the default gas costs (`balgen.gas_costs`; a fill
+replaces them with the ones it measures from its t8n, `balgen.calibration`).
 """
 
 from __future__ import annotations
@@ -18,6 +15,7 @@ from functools import cache
 from importlib import resources
 
 from .errors import BadInput
+from .gas_costs import AMSTERDAM_GAS, LEGACY_GAS, GasCosts
 
 TX_GAS_LIMIT_CAP = 2**24
 """EIP-7825 per-transaction gas cap (Osaka and later)."""
@@ -33,46 +31,6 @@ plus storage keys written or read); go-ethereum's `params.BALItemCost`."""
 BENCHMARK_BLOCK_GAS_LIMIT = 1_000_000_000_000
 """Block gas limit of every benchmark chain, as execution-spec-tests uses for
 benchmark fills, so that one genesis serves every gas value."""
-
-
-@dataclass(frozen=True)
-class GasCosts:
-    """Gas costs of the operations balgen's contracts and transactions use."""
-
-    tx_base: int
-    """Intrinsic cost of a call transaction without value (before calldata)."""
-    tx_create_base: int
-    """Intrinsic cost of a contract-creation transaction (before calldata)."""
-    calldata_zero_byte: int
-    calldata_nonzero_byte: int
-    initcode_word: int
-    cold_sload: int
-    warm_sload: int
-    sstore_update_warm: int
-    """SSTORE changing a warm, non-zero, not yet written slot to another non-zero value."""
-    sstore_update_cold: int
-    """The same on a cold slot (the cold access surcharge included)."""
-    sstore_set_cold: int
-    """SSTORE of a non-zero value into a cold empty slot (execution gas)."""
-    sstore_set_state: int = 0
-    """EIP-8037 state gas of creating a slot (Amsterdam: 64 bytes at 1530 gas)."""
-    account_creation_state: int = 0
-    """EIP-8037 state gas of creating an account (Amsterdam: 120 bytes at 1530 gas)."""
-    code_deposit_byte: int = 200
-    """Execution gas per deployed code byte (before Amsterdam)."""
-    code_deposit_word: int = 0
-    """Execution gas per 32-byte word of deployed code (Amsterdam hashes it instead)."""
-    code_deposit_state_byte: int = 0
-    """EIP-8037 state gas per deployed code byte."""
-    cold_account_access: int = 2600
-    """EXTCODESIZE/EXTCODEHASH/EXTCODECOPY on an account not yet accessed (EIP-2929; EIP-8038 on Amsterdam)."""
-    code_read: int = 0
-    """EIP-8038's extra warm access for the second database read of EXTCODESIZE and EXTCODECOPY."""
-    create2_base: int = 32000
-    """CREATE2's constant gas (EIP-8038 on Amsterdam: CREATE_ACCESS)."""
-    keccak_base: int = 30
-    keccak_word: int = 6
-    memory_word: int = 3
 
 
 @dataclass(frozen=True)
@@ -133,58 +91,15 @@ class Fork:
     @property
     def max_tx_gas_limit(self) -> int | None:
         """Largest gas limit a transaction may carry; Amsterdam moves gas above the
-        execution cap into the EIP-8037 state-gas reservoir, up to 2^32 - 1."""
-        if self.gas.sstore_set_state:
-            return 2**32 - 1
+        execution cap into the EIP-8037 state-gas reservoir, up to the spec's total cap."""
+        if self.gas.has_state_gas:
+            return self.gas.tx_gas_limit_total_cap
         return self.tx_gas_limit_cap
 
     def intrinsic_gas(self, data: bytes, *, create: bool = False) -> int:
         """Intrinsic gas of a value-less type-2 transaction with `data`."""
-        zeros = data.count(0)
-        gas = self.gas.tx_create_base if create else self.gas.tx_base
-        gas += zeros * self.gas.calldata_zero_byte
-        gas += (len(data) - zeros) * self.gas.calldata_nonzero_byte
-        if create:
-            gas += (len(data) + 31) // 32 * self.gas.initcode_word
-        return gas
+        return self.gas.intrinsic_gas(data, create=create)
 
-
-_LEGACY_GAS = GasCosts(
-    tx_base=21000,
-    tx_create_base=53000,
-    calldata_zero_byte=4,
-    calldata_nonzero_byte=16,
-    initcode_word=2,
-    cold_sload=2100,
-    warm_sload=100,
-    sstore_update_warm=2900,
-    sstore_update_cold=5000,
-    sstore_set_cold=22100,
-)
-
-# EIP-2780 (intrinsic = 12000 base + 3000 cold recipient), EIP-8038
-# (storage write surcharge 10000 on top of the slot access), EIP-8037 (state
-# growth paid as state gas at 1530 per byte: 64 per slot, 120 per account).
-_AMSTERDAM_GAS = GasCosts(
-    tx_base=12000 + 3000,
-    tx_create_base=12000 + 12000,
-    calldata_zero_byte=4,
-    calldata_nonzero_byte=16,
-    initcode_word=2,
-    cold_sload=2100,
-    warm_sload=100,
-    sstore_update_warm=100 + 10000,
-    sstore_update_cold=2100 + 10000,
-    sstore_set_cold=2100 + 10000,
-    sstore_set_state=64 * 1530,
-    account_creation_state=120 * 1530,
-    code_deposit_byte=0,
-    code_deposit_word=6,
-    code_deposit_state_byte=1530,
-    cold_account_access=3000,
-    code_read=100,
-    create2_base=12000,
-)
 
 PRAGUE = Fork(
     name="Prague",
@@ -194,7 +109,7 @@ PRAGUE = Fork(
     has_slot_number=False,
     tx_gas_limit_cap=None,
     max_code_size=24576,
-    gas=_LEGACY_GAS,
+    gas=LEGACY_GAS,
     system_contracts=("eip4788", "eip2935", "eip7002", "eip7251"),
     blob_schedule={"Cancun": CANCUN_BLOBS, "Prague": PRAGUE_BLOBS},
 )
@@ -207,7 +122,7 @@ OSAKA = Fork(
     has_slot_number=False,
     tx_gas_limit_cap=TX_GAS_LIMIT_CAP,
     max_code_size=24576,
-    gas=_LEGACY_GAS,
+    gas=LEGACY_GAS,
     system_contracts=("eip4788", "eip2935", "eip7002", "eip7251"),
     blob_schedule={"Cancun": CANCUN_BLOBS, "Prague": PRAGUE_BLOBS, "Osaka": PRAGUE_BLOBS},
     max_block_rlp_size=MAX_RLP_BLOCK_SIZE,
@@ -221,7 +136,7 @@ AMSTERDAM = Fork(
     has_slot_number=True,
     tx_gas_limit_cap=TX_GAS_LIMIT_CAP,
     max_code_size=65536,
-    gas=_AMSTERDAM_GAS,
+    gas=AMSTERDAM_GAS,
     system_contracts=(
         "eip4788",
         "eip2935",

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from .calibration import calibrated_fork
 from .chain.t8n import TransitionTool
 from .errors import BadInput, FillCheckFailed
 from .fill import FillResult, FillSession
@@ -203,7 +204,13 @@ def _staging_folder(output: Path, run_scratch: Path) -> Path:
 def _options(config: pytest.Config) -> FillOptions:
     if _options_key not in config.stash:
         try:
-            config.stash[_options_key] = read_options(config)
+            options = read_options(config)
+            # Every schedule is sized with the gas rules of the t8n that fills it.
+            t8n = TransitionTool(options.evm_bin)
+            t8n.version()
+            calibration = Path(tempfile.mkdtemp(prefix="calibration-", dir=_scratch_parent(config)))
+            options.fork = calibrated_fork(t8n, options.fork, calibration)
+            config.stash[_options_key] = options
         except BadInput as error:
             raise pytest.UsageError(str(error)) from None
     return config.stash[_options_key]

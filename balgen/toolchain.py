@@ -12,6 +12,9 @@ import os
 from pathlib import Path
 
 GO_ETHEREUM_VERSION = "v1.17.8"
+EARLIER_AMSTERDAM_VERSION = "v1.17.5"
+"""A go-ethereum release with an earlier Amsterdam gas schedule, built into
+`tools/v1.17.5/bin` for the tests that fill and import with it."""
 
 
 def tools_bin() -> Path:
@@ -30,3 +33,8 @@ def pinned_evm() -> Path:
 def pinned_geth() -> Path:
     """The pinned client (`geth`)."""
     return tools_bin() / "geth"
+
+
+def release_bin(version: str) -> Path:
+    """Folder holding the `evm` and `geth` of another go-ethereum release, next to the pinned ones."""
+    return tools_bin().parent / version / "bin"

@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
 # Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n) and `geth`, and revm's `revme`
-# (the second EVM `balgen verify` runs). Each is skipped when it is there at its pinned version.
+# (the second EVM `balgen verify` runs); and go-ethereum v1.17.5's pair (an earlier Amsterdam, for the
+# tests that fill and import with it) into tools/v1.17.5/bin. Each is skipped when it is there at its
+# pinned version.
 set -euo pipefail
 version="v1.17.8"
+earlier_version="v1.17.5"
 revme_version="43.0.3"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$root/tools/bin"
-stamp="$bin/.go-ethereum-$version"
 revme_stamp="$bin/.revme-$revme_version"
 mkdir -p "$bin"
 
-if [[ ! ( -x "$bin/evm" && -x "$bin/geth" && -f "$stamp" ) ]]; then
+install_go_ethereum() {
+  local version="$1" into="$2"
+  if [[ -x "$into/evm" && -x "$into/geth" && -f "$into/.go-ethereum-$version" ]]; then
+    return 0
+  fi
   command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
-  echo "install-tools: building go-ethereum $version evm and geth into tools/bin (a few minutes the first time)"
-  GOBIN="$bin" GOFLAGS=-mod=mod go install \
+  mkdir -p "$into"
+  echo "install-tools: building go-ethereum $version evm and geth into ${into#"$root"/} (a few minutes the first time)"
+  GOBIN="$into" GOFLAGS=-mod=mod go install \
     "github.com/ethereum/go-ethereum/cmd/evm@$version" \
     "github.com/ethereum/go-ethereum/cmd/geth@$version"
-  touch "$stamp"
-fi
+  touch "$into/.go-ethereum-$version"
+}
+
+install_go_ethereum "$version" "$bin"
+install_go_ethereum "$earlier_version" "$root/tools/$earlier_version/bin"
 
 if [[ ! ( -x "$bin/revme" && -f "$revme_stamp" ) ]]; then
   if ! command -v cargo >/dev/null; then

@@ -30,7 +30,7 @@ from ..bytecode import (
 from ..errors import BadInput
 from ..forks import Fork
 from ..workload import Account, Address
-from .deploy_gas import memory_expansion_gas, words
+from ..gas_costs import words
 
 KB = 1024
 CODE_SIZES = ("0.5KB", "1KB", "2KB", "5KB", "10KB", "24KB", "32KB", "64KB")
@@ -107,7 +107,7 @@ def init_execution_gas(fork: Fork, size: int) -> int:
         static_gas(prologue) + fork.gas.keccak_word
         + words(size) * static_gas(loop)
         + static_gas(epilogue)
-        + memory_expansion_gas(size)
+        + fork.gas.memory_expansion(size)
     )
 
 
@@ -235,4 +235,5 @@ def factory_fixed_gas(fork: Fork, size: int) -> int:
     """Gas of a factory call outside its loop iterations: copying the init code, the last loop test."""
     prologue, head, _, end = factory_parts(size)
     code_length = len(init_code(size))
-    return static_gas(prologue + head + end) + 3 * words(code_length) + memory_expansion_gas(code_length)
+    gas = fork.gas
+    return static_gas(prologue + head + end) + gas.copy_word * words(code_length) + gas.memory_expansion(code_length)

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from ..bytecode import deployment_code, deployment_items, static_gas
 from ..forks import Fork
-
-COPY_WORD_GAS = 3
+from ..gas_costs import words
 
 
 @dataclass(frozen=True)
@@ -31,17 +30,6 @@ class DeployGas:
         return self.execution + self.state
 
 
-def words(size: int) -> int:
-    """32-byte words covering `size` bytes."""
-    return (size + 31) // 32
-
-
-def memory_expansion_gas(size: int) -> int:
-    """Cost of growing memory from nothing to `size` bytes."""
-    count = words(size)
-    return 3 * count + count * count // 512
-
-
 def deploy_gas(fork: Fork, runtime: bytes, storage: dict[int, int]) -> DeployGas:
     """Gas of a transaction deploying `runtime` with `storage` set by its init code."""
     gas = fork.gas
@@ -51,8 +39,8 @@ def deploy_gas(fork: Fork, runtime: bytes, storage: dict[int, int]) -> DeployGas
         fork.intrinsic_gas(init_code, create=True)
         + static_gas(deployment_items(runtime, storage))
         + new_slots * gas.sstore_set_cold
-        + COPY_WORD_GAS * words(len(runtime))
-        + memory_expansion_gas(len(runtime))
+        + gas.copy_word * words(len(runtime))
+        + gas.memory_expansion(len(runtime))
         + gas.code_deposit_byte * len(runtime)
         + gas.code_deposit_word * words(len(runtime))
     )

@@ -21,7 +21,8 @@ from ..bytecode import deployment_code
 from ..forks import Fork, system_contract_code
 from ..workload import Account, Address, Origin
 from .code_set import create2_address
-from .deploy_gas import deploy_gas, memory_expansion_gas, words
+from ..gas_costs import words
+from .deploy_gas import deploy_gas
 
 _PROXY_ADDRESS, _PROXY_CODE = system_contract_code()["eip7997"]
 DETERMINISTIC_DEPLOYER = bytes.fromhex(_PROXY_ADDRESS[2:])
@@ -66,5 +67,5 @@ def deterministic_deployment_gas(fork: Fork, salt: bytes, runtime: bytes, storag
     init = deployment_code(runtime, storage)
     creation = deploy_gas(fork, runtime, storage).total - fork.intrinsic_gas(init, create=True)
     inner = creation + gas.create2_base + (gas.initcode_word + gas.keccak_word) * words(len(init))
-    proxy = PROXY_EXECUTION_GAS + 3 * words(len(init)) + memory_expansion_gas(len(init))
+    proxy = PROXY_EXECUTION_GAS + gas.copy_word * words(len(init)) + gas.memory_expansion(len(init))
     return fork.intrinsic_gas(deterministic_calldata(salt, runtime, storage)) + proxy + inner + inner // 63 + 1

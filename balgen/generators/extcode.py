@@ -37,7 +37,7 @@ from .code_set import (
 )
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
 from .schedule import block_size_note
-from .deploy_gas import memory_expansion_gas, words
+from ..gas_costs import words
 from .deterministic_deployment import deterministic_address, deterministic_salt
 from .placement import SETUP_TX_GAS_LIMIT, ContractSpec, SetupCall, funded, place_contracts, placed_addresses
 
@@ -115,9 +115,9 @@ class AttackContract:
         if self.opcode != "extcodehash":
             read += gas.code_read
         if self.opcode == "extcodecopy":
-            read += 3 * words(self.size)
+            read += gas.copy_word * words(self.size)
         return CountedLoopGas(
-            prologue=static_gas(prologue) + 2 * gas.cold_sload + memory_expansion_gas(memory),
+            prologue=static_gas(prologue) + 2 * gas.cold_sload + gas.memory_expansion(memory),
             iteration=static_gas(head + body) + 3 * gas.keccak_word + read,
             exit=static_gas(head + end) + 2 * gas.sstore_update_warm,
         )

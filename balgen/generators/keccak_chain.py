@@ -27,7 +27,7 @@ def keccak_chain_contract(params: WorkloadParams) -> ChainContract:
     gas_after = static_gas(after) + gas.cold_sload + gas.sstore_update_warm
     return ChainContract(
         before_loop=before,
-        loop=KeccakLoop(reserve=reserve_for(gas_after)),
+        loop=KeccakLoop(reserve_for(gas_after, gas.keccak_word), gas.keccak_word),
         after_loop=after,
         gas_before_loop=static_gas(before) + gas.memory_word,
         gas_after_loop=gas_after,

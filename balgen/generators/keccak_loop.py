@@ -18,16 +18,15 @@ from eth_hash.auto import keccak
 
 from ..bytecode import GAS, GT, JUMPI, MSTORE, PUSH0, SHA3, Item, Label, PushLabel, push, push_fixed, static_gas
 
-KECCAK_WORD_GAS = 6
-
 LOOP_LABEL = "keccak_loop"
 
 
 @dataclass(frozen=True)
 class KeccakLoop:
-    """Gas facts of the loop for a given reserve."""
+    """Gas facts of the loop for a given reserve and keccak word cost."""
 
     reserve: int
+    keccak_word_gas: int
 
     @property
     def items(self) -> list[Item]:
@@ -49,7 +48,7 @@ class KeccakLoop:
     @property
     def gas_to_read(self) -> int:
         """Gas from the loop head to (and including) the GAS opcode."""
-        return static_gas(self.items[:8]) + KECCAK_WORD_GAS
+        return static_gas(self.items[:8]) + self.keccak_word_gas
 
     @property
     def gas_after_read(self) -> int:
@@ -78,14 +77,14 @@ class KeccakLoop:
         return self.iteration_gas + gas_after_loop
 
 
-def reserve_for(gas_after_loop: int) -> int:
+def reserve_for(gas_after_loop: int, keccak_word_gas: int) -> int:
     """
     Reserve that guarantees `gas_after_loop` gas once the loop exits.
 
     The last GAS read is at most one iteration below the reserve, and the check
     after it still costs `gas_after_read`, so the reserve covers both.
     """
-    probe = KeccakLoop(reserve=0)
+    probe = KeccakLoop(reserve=0, keccak_word_gas=keccak_word_gas)
     return gas_after_loop + probe.iteration_gas - 1 + probe.gas_after_read
 
 

@@ -26,7 +26,6 @@ from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_wor
 from .catalog import Family
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
 from .schedule import block_size_note
-from .keccak_loop import KECCAK_WORD_GAS
 from .placement import ContractSpec, SetupCall, funded, place_contracts, setup_chunks
 
 POINTER_SLOT = 2**256 - 1
@@ -64,7 +63,7 @@ def chase_gas(fork: Fork) -> CountedLoopGas:
 def build_step_gas(fork: Fork) -> int:
     """Execution gas of one build step (memory expansion is paid once, covered by the margin)."""
     loop_items = BUILD[4:-2]
-    return static_gas(loop_items) + KECCAK_WORD_GAS + fork.gas.sstore_set_cold
+    return static_gas(loop_items) + fork.gas.keccak_word + fork.gas.sstore_set_cold
 
 
 def list_keys(seed: str, length: int) -> list[int]:

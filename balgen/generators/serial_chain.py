@@ -24,7 +24,7 @@ def serial_chain_contract(params: WorkloadParams) -> ChainContract:
     after = [STOP]
     return ChainContract(
         before_loop=before,
-        loop=KeccakLoop(reserve=reserve_for(0)),
+        loop=KeccakLoop(reserve_for(0, gas.keccak_word), gas.keccak_word),
         after_loop=after,
         gas_before_loop=static_gas(before) + gas.cold_sload + gas.sstore_update_warm + gas.memory_word,
         gas_after_loop=0,

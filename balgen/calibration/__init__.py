@@ -1,0 +1,121 @@
+"""
+Gas rules measured from the t8n a fill is given, not assumed.
+
+`calibrated_fork` runs the calibration block (`probe`) once per t8n binary
+and fork under a tracer, derives the gas rules from what t8n did
+(`measure`), checks that they explain the whole block, and names the spec
+they match. The result is cached under the binary's SHA-256 in
+`.cache/gas-rules/` of the checkout (`BALGEN_CACHE` elsewhere), so a fill
+pays the calibration once per binary: about a second.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import rlp
+
+from ..chain.alloc import genesis_entries, write_alloc_entries
+from ..chain.builder import CHAIN_ID, block_env, genesis_header, genesis_state_root
+from ..chain.t8n import TransitionTool
+from ..errors import BadInput
+from ..forks import Fork
+from ..gas_costs import KNOWN_SPECS, GasCosts
+from ..transactions import sign
+from .measure import STEP_TRACER, UnmodelledRule, check_receipts, check_static_costs, measure_rules, observations
+from .probe import CalibrationBlock
+
+CALIBRATION_VERSION = 1
+"""Bumped whenever the calibration block or the derivation changes, so that old cache entries are not reused."""
+
+
+def cache_folder() -> Path:
+    """Where measured rules are kept: `BALGEN_CACHE`, or the checkout's git-ignored `.cache/`."""
+    configured = os.environ.get("BALGEN_CACHE")
+    root = Path(configured) if configured else Path(__file__).resolve().parents[2] / ".cache"
+    return root / "gas-rules"
+
+
+def binary_digest(binary: Path) -> str:
+    """SHA-256 of the t8n binary: what the cache is keyed by."""
+    digest = hashlib.sha256()
+    with binary.open("rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def calibrated_fork(t8n: TransitionTool, fork: Fork, workdir: Path) -> Fork:
+    """`fork` with the gas rules `t8n` implements; bad input if balgen cannot model them."""
+    return dataclasses.replace(fork, gas=calibrated_gas(t8n, fork, workdir))
+
+
+def calibrated_gas(t8n: TransitionTool, fork: Fork, workdir: Path) -> GasCosts:
+    """The gas rules `t8n` implements for `fork`, from the cache or measured now."""
+    path = cache_folder() / f"{fork.name.lower()}-v{CALIBRATION_VERSION}-{binary_digest(t8n.binary)[:32]}.json"
+    cached = _read_cached(path)
+    if cached is not None:
+        return cached
+    try:
+        gas = measure_gas(t8n, fork, workdir)
+    except UnmodelledRule as error:
+        raise BadInput(f"--evm-bin {t8n.binary}: {fork.name} gas rule balgen cannot model: {error}") from None
+    _write_cached(path, gas)
+    return gas
+
+
+def measure_gas(t8n: TransitionTool, fork: Fork, workdir: Path) -> GasCosts:
+    """Run the calibration block under the step tracer and derive, check and name its rules."""
+    specs = KNOWN_SPECS.get(fork.name, (fork.gas,))
+    block = CalibrationBlock(with_reservoir=specs[0].has_state_gas)
+    workdir.mkdir(parents=True, exist_ok=True)
+    alloc_path = workdir / "calibration-genesis.json"
+    write_alloc_entries(alloc_path, genesis_entries(fork, sorted(block.pre().items())))
+    genesis = genesis_header(fork, genesis_state_root(t8n, alloc_path, workdir / "genesis"))
+    signed = [sign(tx.spec, CHAIN_ID) for tx in block.transactions()]
+    result = t8n.transition(
+        fork,
+        alloc_path,
+        block_env(fork, genesis, [genesis]),
+        rlp.encode([tx.raw for tx in signed]),
+        workdir / "traced",
+        label=f"{fork.name} gas calibration",
+        tracer=STEP_TRACER,
+    )
+    observed = observations(block, result.receipts, result.traces, [tx.hash for tx in signed])
+    check_static_costs(observed)
+    measured = measure_rules(block, observed, specs[0])
+    check_receipts(block, observed, result.gas_used, measured)
+    return name_spec(measured, specs, fork)
+
+
+def name_spec(measured: GasCosts, specs: tuple[GasCosts, ...], fork: Fork) -> GasCosts:
+    """The known spec the rules equal, or the measured rules named after the nearest spec and their difference."""
+    for spec in specs:
+        if spec.first_difference(measured) is None:
+            return spec
+    nearest = min(specs, key=lambda spec: sum(a != b for a, b in zip(spec.rules().values(), measured.rules().values())))
+    return measured.named(f"{fork.name} (measured; {nearest.spec} but {nearest.first_difference(measured)})")
+
+
+def _read_cached(path: Path) -> GasCosts | None:
+    try:
+        return GasCosts(**json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None  # absent, or written by another balgen: measure again
+
+
+def _write_cached(path: Path, gas: GasCosts) -> None:
+    """Write atomically, so that parallel fill workers never read half a file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
+            json.dump(dataclasses.asdict(gas), out, indent=1, sort_keys=True)
+        os.replace(out.name, path)
+    except OSError:
+        pass  # a read-only checkout measures every time
