@@ -18,7 +18,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import rlp
 
 from ..chain.alloc import genesis_entries, write_alloc_entries
 from ..chain.builder import CHAIN_ID, block_env, genesis_header, genesis_state_root
@@ -82,7 +81,7 @@ def measure_gas(t8n: TransitionTool, fork: Fork, workdir: Path) -> GasCosts:
         fork,
         alloc_path,
         block_env(fork, genesis, [genesis]),
-        rlp.encode([tx.raw for tx in signed]),
+        [tx.raw for tx in signed],
         workdir / "traced",
         label=f"{fork.name} gas calibration",
         tracer=STEP_TRACER,
