@@ -17,21 +17,16 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from .errors import BadInput, OneLineParser
-from .forks import FORKS, fork_by_name
-from .plugin import (
-    BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, check_output_writable, parse_gas_values,
-    stopped_by,
-)
 from .calibration import calibrated_fork
 from .chain.t8n import TransitionTool
+from .command_line import BAD_INPUT_EXIT_CODE, INTERRUPTED_EXIT_CODE, TERMINATED_EXIT_CODE, OneLineParser
+from .errors import BadInput
+from .fill_options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
+from .forks import FORKS, fork_by_name
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
+from .output_files import check_output_writable
+from .plugin import stopped_by
 from .toolchain import pinned_evm
-
-INTERRUPTED_EXIT_CODE = 130
-TERMINATED_EXIT_CODE = 143
-"""128 + SIGINT / SIGTERM, as `balgen replay` and shells report a stopped command (pytest's own code, 2,
-is balgen's bad-input code)."""
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 FILLERS = PROJECT_ROOT / "fillers"
@@ -127,7 +122,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fill": ("balgen.cli", "run_fill"),
     "inspect": ("balgen.inspect", "run_inspect"),
     "replay": ("balgen.replay.command", "run_replay"),
-    "report": ("balgen.replay.report", "run_report"),
+    "report": ("balgen.results.report", "run_report"),
     "genesis": ("balgen.replay.genesis_command", "run_genesis"),
     "export": ("balgen.export.command", "run_export"),
 }

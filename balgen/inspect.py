@@ -25,9 +25,9 @@ from .analysis import INFO_KEY, DependencyGraph
 from .analysis.fixture_chain import chain_format, fixture_chain
 from .analysis.retrace import retrace
 from .chain.t8n import TransitionTool, probe_version
-from .errors import BadInput, OneLineParser
-from .plugin import BAD_INPUT_EXIT_CODE
-from .replay.fixtures import fixture_files, keyword_matcher, matches, read_json_object
+from .command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, matches
+from .errors import BadInput
+from .fixtures.files import fixture_files, read_json_object
 from .toolchain import pinned_evm
 
 WIDE = 160

@@ -29,17 +29,15 @@ import pytest
 
 from .calibration import calibrated_fork
 from .chain.t8n import TransitionTool
+from .command_line import BAD_INPUT_EXIT_CODE
 from .errors import BadInput, FillCheckFailed
 from .fill import FillResult, FillSession
+from .fill_options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
+from .forks import DEFAULT_FORK, Fork, fork_by_name
 from .generators.catalog import Family, PlannedWorkload, planned_workloads
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
-from .forks import DEFAULT_FORK, Fork, fork_by_name
 from .toolchain import pinned_evm
 from .workload import Placement, Workload
-
-DEFAULT_GAS_VALUES = "30,60"
-DEFAULT_OUTPUT = "fixtures"
-BAD_INPUT_EXIT_CODE = 2
 
 _session_key = pytest.StashKey[FillSession]()
 _scratch_key = pytest.StashKey[Path]()
@@ -65,34 +63,6 @@ class FillOptions:
         self.output = output
         self.placement = placement
         self.code_sizes = code_sizes
-
-
-def parse_gas_values(text: str) -> list[int]:
-    """`30,60` -> [30_000_000, 60_000_000]; anything else is bad input."""
-    values = []
-    for part in text.split(","):
-        part = part.strip()
-        try:
-            millions = float(part)
-        except ValueError:
-            raise BadInput(f"--gas-benchmark-values: {part!r} is not a number of millions (e.g. 30,60)") from None
-        if not 0 < millions < 1e9 or millions * 1e6 != int(millions * 1e6):
-            raise BadInput(f"--gas-benchmark-values: {part!r} must be a positive number of millions")
-        values.append(int(millions * 1_000_000))
-    if len(set(values)) != len(values):
-        raise BadInput(f"--gas-benchmark-values: {text!r} lists a value twice")
-    return values
-
-
-def check_output_writable(output: Path) -> None:
-    """The output folder exists or can be made, and files can be created in it."""
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-        probe = output / f".balgen-write-probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as error:
-        raise BadInput(f"--output: cannot write to {output}: {error.strerror or error}") from None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -35,11 +35,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from balgen.cli import run_fill
+from balgen.clients.engine_client import RpcClient
 from balgen.replay.command import run_replay
-from balgen.replay.engine_client import RpcClient
 from balgen.replay.fixtures import FixtureRef, load_test
-from balgen.replay.measurements import Role
-from balgen.replay.results import RunResult
+from balgen.results.measurements import Role
+from balgen.results.results import RunResult
 
 TARGET_MS = 1.0
 TARGET_FRACTION = 0.03

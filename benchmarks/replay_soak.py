@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from balgen.replay.fixtures import discover, load_test
-from balgen.replay.outputs import EXECUTIONS_CSV, RESULTS_JSON
-from balgen.replay.results import RunResult
+from balgen.replay.outputs import EXECUTIONS_CSV
+from balgen.results.results import RESULTS_JSON, RunResult
 
 FD_BOUND = 16
 """Open descriptors balgen may hold at any sample. It needs about 7 at most: stdio, the

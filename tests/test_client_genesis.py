@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from balgen.clients.client_genesis import GenesisFormat, chain_config, nethermind_params, write_client_genesis
+from balgen.clients.client_presets import PRESETS, check_template, render_command
 from balgen.errors import BadInput
-from balgen.replay.client_genesis import GenesisFormat, chain_config, nethermind_params, write_client_genesis
-from balgen.replay.client_presets import PRESETS, check_template, render_command
 from balgen.system_calls import system_address
 
 HEADER = {

@@ -17,17 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from balgen.replay.block_counts import BlockCounts, block_counts, counter
-from balgen.replay.confidence import (
+from balgen.clients.block_counts import BlockCounts, block_counts, counter
+from balgen.replay.expected_counts import OVERHEAD, count_mismatches, expected_counts
+from balgen.replay.page_cache import drop_caches_problem, drop_page_cache
+from balgen.results.confidence import (
     ChangeVerdict,
     change_between,
     median_interval,
     noise_floor,
 )
-from balgen.replay.expected_counts import OVERHEAD, count_mismatches, expected_counts
-from balgen.replay.page_cache import drop_caches_problem, drop_page_cache
-from balgen.replay.repeat_policy import RepeatPolicy, RepeatStop
-
+from balgen.results.repeat_policy import RepeatPolicy, RepeatStop
 
 # -- the interval of one median ----------------------------------------------
 

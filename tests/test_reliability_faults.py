@@ -30,21 +30,20 @@ from typing import Any
 
 import httpx
 import pytest
+from fill_runs import fill_fixtures
 
-from balgen.replay import geth_process
+from balgen.clients import geth_process
+from balgen.clients.genesis import write_geth_genesis
+from balgen.clients.geth_process import GethProcess
+from balgen.clients.jwt_auth import make_jwt_token
 from balgen.replay.command import run_replay
 from balgen.replay.fixtures import FixtureRef, ReplayGroup, discover
-from balgen.replay.genesis import write_geth_genesis
-from balgen.replay.geth_process import GethProcess
-from balgen.replay.jwt_auth import make_jwt_token
-from balgen.replay.measurements import Execution
-from balgen.replay.outputs import RESULTS_JSON, RunWriter, prepare_output
-from balgen.replay.results import FixtureResult, RunResult, RunState, Verdict
+from balgen.replay.outputs import RunWriter, prepare_output
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedGeth
+from balgen.results.measurements import Execution
+from balgen.results.results import RESULTS_JSON, FixtureResult, RunResult, RunState, Verdict
 from balgen.toolchain import pinned_geth
-
-from fill_runs import fill_fixtures
 
 pytestmark = [
     pytest.mark.integration,

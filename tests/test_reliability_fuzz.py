@@ -44,13 +44,13 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from balgen.analysis.fixture_chain import fixture_chain
+from balgen.clients.genesis import write_geth_genesis
 from balgen.errors import BadInput
+from balgen.fixtures.files import fixture_files, read_json_object
 from balgen.inspect import run_inspect
 from balgen.replay.command import run_replay
-from balgen.replay.fixtures import discover, fixture_files, load_test, read_json_object
-from balgen.replay.genesis import write_geth_genesis
-from balgen.replay.outputs import RESULTS_JSON
-from balgen.replay.results import RunResult
+from balgen.replay.fixtures import discover, load_test
+from balgen.results.results import RESULTS_JSON, RunResult
 
 EXAMPLES = {"loader": 400, "replay": 200, "client": 200, "inspect": 120}
 """Examples per fuzz test: together about 15 s on one core of a 2-core machine."""

@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fill_runs import run_fill
 
 from balgen.cli import main as balgen_main
 from balgen.inspect import run_inspect
 from balgen.replay.command import run_replay
-from balgen.replay.report import run_report
-from balgen.replay.results import RunResult, RunState
-
-from fill_runs import run_fill
+from balgen.results.report import run_report
+from balgen.results.results import RunResult, RunState
 
 NAME = "serial_chain-max-1M"
 FORMAT_FOLDERS = ("blockchain_tests", "blockchain_tests_engine", "blockchain_tests_engine_x")
@@ -540,8 +539,8 @@ def test_inspect_bad_input_is_one_line_naming_where(
 
 def _run_folder(root: Path, name: str) -> Path:
     """A minimal finished replay run with one passed test."""
-    from balgen.replay.measurements import Execution, Role, benchmark_statistics
-    from balgen.replay.results import FixtureResult, Verdict
+    from balgen.results.measurements import Execution, Role, benchmark_statistics
+    from balgen.results.results import FixtureResult, Verdict
 
     execution = Execution(
         test_id="t", role=Role.MEASURED, repetition=0, payload_index=1, block_number=1, block_hash="0x" + "11" * 32,

@@ -24,17 +24,16 @@ from typing import Any
 
 import httpx
 import pytest
+from fill_runs import fill_fixtures
 
 from balgen.chain.header import Header
+from balgen.clients.genesis import write_geth_genesis
+from balgen.clients.geth_process import GethProcess
 from balgen.replay.command import run_replay
 from balgen.replay.fixtures import discover
-from balgen.replay.genesis import write_geth_genesis
-from balgen.replay.geth_process import GethProcess
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedGeth
 from balgen.toolchain import pinned_geth
-
-from fill_runs import fill_fixtures
 
 pytestmark = [
     pytest.mark.integration,

@@ -21,9 +21,8 @@ import pytest
 import rlp
 from eth_hash.auto import keccak
 
-from balgen.errors import BadInput
-from balgen.replay.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
-from balgen.replay.genesis import (
+from balgen.clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
+from balgen.clients.genesis import (
     EMPTY_BLOCK_ACCESS_LIST_HASH,
     EMPTY_REQUESTS_HASH,
     EMPTY_TRIE_ROOT,
@@ -32,18 +31,19 @@ from balgen.replay.genesis import (
     geth_chain_config,
     write_geth_genesis,
 )
-from balgen.replay.geth_process import GethError, GethProcess
-from balgen.replay.fixtures import discover
-from balgen.replay.results import FixtureResult
-from balgen.replay.runner import ReplayOptions, replay_suite
-from balgen.replay.targets import ManagedGeth
-from balgen.replay.jwt_auth import (
+from balgen.clients.geth_process import GethError, GethProcess
+from balgen.clients.jwt_auth import (
     decode_jwt_token,
     generate_jwt_secret_file,
     make_jwt_token,
     parse_jwt_secret,
     read_jwt_secret,
 )
+from balgen.errors import BadInput
+from balgen.replay.fixtures import discover
+from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.targets import ManagedGeth
+from balgen.results.results import FixtureResult
 
 GETH = Path(__file__).resolve().parents[1] / "tools" / "bin" / "geth"
 
@@ -139,7 +139,7 @@ _BPO2 = {"target": 14, "max": 21, "baseFeeUpdateFraction": 11684671}
 _DEPOSIT = "0x00000000219ab540356cBB839Cbe05303d7705Fa"
 
 # Written out by hand from go-ethereum v1.17.8 tests/init.go and
-# params/config.go, independently of the table in balgen.replay.genesis.
+# params/config.go, independently of the table in balgen.clients.genesis.
 EXPECTED_CONFIGS: dict[str, dict[str, Any]] = {
     "Prague": {
         "chainId": 1,

@@ -15,16 +15,17 @@ from typing import Any
 
 import pytest
 
+from balgen.clients.slow_block_log import SlowBlockLogReader, parse_slow_block_line
 from balgen.errors import BadInput
+from balgen.fixtures.files import ENGINE, ENGINE_X
 from balgen.replay.command import run_replay
-from balgen.replay.comparison import compare, load_runs
-from balgen.replay.fixtures import ENGINE, ENGINE_X, discover
-from balgen.replay.measurements import Execution, Role, benchmark_statistics, distribution
+from balgen.replay.fixtures import discover
 from balgen.replay.outputs import EXECUTION_COLUMNS, RunWriter
-from balgen.replay.report import run_report
-from balgen.replay.results import FixtureResult, RunResult, RunState, Verdict
 from balgen.replay.runner import fixture_name
-from balgen.replay.slow_block_log import SlowBlockLogReader, parse_slow_block_line
+from balgen.results.comparison import compare, load_runs
+from balgen.results.measurements import Execution, Role, benchmark_statistics, distribution
+from balgen.results.report import run_report
+from balgen.results.results import FixtureResult, RunResult, RunState, Verdict
 
 HASH = "0x" + "ab" * 32
 SLOW_BLOCK_JSON = (

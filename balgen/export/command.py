@@ -14,11 +14,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..command_line import BAD_INPUT_EXIT_CODE
 from ..errors import BadInput
+from ..fill_options import DEFAULT_GAS_VALUES, parse_gas_values
 from ..forks import FORKS, fork_by_name
 from ..generators.catalog import all_planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
-from ..plugin import BAD_INPUT_EXIT_CODE, DEFAULT_GAS_VALUES, parse_gas_values
 from ..workload import Placement
 from .folder import write_folder
 from .spamoor_export import ALL_FILE, spamoor_export

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .engine_client import RpcClient, RpcError
+from ..clients.engine_client import RpcClient, RpcError
 
 _QUANTITY = re.compile(r"0x[0-9a-fA-F]+")
 

@@ -26,24 +26,27 @@ from types import FrameType
 from rich.console import Console
 
 from .. import __version__
-from ..errors import BadInput, OneLineParser
+from ..clients.genesis import geth_test_fork
+from ..clients.geth_process import check_executable
+from ..clients.jwt_auth import read_jwt_secret
+from ..command_line import (
+    BAD_INPUT_EXIT_CODE,
+    INTERRUPTED_EXIT_CODE,
+    TERMINATED_EXIT_CODE,
+    OneLineParser,
+    wide_console,
+)
+from ..errors import BadInput
+from ..results.measurements import Execution
+from ..results.results import FixtureResult, RunResult, RunState
 from ..toolchain import pinned_geth
 from .fixtures import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
-from .genesis import geth_test_fork
-from .geth_process import check_executable
-from .jwt_auth import read_jwt_secret
-from .measurements import Execution
 from .outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
-from .progress import ReplayProgress, summary_table, wide_console
-from .results import FixtureResult, RunResult, RunState
+from .progress import ReplayProgress, summary_table
 from .runner import ReplayObserver, ReplayOptions, replay_suite
 from .targets import ExternalClient, ManagedGeth, check_http_url, split_client_args, target_description
 
 FAILED = 1
-BAD_INPUT = 2
-INTERRUPTED = 130
-TERMINATED = 143
-"""128 + SIGTERM, what a shell reports for a process SIGTERM ended."""
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -238,7 +241,7 @@ def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
         writer = RunWriter(request.output, new_run(request))
     except ResultsNotWritten as error:
         print(f"balgen replay: {error}", file=sys.stderr)
-        return new_run(request), BAD_INPUT
+        return new_run(request), BAD_INPUT_EXIT_CODE
     for note in request.suite.notes:
         console.print(f"note: {note}", highlight=False)
     state = RunState.INTERRUPTED
@@ -249,7 +252,7 @@ def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
     except (KeyboardInterrupt, Terminated) as stop:
         how = "interrupted" if isinstance(stop, KeyboardInterrupt) else "terminated"
         console.print(f"{how}: {len(writer.run.tests)} completed tests kept in {request.output}")
-        return writer.run, INTERRUPTED if isinstance(stop, KeyboardInterrupt) else TERMINATED
+        return writer.run, INTERRUPTED_EXIT_CODE if isinstance(stop, KeyboardInterrupt) else TERMINATED_EXIT_CODE
     except ResultsNotWritten as error:
         writable = False
         print(f"balgen replay: {error}; the run stopped after {len(writer.run.tests)} tests", file=sys.stderr)
@@ -278,5 +281,5 @@ def run_replay(argv: Sequence[str], console: Console | None = None) -> int:
         request = checked_request(argv)
     except BadInput as error:
         print(f"balgen replay: {error}", file=sys.stderr)
-        return BAD_INPUT
+        return BAD_INPUT_EXIT_CODE
     return execute(request, console or wide_console())[1]

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .block_counts import BlockCounts, counter
+from ..clients.block_counts import BlockCounts, counter
 
 OVERHEAD = 32
 """Reads or writes a block adds beyond its workload's own: system contracts

@@ -18,24 +18,30 @@ test runs, so a suite of thousands of large fixtures never sits in memory.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from _pytest.mark.expression import Expression
 from pydantic import ValidationError
 
+from ..clients.genesis import check_genesis_state, fixture_blob_schedule, fixture_chain_id, parse_quantity
+from ..command_line import keyword_matcher, matches
 from ..errors import BadInput
+from ..fixtures.files import (
+    ENGINE,
+    ENGINE_X,
+    find_pre_alloc,
+    fixture_files,
+    fixture_format,
+    pre_hash_of,
+    read_json_object,
+    string_field,
+)
 from ..fixtures.models import FixtureEnvironment
-from .genesis import check_genesis_state, fixture_blob_schedule, fixture_chain_id, parse_quantity
 from .payloads import PayloadDirective, is_hash, parse_payload_directives
 
-ENGINE = "blockchain_test_engine"
-ENGINE_X = "blockchain_test_engine_x"
 REPLAYABLE_FORMATS = (ENGINE, ENGINE_X)
 
 NOT_REPLAYABLE_FORMATS = (
@@ -47,10 +53,6 @@ NOT_REPLAYABLE_FORMATS = (
 )
 """Formats that are fixtures but carry no Engine API payloads a fresh client
 can take (or need a snapshot balgen does not have): skipped with a note."""
-
-PRE_ALLOC_FOLDER = "pre_alloc"
-_PRE_HASH = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-"""A `preHash` names a file in `pre_alloc/`: no path separators, no hidden names."""
 
 FORMAT_CHOICES = {"auto": REPLAYABLE_FORMATS, "engine": (ENGINE,), "engine_x": (ENGINE_X,)}
 """`--format` values and the fixture formats each replays."""
@@ -145,30 +147,6 @@ class ReplayTest:
 # -- reading files ------------------------------------------------------------
 
 
-def read_json_object(path: Path) -> dict[str, Any]:
-    """A JSON file whose top level is an object, or `BadInput` naming the file."""
-    try:
-        with open(path, "rb") as stream:
-            document = json.load(stream)
-    except FileNotFoundError:
-        raise BadInput(f"{path}: does not exist") from None
-    except json.JSONDecodeError as error:
-        raise BadInput(
-            f"{path}: malformed JSON: {error.msg} (line {error.lineno} column {error.colno})"
-        ) from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: malformed JSON: not UTF-8 text") from None
-    except RecursionError:
-        raise BadInput(f"{path}: malformed JSON: nested too deeply") from None
-    except ValueError:  # json raises it for an integer longer than Python converts (4300 digits)
-        raise BadInput(f"{path}: malformed JSON: a number with too many digits") from None
-    except OSError as error:
-        raise BadInput(f"{path}: cannot be read ({error.strerror})") from None
-    if not isinstance(document, dict):
-        raise BadInput(f"{path}: top level is not a JSON object")
-    return document
-
-
 @lru_cache(maxsize=1)
 def _cached_fixture_file(path: Path, mtime_ns: int) -> dict[str, Any]:
     """The last fixture file read: consecutive tests usually share a file."""
@@ -182,32 +160,6 @@ def _fixture_file(path: Path) -> dict[str, Any]:
     except OSError:
         raise BadInput(f"{path}: does not exist") from None
     return _cached_fixture_file(path, mtime_ns)
-
-
-def fixture_format(fixture: Mapping[str, Any]) -> str | None:
-    """
-    The fixture's format: its `_info` says so in current files (hyphenated
-    key; older files used `fixture_format`), else its keys tell.
-    """
-    info = fixture.get("_info")
-    if isinstance(info, Mapping):
-        declared = info.get("fixture-format") or info.get("fixture_format")
-        if isinstance(declared, str):
-            return declared
-    if "engineNewPayloads" in fixture:
-        return ENGINE_X if "preHash" in fixture else ENGINE
-    if "blocks" in fixture and "genesisBlockHeader" in fixture:
-        return "blockchain_test"
-    if "transaction" in fixture and "post" in fixture:
-        return "state_test"
-    return None
-
-
-def _string_field(fixture: Mapping[str, Any], key: str, where: str) -> str:
-    value = fixture.get(key)
-    if not isinstance(value, str) or not value:
-        raise BadInput(f"{where}: no {key}")
-    return value
 
 
 def _hash_field(fixture: Mapping[str, Any], key: str, where: str) -> str:
@@ -253,7 +205,7 @@ def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
         raise BadInput(f"{where}: {error}") from None
     return ReplayTest(
         ref=ref,
-        network=_string_field(fixture, "network", where),
+        network=string_field(fixture, "network", where),
         payloads=payloads,
         last_block_hash=_hash_field(fixture, "lastblockhash", where),
         config=config or {},
@@ -269,29 +221,6 @@ def load_test(ref: FixtureRef) -> ReplayTest:
 
 
 # -- genesis of a test --------------------------------------------------------
-
-
-def pre_hash_of(fixture: Mapping[str, Any], where: str) -> str:
-    """The fixture's `preHash`, which must be usable as a file name in `pre_alloc/`."""
-    pre_hash = _string_field(fixture, "preHash", where)
-    if not _PRE_HASH.fullmatch(pre_hash):
-        raise BadInput(f"{where}: preHash {pre_hash!r:.80} is not a pre-alloc group name")
-    return pre_hash
-
-
-def find_pre_alloc(fixture_path: Path, pre_hash: str, where: str) -> Path:
-    """
-    `pre_alloc/<preHash>.json` in the nearest folder above the fixture that
-    has it (execution-spec-tests puts it beside the `for_*` folders).
-    """
-    for folder in fixture_path.resolve().parents:
-        candidate = folder / PRE_ALLOC_FOLDER / f"{pre_hash}.json"
-        if candidate.is_file():
-            return candidate
-    raise BadInput(
-        f"{where}: preHash {pre_hash}: no {PRE_ALLOC_FOLDER}/{pre_hash}.json "
-        "in any folder above the file"
-    )
 
 
 def _pre_alloc_header(document: Mapping[str, Any], where: str, genesis_hash: str) -> Mapping[str, Any]:
@@ -331,7 +260,7 @@ def read_pre_alloc_genesis(path: Path, first_parent_hash: str) -> GenesisSource:
     """
     document = read_json_object(path)
     where = f"{path}"
-    network = _string_field(document, "network", where)
+    network = string_field(document, "network", where)
     if isinstance(document.get("genesis"), Mapping):
         genesis_hash = _hash_of_header(document.get("genesis"), "genesis", where)
     else:
@@ -387,41 +316,6 @@ class _GenesisResolver:
 
 
 # -- discovery ---------------------------------------------------------------
-
-
-def fixture_files(path: Path) -> list[Path]:
-    """The JSON files under `path` (or `path` itself), pre-alloc and hidden ones aside."""
-    if not path.exists():
-        raise BadInput(f"{path}: does not exist")
-    if path.is_file():
-        if path.parent.name == PRE_ALLOC_FOLDER:
-            raise BadInput(f"{path}: is a pre-alloc group file, not a fixture file")
-        return [path]
-    files = []
-    for candidate in sorted(path.rglob("*.json")):
-        parts = candidate.relative_to(path).parts
-        if PRE_ALLOC_FOLDER in parts or any(part.startswith(".") for part in parts):
-            continue
-        files.append(candidate)
-    return files
-
-
-def keyword_matcher(expression: str | None) -> Expression | None:
-    """pytest's `-k` grammar (and, or, not, parentheses over substrings)."""
-    if expression is None:
-        return None
-    try:
-        return Expression.compile(expression)
-    except SyntaxError as error:
-        raise BadInput(f"-k {expression!r}: {error.msg}") from None
-
-
-def matches(expression: Expression | None, test_id: str) -> bool:
-    """Whether a test id matches `-k`, case-insensitively by substring, as pytest does."""
-    if expression is None:
-        return True
-    name = test_id.lower()
-    return expression.evaluate(lambda word, /, **_: word.lower() in name)
 
 
 def _refs_of_file(path: Path) -> Iterable[tuple[FixtureRef | str, Any]]:

@@ -32,14 +32,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import BadInput, OneLineParser
-from ._files import write_text_atomically
-from .client_genesis import GenesisFormat, write_client_genesis
-from .client_presets import PRESETS, ClientPreset, preset_by_name, start_instructions
-from .fixtures import ENGINE_X, ReplayGroup, discover
+from ..clients.client_genesis import GenesisFormat, write_client_genesis
+from ..clients.client_presets import PRESETS, ClientPreset, preset_by_name, start_instructions
+from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser
+from ..errors import BadInput
+from ..fixtures.files import ENGINE_X
+from ..output_files import write_text_atomically
 from .command import check_networks
-
-BAD_INPUT = 2
+from .fixtures import ReplayGroup, discover
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -199,6 +199,6 @@ def run_genesis(argv: Sequence[str]) -> int:
         written = write_genesis_files(args.path, args.keyword, presets, args.output, args.layout)
     except BadInput as error:
         print(f"balgen genesis: {error}", file=sys.stderr)
-        return BAD_INPUT
+        return BAD_INPUT_EXIT_CODE
     print(f"balgen genesis: {len(written)} files in {args.output}")
     return 0

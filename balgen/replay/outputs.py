@@ -16,18 +16,16 @@ import contextlib
 import csv
 import io
 import statistics
-import tempfile
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import BadInput
-from ._files import write_text_atomically
+from ..output_files import check_writable, write_text_atomically
+from ..results.measurements import Execution, Role
+from ..results.results import RESULTS_JSON, FixtureResult, RunResult, RunState
 from .fixtures import FixtureRef, ReplayGroup
-from .measurements import Execution, Role
-from .results import FixtureResult, RunResult, RunState
 
-RESULTS_JSON = "results.json"
 EXECUTIONS_CSV = "executions.csv"
 RUNTIMES_CSV = "runtimes.csv"
 MGAS_S_CSV = "mgas_s.csv"
@@ -73,19 +71,6 @@ def default_output(label: str, root: Path = Path("results")) -> Path:
 
 class ResultsNotWritten(Exception):
     """A result file could not be written (disk full, folder removed or read-only)."""
-
-
-def check_writable(path: Path, option: str = "--output") -> None:
-    """
-    Create a file in the folder `path` and remove it, so that a folder that
-    exists but takes no files is bad input now rather than a failure after
-    the first test (a read-only mount, /proc, a folder owned by another user).
-    """
-    try:
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".balgen-write-probe-"):
-            pass
-    except OSError as error:
-        raise BadInput(f"{option} {path}: not writable ({error.strerror or error})") from None
 
 
 def prepare_output(path: Path) -> Path:

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..clients.genesis import parse_quantity
 from ..errors import BadInput
-from .genesis import parse_quantity
 
 VALID = "VALID"
 INVALID = "INVALID"

@@ -12,18 +12,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..results.measurements import Distribution, Execution
+from ..results.results import FixtureResult, Verdict
 from .fixtures import FixtureRef, ReplayGroup
-from .measurements import Distribution, Execution
-from .results import FixtureResult, Verdict
-
-def wide_console() -> Console:
-    """
-    A console for tables: the terminal's width, or 200 columns when the
-    output is a file or pipe (rich's 80 would truncate every cell).
-    """
-    console = Console()
-    return console if console.is_terminal else Console(width=200)
-
 
 _VERDICT_STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.NOT_RUN: "yellow"}
 

@@ -44,15 +44,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..clients.engine_client import RpcError, RpcTransportError
 from ..errors import BadInput
+from ..results.measurements import Execution, Role, benchmark_statistics
+from ..results.results import FixtureResult, RunState, Verdict
 from .client_chain import CheckFailed, ClientChain, RollbackFailed, block_label
-from .engine_client import RpcError, RpcTransportError
 from .fixtures import FixtureRef, ReplayGroup, ReplayTest, Suite, load_test
-from .measurements import Execution, Role, benchmark_statistics
 from .payloads import ERROR, VALID, PayloadDirective
-from .results import FixtureResult, RunState, Verdict
 from .targets import ReplayClient, ReplayTarget
-
 
 MAX_CLIENT_REPLACEMENTS = 2
 """Fresh clients started per group after the previous one was lost: enough

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from ..clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
+from ..clients.genesis import derived_header_mismatches, fixture_config_mismatches, write_geth_genesis
+from ..clients.geth_process import GethProcess
+from ..clients.slow_block_log import SLOW_BLOCK_FLAGS, SlowBlockLogReader
 from ..errors import BadInput
-from .engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
 from .fixtures import GenesisSource, ReplayTest
-from .genesis import derived_header_mismatches, fixture_config_mismatches, write_geth_genesis
-from .geth_process import GethProcess
-from .slow_block_log import SLOW_BLOCK_FLAGS, SlowBlockLogReader
 
 
 class ReplayClient(Protocol):

@@ -19,7 +19,7 @@ from pathlib import Path
 import jwt
 
 from ..errors import BadInput
-from ._files import write_text_atomically
+from ..output_files import write_text_atomically
 
 JWT_SECRET_LENGTH = 32
 """Bytes of secret the Engine API authentication spec requires."""

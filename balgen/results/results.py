@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from .measurements import BenchmarkStatistics, Execution
 
 SCHEMA_VERSION = 1
+RESULTS_JSON = "results.json"
+"""The file of a run's output folder that holds its `RunResult`."""
 
 _CONFIG = ConfigDict(use_attribute_docstrings=True)
 

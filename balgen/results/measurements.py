@@ -19,7 +19,7 @@ from enum import StrEnum
 import numpy
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from .slow_block_log import GethBlockTiming
+from ..clients.slow_block_log import GethBlockTiming
 
 
 class Role(StrEnum):

@@ -25,12 +25,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from ..errors import BadInput, OneLineParser  # noqa: E402
-from ._files import write_text_atomically  # noqa: E402
-from .command import BAD_INPUT  # noqa: E402
+from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser, wide_console  # noqa: E402
+from ..errors import BadInput  # noqa: E402
+from ..output_files import check_writable, write_text_atomically  # noqa: E402
 from .comparison import Comparison, DeltaSummary, compare, load_runs  # noqa: E402
-from .outputs import check_writable  # noqa: E402
-from .progress import wide_console  # noqa: E402
 
 REPORT_MD = "report.md"
 REPORT_PNG = "report.png"
@@ -217,7 +215,7 @@ def run_report(argv: Sequence[str], console: Console | None = None) -> int:
         check_writable(output)
     except BadInput as error:
         print(f"balgen report: {error}", file=sys.stderr)
-        return BAD_INPUT
+        return BAD_INPUT_EXIT_CODE
     console = console or wide_console()
     for table in rich_tables(comparison):
         console.print(table)

@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..forks import fork_by_name
+from ..output_files import atomic_text_writer
 from ..system_calls import system_address
-from ._files import atomic_text_writer
 from .genesis import (
     ZERO_HASH,
     _alloc_key,
+    genesis_header_fields,
     geth_alloc_account,
     geth_chain_config,
-    genesis_header_fields,
 )
 
 

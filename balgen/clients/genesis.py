@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import BadInput
-from ._files import atomic_text_writer
+from ..output_files import atomic_text_writer
 
 MAINNET_DEPOSIT_CONTRACT = "0x00000000219ab540356cBB839Cbe05303d7705Fa"
 """`params.MainnetChainConfig.DepositContractAddress`, which the test configs reuse."""

@@ -22,8 +22,7 @@ import numpy
 from pydantic import ValidationError
 
 from ..errors import BadInput
-from .outputs import RESULTS_JSON
-from .results import SCHEMA_VERSION, RunResult
+from .results import RESULTS_JSON, SCHEMA_VERSION, RunResult
 
 
 @dataclass(frozen=True)
