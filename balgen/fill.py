@@ -15,9 +15,11 @@ import hashlib
 import os
 import shutil
 import tempfile
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from . import __version__
 from .chain.alloc import (
@@ -38,7 +40,7 @@ from .fixtures.streamed_json import StreamedObject, indented_chunks
 from .fixtures.test_ids import INFO_KEY as TEST_ID_KEY, eest_test_id
 from .forks import Fork
 from .generators.catalog import PlannedWorkload, family_by_name
-from .workload import BlockSpec, Workload, gas_millions
+from .workload import Account, Address, BlockSpec, Workload, gas_millions
 
 
 @dataclass
@@ -88,6 +90,29 @@ class FillResult:
     files: tuple[Path, ...]
     t8n_seconds: float
     """Time spent inside t8n for this workload (its own and shared chains, and the trace)."""
+    one_pass_seconds: float
+    """t8n's time for one pass over the blocks: the setup blocks and the traced benchmark block,
+    the least any fill with a traced check must spend."""
+    stages: dict[str, float]
+    """Wall seconds of each stage of the fill (own chain, checks, trace, shared chain, write)."""
+
+
+@dataclass
+class StageClock:
+    """Wall time and t8n time per named stage of one fill, for the speed benchmark."""
+
+    t8n: TransitionTool
+    seconds: dict[str, float] = field(default_factory=dict)
+    t8n_seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started, t8n_before = time.perf_counter(), self.t8n.busy_seconds
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+            self.t8n_seconds[name] = self.t8n_seconds.get(name, 0.0) + self.t8n.busy_seconds - t8n_before
 
 
 @dataclass
@@ -122,35 +147,44 @@ class FillSession:
         the fixtures' EEST-style test ids.
         """
         work = Path(tempfile.mkdtemp(prefix=f"{workload.name}-", dir=self.scratch))
-        t8n_before = self.t8n.busy_seconds
+        clock = StageClock(self.t8n)
         try:
             check_transaction_gas_caps(workload)
-            own = build_own_chain(self.t8n, workload, work)
-            check_chain(workload, own)
-            graph = traced_dependency_graph(self.t8n, workload, own, work / "traced")
+            with clock.stage("own chain"):
+                own = build_own_chain(self.t8n, workload, work)
+            setup_t8n = sum(block.t8n_seconds for block in own.blocks[:-1])
+            with clock.stage("checks"):
+                check_chain(workload, own)
+            with clock.stage("trace"):
+                graph = traced_dependency_graph(self.t8n, workload, own, work / "traced")
             if workload.large_state:
                 # Its own group: the genesis is the one just built, so the chain is built once.
                 group, shared = own_pre_alloc_group(workload, own), own
             else:
-                group = self.pre_alloc_group(workload.fork)
-                shared = build_chain(
-                    self.t8n,
-                    workload.fork,
-                    group.alloc_path,
-                    workload.blocks,
-                    work / "shared",
-                    label=workload.name,
-                    signed=[block.txs for block in own.blocks],
-                    genesis=group.genesis,
-                )
-                check_same_execution(workload.fork, own, shared)
-            files = self._write(workload, own, shared, group, graph, test_function)
+                with clock.stage("group genesis"):
+                    group = self.pre_alloc_group(workload.fork)
+                with clock.stage("shared chain"):
+                    shared = build_chain(
+                        self.t8n,
+                        workload.fork,
+                        group.alloc_path,
+                        workload.blocks,
+                        work / "shared",
+                        label=workload.name,
+                        signed=[block.txs for block in own.blocks],
+                        genesis=group.genesis,
+                    )
+                    check_same_execution(workload.fork, own, shared)
+            with clock.stage("write"):
+                files = self._write(workload, own, shared, group, graph, test_function)
             return FillResult(
                 name=workload.name,
                 tx_count=len(workload.benchmark_block.txs),
                 gas_used=own.blocks[-1].header.gas_used,
                 files=files,
-                t8n_seconds=self.t8n.busy_seconds - t8n_before,
+                t8n_seconds=sum(clock.t8n_seconds.values()),
+                one_pass_seconds=setup_t8n + clock.t8n_seconds["trace"],
+                stages=clock.seconds,
             )
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -158,20 +192,22 @@ class FillSession:
     def pre_alloc_group(self, fork: Fork) -> PreAllocGroupState:
         """The run's shared genesis: system contracts plus every planned small workload's pre-state."""
         if self._group is None:
-            workloads = []
+            # Only each workload's pre-state is kept: at a billion gas a workload's
+            # transactions take tens of MB, and the group holds every workload's.
+            pres: dict[str, Mapping[Address, Account]] = {}
             for planned in self.planned:
                 if planned.family.sized_by_code:
                     continue  # a contract set gets a group of its own
                 try:
-                    workloads.append(planned.build())
+                    pres[planned.name] = planned.build().pre
                 except FillCheckFailed:
                     # That workload fails its own test; it must not fail every other one.
                     continue
-            alloc = alloc_json(genesis_accounts(fork, [w.pre for w in workloads]))
+            alloc = alloc_json(genesis_accounts(fork, pres.values()))
             path = self.scratch / "group" / "genesis.json"
             write_alloc(path, alloc)
             root = genesis_state_root(self.t8n, path, self.scratch / "group" / "root")
-            test_ids = sorted(w.name for w in workloads)
+            test_ids = sorted(pres)
             self._group = PreAllocGroupState(
                 group_hash=group_hash(test_ids),
                 test_ids=test_ids,

@@ -245,7 +245,14 @@ def fill(request: pytest.FixtureRequest) -> Callable[[Workload], FillResult]:
         request.node.user_properties.append(
             (
                 "balgen_fixture",
-                {"name": result.name, "txs": result.tx_count, "gas_used": result.gas_used, "t8n_seconds": result.t8n_seconds},
+                {
+                    "name": result.name,
+                    "txs": result.tx_count,
+                    "gas_used": result.gas_used,
+                    "t8n_seconds": result.t8n_seconds,
+                    "one_pass_seconds": result.one_pass_seconds,
+                    "stages": result.stages,
+                },
             )
         )
         return result

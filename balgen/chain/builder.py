@@ -47,6 +47,8 @@ class BuiltBlock:
     block_access_list: bytes | None
     """The BAL's RLP, on forks that have one."""
     t8n: T8nResult
+    t8n_seconds: float = 0.0
+    """Time t8n took to build this block."""
 
     @cached_property
     def access_list(self) -> list[AccountChanges]:
@@ -212,6 +214,7 @@ def build_chain(
     for index, block in enumerate(blocks):
         txs = tuple(signed[index]) if signed else tuple(sign(tx, CHAIN_ID) for tx in block.txs)
         env = block_env(fork, headers[-1], headers)
+        t8n_before = t8n.busy_seconds
         result = t8n.transition(
             fork,
             alloc_path,
@@ -229,6 +232,7 @@ def build_chain(
                 requests=tuple(result.requests),
                 block_access_list=result.block_access_list if fork.has_block_access_list else None,
                 t8n=result,
+                t8n_seconds=t8n.busy_seconds - t8n_before,
             )
         )
         headers.append(header)

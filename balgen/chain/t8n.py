@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import ijson
+
 from ..errors import BadInput, TransitionToolError
 from ..forks import Fork, system_contract_code
 from .alloc import iter_alloc, write_alloc_entries
@@ -168,14 +170,47 @@ class TransitionTool:
                 f"{label}: t8n {_exit_description(completed.returncode)}: {_last_line(completed.stderr)}"
             )
         try:
-            result = json.loads((workdir / "result.json").read_text())
-        except (OSError, ValueError) as error:
+            result = read_result(workdir / "result.json")
+        except (OSError, ValueError, ijson.JSONError) as error:
             raise TransitionToolError(f"{label}: t8n wrote no readable result.json: {error}") from None
         traces = read_traces(workdir, result.get("receipts") or [], label) if tracer is not None else ()
         return T8nResult(result=result, alloc_path=workdir / "alloc.json", traces=traces)
 
 
 TRACE_FILES = "trace-*.json"
+
+RECEIPT_FIELDS = frozenset({"status", "gasUsed", "transactionHash"})
+"""What balgen reads of a receipt; the rest (logs, the 256-byte bloom) is dropped while parsing."""
+
+
+def read_result(path: Path) -> dict[str, Any]:
+    """
+    t8n's result.json, parsed as a stream.
+
+    A billion-gas block has tens of thousands of receipts, most of each its
+    logs bloom: each receipt keeps only `RECEIPT_FIELDS`, so the result held
+    is a few MB whatever the block. Top-level values are kept as they are;
+    `rejected` entries and `requests` whole.
+    """
+    result: dict[str, Any] = {"receipts": [], "rejected": [], "requests": []}
+    entry: dict[str, Any] = {}
+    with path.open("rb") as stream:
+        for prefix, event, value in ijson.parse(stream):
+            if prefix in ("receipts.item", "rejected.item"):
+                if event == "start_map":
+                    entry = {}
+                elif event == "end_map":
+                    result[prefix.split(".")[0]].append(entry)
+            elif event in ("string", "number", "boolean", "null"):
+                if prefix == "requests.item":
+                    result["requests"].append(value)
+                elif "." not in prefix:
+                    result[prefix] = value
+                else:
+                    container, _, key = prefix.partition(".item.")
+                    if (container == "receipts" and key in RECEIPT_FIELDS) or container == "rejected":
+                        entry[key] = value
+    return result
 
 
 def without_pre_transaction_system_code(alloc_path: Path, copy_path: Path) -> Path:

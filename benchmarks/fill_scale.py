@@ -1,0 +1,143 @@
+"""
+How `balgen fill` scales with the gas value: wall time and peak memory of balgen and of t8n.
+
+Fills one fixture per fill level of one family (default `serial_chain`) at
+each gas value (default 60, 300 and 1000M), each in a fresh process of its
+own without xdist, so that the process's peak RSS is balgen's alone and its
+children's peak is t8n's. Prints one row per fixture and, with `--plot`, a
+figure of both peaks against the gas value. Target: balgen's peak RSS at most
+500 MB at 1000M, and flat across gas values (transactions, receipts and
+access lists are streamed, not held).
+
+    .venv/bin/python benchmarks/fill_scale.py [--family serial_chain] [--gas-benchmark-values 60,300,1000]
+        [--fills greedy,max,half] [--plot fill_scale.png]
+
+A 1000M fixture takes many minutes (its traced benchmark block most of them):
+run it nice'd on a shared machine, and say so when quoting its times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+TARGET_BALGEN_MB = 500
+TARGET_GAS_MILLIONS = 1000
+
+
+@dataclass(frozen=True)
+class Measurement:
+    name: str
+    gas_millions: int
+    fill: str
+    passed: bool
+    wall_seconds: float
+    balgen_mb: float
+    t8n_mb: float
+
+
+def fill_one(name: str, gas_millions: int) -> dict[str, object]:
+    """In this (fresh) process: fill fixture `name` and report wall time and peak RSS of self and children."""
+    import pytest
+
+    from balgen.cli import fill_parser, pytest_arguments
+
+    output = Path(tempfile.mkdtemp(prefix="balgen-fill-scale-"))
+    args = fill_parser().parse_args(
+        ["--gas-benchmark-values", str(gas_millions), "-k", name, "--output", str(output)]
+    )
+    started = time.perf_counter()
+    try:
+        code = pytest.main(pytest_arguments(args, []))
+    finally:
+        shutil.rmtree(output, ignore_errors=True)
+    return {
+        "passed": code == 0,
+        "wall_seconds": time.perf_counter() - started,
+        "balgen_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "t8n_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    }
+
+
+def measure(family: str, fill: str, gas_millions: int) -> Measurement:
+    """One fixture filled in a child process of its own."""
+    name = f"{family}-{fill}-{gas_millions}M"
+    completed = subprocess.run(
+        [sys.executable, __file__, "--child", name, str(gas_millions)], capture_output=True, text=True, check=False
+    )
+    lines = completed.stdout.strip().splitlines()
+    try:
+        report = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        print(f"fill_scale: {name}: the child failed: {completed.stderr.strip()[-500:]}", file=sys.stderr)
+        return Measurement(name, gas_millions, fill, False, 0.0, 0.0, 0.0)
+    return Measurement(name, gas_millions, fill, **report)
+
+
+def plot(measurements: list[Measurement], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for fill in sorted({m.fill for m in measurements}):
+        mine = sorted((m for m in measurements if m.fill == fill and m.passed), key=lambda m: m.gas_millions)
+        axes.plot([m.gas_millions for m in mine], [m.balgen_mb for m in mine], "o-", label=f"balgen, {fill}")
+        axes.plot([m.gas_millions for m in mine], [m.t8n_mb for m in mine], "x--", label=f"t8n, {fill}")
+    axes.axhline(TARGET_BALGEN_MB, color="grey", linewidth=0.8, label=f"balgen target {TARGET_BALGEN_MB} MB")
+    axes.set_xlabel("gas value (M)")
+    axes.set_ylabel("peak RSS (MB)")
+    axes.set_title("balgen fill: peak memory by gas value")
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    print(f"plot: {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--family", default="serial_chain", help="family to fill (default serial_chain)")
+    parser.add_argument("--gas-benchmark-values", default="60,300,1000", help="gas values in millions")
+    parser.add_argument("--fills", default="greedy,max,half", help="fill levels (default all three)")
+    parser.add_argument("--plot", type=Path, default=None, help="write a PNG of peak RSS against gas value")
+    parser.add_argument("--child", nargs=2, metavar=("NAME", "GAS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(fill_one(args.child[0], int(args.child[1]))))
+        return 0
+    gas_values = [int(value) for value in args.gas_benchmark_values.split(",")]
+    print(f"balgen fill scale: {args.family}, fills {args.fills}, gas values {args.gas_benchmark_values}M")
+    header = f"{'fixture':<34} {'result':>6} {'wall s':>8} {'balgen MB':>10} {'t8n MB':>8}"
+    print(header)
+    print("-" * len(header))
+    measurements = []
+    for gas in gas_values:
+        for fill in args.fills.split(","):
+            m = measure(args.family, fill, gas)
+            measurements.append(m)
+            print(
+                f"{m.name:<34} {'ok' if m.passed else 'FAILED':>6} {m.wall_seconds:>8.1f} {m.balgen_mb:>10.0f} "
+                f"{m.t8n_mb:>8.0f}",
+                flush=True,
+            )
+    if args.plot:
+        plot(measurements, args.plot)
+    at_target = [m for m in measurements if m.gas_millions >= TARGET_GAS_MILLIONS and m.passed]
+    if at_target:
+        peak = max(m.balgen_mb for m in at_target)
+        verdict = "PASS" if peak <= TARGET_BALGEN_MB else "MISS"
+        print(f"balgen peak RSS at {TARGET_GAS_MILLIONS}M: {peak:.0f} MB: {verdict} (target <= {TARGET_BALGEN_MB} MB)")
+    return 0 if all(m.passed for m in measurements) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
