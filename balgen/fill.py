@@ -19,7 +19,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import __version__
 from .chain.alloc import (
@@ -32,7 +32,9 @@ from .chain.t8n import TransitionTool
 from .analysis import INFO_KEY, DependencyGraph
 from .checks import check_chain, check_same_execution, check_transaction_gas_caps, traced_dependency_graph
 from .errors import BadInput, FillCheckFailed
-from .fixtures.models import BlockchainEngineXFixture, FixtureModel, format_dir
+from .fixtures.models import (
+    BlockchainEngineFixture, BlockchainEngineXFixture, BlockchainFixture, FixtureModel, format_dir,
+)
 from .fixtures.render import (
     blockchain_fixture, engine_fixture, engine_x_fixture, fixture_document, pre_alloc_group, state_diff,
 )
@@ -238,13 +240,16 @@ class FillSession:
     ) -> tuple[Path, ...]:
         info = {**self._info(workload), INFO_KEY: graph.info()}
         pre = StreamedObject(lambda: iter_alloc(own.genesis_alloc_path))
-        fixtures: list[FixtureModel]
+        # Each fixture is built only when its file is written, so one format's
+        # document is held at a time (at a billion gas each holds tens of
+        # thousands of transactions).
+        builders: list[tuple[type[FixtureModel], Callable[[], FixtureModel]]]
         if workload.large_state:
             # Gigabytes of post-state in three files would help no one: its root stands for it.
-            fixtures = [
-                blockchain_fixture(workload, own, None),
-                engine_fixture(workload, own, None),
-                engine_x_fixture(workload, shared, group.group_hash, None),
+            builders = [
+                (BlockchainFixture, lambda: blockchain_fixture(workload, own, None)),
+                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, None)),
+                (BlockchainEngineXFixture, lambda: engine_x_fixture(workload, shared, group.group_hash, None)),
             ]
         else:
             own_post = read_alloc(own.post_alloc_path)
@@ -252,25 +257,23 @@ class FillSession:
             shared_post = read_alloc(shared.post_alloc_path, only=changed)
             group_pre = group.alloc or {}
             candidates = changed if changed is not None else group_pre.keys() | shared_post.keys()
-            fixtures = [
-                blockchain_fixture(workload, own, own_post),
-                engine_fixture(workload, own, own_post),
-                engine_x_fixture(workload, shared, group.group_hash, state_diff(group_pre, shared_post, candidates)),
+            builders = [
+                (BlockchainFixture, lambda: blockchain_fixture(workload, own, own_post)),
+                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, own_post)),
+                (
+                    BlockchainEngineXFixture,
+                    lambda: engine_x_fixture(
+                        workload, shared, group.group_hash, state_diff(group_pre, shared_post, candidates)
+                    ),
+                ),
             ]
         folder = gas_folder(workload.fork, workload.gas_benchmark_value, self.all_gas_values)
         pending: list[tuple[Path, Iterable[str]]] = []
-        for fixture in fixtures:
-            path = (
-                self.output
-                / format_dir(type(fixture).format_name)  # type: ignore[attr-defined]
-                / folder
-                / workload.family
-                / f"{workload.name}.json"
-            )
-            format_name = type(fixture).format_name  # type: ignore[attr-defined]
+        for model, build in builders:
+            format_name = model.format_name  # type: ignore[attr-defined]
+            path = self.output / format_dir(format_name) / folder / workload.family / f"{workload.name}.json"
             test_id = eest_test_id(test_function, workload, format_name)
-            document = fixture_document(fixture, {**info, TEST_ID_KEY: test_id}, pre=pre)
-            pending.append((path, indented_chunks({workload.name: document})))
+            pending.append((path, fixture_chunks(workload.name, build, {**info, TEST_ID_KEY: test_id}, pre)))
         if not group.written:
             pending.append((self._group_file(group), self._group_json(workload.fork, group)))
         write_all_or_nothing(pending, self.staging_folder)
@@ -284,6 +287,13 @@ class FillSession:
         document = pre_alloc_group(fork, group.test_ids, group.genesis).json_dict()
         document["pre"] = group.alloc if group.alloc is not None else StreamedObject(lambda: iter_alloc(group.alloc_path))
         return indented_chunks(document)
+
+
+def fixture_chunks(
+    name: str, build: Callable[[], FixtureModel], info: Mapping[str, Any], pre: StreamedObject
+) -> Iterator[str]:
+    """The file of fixture `name` as text chunks, the fixture built when the first chunk is asked for."""
+    yield from indented_chunks({name: fixture_document(build(), info, pre=pre)})
 
 
 def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupState:
