@@ -125,6 +125,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("balgen.results.report", "run_report"),
     "genesis": ("balgen.replay.genesis_command", "run_genesis"),
     "export": ("balgen.export.command", "run_export"),
+    "devnet-check": ("balgen.devnet.command", "run_devnet_check"),
+    "devnet-genesis": ("balgen.devnet.genesis", "run_devnet_genesis"),
 }
 """Each command's `module, function(argv) -> exit code`, imported only when run."""
 

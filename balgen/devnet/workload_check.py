@@ -1,0 +1,159 @@
+"""
+One exported workload checked against a chain: found, succeeded, and left what the model says.
+
+In order, stopping at the first mismatch: every payload transaction is on
+the chain in the range; every receipt is a success (spamoor counts only
+transactions it could not submit); every storage slot the model writes holds
+the model's last value after the workload's last block; every contract the
+workload creates has the model's code (its references to the workload's own
+contracts at their live addresses); and where the RPC serves
+`debug_traceTransaction`, each transaction's traced storage reads and writes
+are the model's and the traced conflict graph has as many independent groups
+as the export has payloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..analysis.graph import ordered_groups
+from ..export.chain_order import OrderedTx
+from ..export.yaml_text import counted
+from ..replay.engine_client import RpcClient, RpcError
+from ..workload import Address, AddressReference
+from .chain_reader import ChainTx, NoTrace, code_at, prestate_trace, receipt_of, storage_at
+from .exported import ExportedWorkload
+from .matching import ChainIndex, FoundPayload, NotFound, find_payload
+from .traces import storage_difference, traced_tx
+
+
+class Mismatch(Exception):
+    """The chain differs from the model; the message names the first difference."""
+
+
+class NotRun(Mismatch):
+    """A transaction of the workload is not in the blocks searched."""
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A workload transaction and the chain transaction that is it."""
+
+    ordered: OrderedTx
+    live: ChainTx
+
+
+def found_on_chain(exported: ExportedWorkload, index: ChainIndex, blocks: str) -> tuple[list[Sent], dict[Address, Address]]:
+    """Every transaction of the run, in the model's order, and the live address of each deployed contract."""
+    sent: list[Sent] = []
+    live: dict[Address, Address] = {}
+    for payload in exported.run.payloads:
+        try:
+            found: FoundPayload = find_payload(payload, index)
+        except NotFound as gap:
+            raise NotRun(f"{gap} is not in blocks {blocks}") from None
+        sent += [Sent(tx.origin, chain) for tx, chain in zip(payload.txs, found.txs)]
+        live.update(found.live_addresses())
+    return sorted(sent, key=lambda s: s.ordered.index), live
+
+
+def check_receipts(rpc: RpcClient, sent: list[Sent]) -> None:
+    for item in sent:
+        receipt = receipt_of(rpc, item.live)
+        if int(receipt.get("status", "0x0"), 16) != 1:
+            used = int(receipt.get("gasUsed", "0x0"), 16)
+            raise Mismatch(f"{item.ordered.label} reverted on chain at {item.live.where} (gas used {used} of {item.live.gas})")
+
+
+def state_block(rpc: RpcClient, sent: list[Sent]) -> int:
+    return max(item.live.block for item in sent)
+
+
+def check_storage(rpc: RpcClient, sent: list[Sent], live: dict[Address, Address], block: int) -> int:
+    """Every slot the model writes holds its last designed value; returns how many slots."""
+    designed: dict[tuple[Address, int], tuple[int, str]] = {}
+    for item in sent:
+        for (address, slot), value in item.ordered.access.writes.items():
+            if value is not None:
+                designed[(live.get(address, address), slot)] = (value, item.ordered.label)
+    for (address, slot), (value, label) in designed.items():
+        held = storage_at(rpc, address, slot, block)
+        if held != value:
+            raise Mismatch(
+                f"slot {slot:#x} of 0x{address.hex()} holds {held:#x} after block {block}, the model {value:#x} "
+                f"(last written by {label})"
+            )
+    return len(designed)
+
+
+def with_live_references(code: bytes, references: tuple[AddressReference, ...], live: dict[Address, Address]) -> bytes:
+    """`code` with each address it references replaced by its live counterpart."""
+    patched = bytearray(code)
+    for ref in references:
+        patched[ref.offset : ref.offset + len(ref.address)] = live.get(ref.address, ref.address)
+    return bytes(patched)
+
+
+def created(sent: list[Sent]) -> Iterator[tuple[Address, OrderedTx]]:
+    for item in sent:
+        for address in item.ordered.access.created:
+            yield address, item.ordered
+
+
+def check_code(rpc: RpcClient, sent: list[Sent], live: dict[Address, Address], block: int) -> int:
+    """Every created contract has the model's code at its live address; returns how many."""
+    count = 0
+    for address, ordered in created(sent):
+        access = ordered.access
+        want = with_live_references(access.created[address], access.code_references.get(address, ()), live)
+        where = live.get(address, address)
+        have = code_at(rpc, where, block)
+        if have != want:
+            raise Mismatch(
+                f"0x{where.hex()}, created by {ordered.label}, has {len(have)} bytes of code that are not the "
+                f"model's {len(want)}"
+            )
+        count += 1
+    return count
+
+
+def check_traces(rpc: RpcClient, sent: list[Sent], live: dict[Address, Address], miners: dict[int, bytes], groups: int) -> None:
+    """Traced storage sets and the independent group count against the model; NoTrace if the RPC has no traces."""
+    sets = []
+    for item in sent:
+        prestate = prestate_trace(rpc, item.live, diff=False)
+        diff = prestate_trace(rpc, item.live, diff=True)
+        traced = traced_tx(prestate, diff)
+        difference = storage_difference(item.ordered.access, traced, live)
+        if difference:
+            raise Mismatch(f"{item.ordered.label} ({item.live.where}): {difference}")
+        sets.append(traced.access_set({item.live.sender, miners[item.live.block]}))
+    found = len(ordered_groups(sets))
+    if found != groups:
+        raise Mismatch(f"the traced conflict graph has {counted(found, 'independent group')}, the model {groups}")
+
+
+def check_workload(
+    rpc: RpcClient, exported: ExportedWorkload, index: ChainIndex, miners: dict[int, bytes], blocks: str
+) -> str:
+    """The workload's one summary line; raises Mismatch naming the first difference."""
+    sent, live = found_on_chain(exported, index, blocks)
+    check_receipts(rpc, sent)
+    block = state_block(rpc, sent)
+    try:
+        slots = check_storage(rpc, sent, live, block)
+        codes = check_code(rpc, sent, live, block)
+    except RpcError as error:
+        raise Mismatch(f"cannot read the state after block {block} ({error}): check a range ending nearer the head") from None
+    groups = len(exported.run.payloads)
+    first, last = min(s.live.block for s in sent), block
+    summary = (
+        f"{counted(len(sent), 'transaction')} in blocks {first}-{last}, all succeeded; "
+        f"{counted(slots, 'storage slot')} and the code of {counted(codes, 'contract')} as designed; "
+    )
+    try:
+        check_traces(rpc, sent, live, miners, groups)
+    except NoTrace as reason:
+        return summary + f"{counted(groups, 'payload')}; read/write sets and groups not traced ({reason})"
+    return summary + f"traced read/write sets as designed, {counted(groups, 'independent group')}"

@@ -1,0 +1,100 @@
+"""Sending an exported replay-eest payload file to a dev chain as spamoor would, for tests (spamoor is not installable here)."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from balgen.keys import Sender, create_address, sender
+from balgen.replay.engine_client import RpcClient, RpcError
+from balgen.transactions import sign
+from balgen.workload import GWEI, TxSpec
+
+DEV_CHAIN_ID = 1337
+FUNDING = 10**19
+FUNDING_GAS = 500_000
+"""A transfer that creates an account costs state gas on Amsterdam: far more than 21,000."""
+MAX_FEE = 50 * GWEI
+TIP = 2 * GWEI
+
+
+def wait_receipt(rpc: RpcClient, tx_hash: str, timeout: float = 30.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            receipt = rpc.call("eth_getTransactionReceipt", [tx_hash]).result
+        except RpcError as error:  # "transaction indexing is in progress" on a node just started
+            receipt = None if "indexing" in error.message else error
+        if isinstance(receipt, Exception):
+            raise receipt
+        if receipt:
+            return receipt
+        time.sleep(0.05)
+    raise TimeoutError(f"no receipt for {tx_hash}")
+
+
+FUNDER = sender("devnet-check test", "funder")
+"""The key a test genesis funds; on a plain `geth --dev` chain, its dev account funds it first."""
+
+
+def fund(rpc: RpcClient, addresses: list[bytes]) -> None:
+    """Send FUNDING wei to each address from FUNDER."""
+    nonce = int(rpc.call("eth_getTransactionCount", ["0x" + FUNDER.address.hex(), "latest"]).result, 16)
+    for offset, address in enumerate(addresses):
+        receipt = send_signed(rpc, TxSpec(FUNDER, nonce + offset, address, b"", FUNDING_GAS, FUNDING, MAX_FEE, TIP))
+        assert receipt["status"] == "0x1", receipt
+
+
+def fund_funder_from_dev_account(rpc: RpcClient) -> None:
+    """On `geth --dev`, the prefunded, unlocked dev account gives FUNDER its ether."""
+    (dev,) = rpc.call("eth_accounts").result[:1]
+    value = hex(10_000 * FUNDING)
+    wait_receipt(rpc, rpc.call("eth_sendTransaction", [{"from": dev, "to": "0x" + FUNDER.address.hex(), "value": value}]).result)
+
+
+def send_signed(rpc: RpcClient, spec: TxSpec) -> dict:
+    return wait_receipt(rpc, rpc.call("eth_sendRawTransaction", ["0x" + sign(spec, DEV_CHAIN_ID).raw.hex()]).result)
+
+
+def resolved(text: str, contracts: dict[int, bytes]) -> bytes:
+    return bytes.fromhex(re.sub(r"\$contract\[(\d+)\]", lambda m: contracts[int(m[1])].hex(), text).removeprefix("0x"))
+
+
+Interjection = Callable[[RpcClient, dict[int, bytes]], None]
+
+
+def send_payload_file(rpc: RpcClient, path: Path, seed: str, interject: Interjection | None = None) -> list[dict]:
+    """
+    Every payload of `path`, each on fresh funded wallets, in order; the receipts.
+    `interject` runs once, after the first payload's first transaction, with its contracts.
+    """
+    receipts = []
+    for payload in yaml.safe_load(path.read_text())["payloads"]:
+        labels = list(dict.fromkeys(tx["from"] for tx in payload["txs"]))
+        wallets: dict[str, Sender] = {label: sender(f"{seed}/{payload['name']}", label) for label in labels}
+        fund(rpc, [wallet.address for wallet in wallets.values()])
+        deployer = wallets["deployer"].address
+        creations = sum(1 for tx in payload["txs"] if tx["from"] == "deployer" and "to" not in tx)
+        contracts = {n: create_address(deployer, n - 1) for n in range(1, creations + 1)}
+        nonces = dict.fromkeys(labels, 0)
+        for tx in payload["txs"]:
+            spec = TxSpec(
+                sender=wallets[tx["from"]],
+                nonce=nonces[tx["from"]],
+                to=resolved(tx["to"], contracts) if "to" in tx else None,
+                data=resolved(tx["data"], contracts),
+                gas_limit=tx["gas"],
+                value=int(tx["value"], 16),
+                max_fee_per_gas=MAX_FEE,
+                max_priority_fee_per_gas=TIP,
+            )
+            nonces[tx["from"]] += 1
+            receipts.append(send_signed(rpc, spec))
+            if interject is not None:
+                interject(rpc, contracts)
+                interject = None
+    return receipts

@@ -1,0 +1,189 @@
+"""
+`balgen devnet-check` against real `geth --dev` chains started here, as the devnet quick start runs it.
+
+The test sends the exported payloads itself, exactly as spamoor's replay-eest
+would (fresh funded wallets per payload, `$contract[N]` resolved from the
+deployer's nonces; spamoor is not installable here), then:
+- on `geth --dev --override.amsterdam 0`, two families (parallel groups, and
+  a contract set through the deterministic deployment proxy) pass: found,
+  succeeded, storage, code, traced read/write sets and group counts;
+- a second first-run of the contract set (the proxy refuses the factory
+  again: a reverted transaction) and a foreign call in the middle of a run
+  (a wrong storage value) fail, naming the transaction or the slot;
+- plain `geth --dev` is refused for both the Amsterdam and the Osaka export,
+  with the reason and what to change;
+- a pure-Osaka chain from `balgen devnet-genesis` runs the Osaka export and passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from balgen.devnet.exported import read_exported
+from balgen.replay.engine_client import RpcClient, RpcTransportError
+from balgen.replay.geth_process import free_loopback_ports
+from balgen.toolchain import pinned_geth
+from balgen.workload import TxSpec
+from devnet_sender import FUNDER, MAX_FEE, TIP, fund, fund_funder_from_dev_account, send_payload_file, send_signed
+
+pytestmark = pytest.mark.integration
+
+ARCHIVE = ("--gcmode", "archive", "--state.scheme", "hash")
+"""Every block's state kept at once, so that debug_traceTransaction can trace any transaction."""
+MIXED = "mixed_dep-max-group2-1M"
+SET = "extcodesize-max-0.5KB-1M"
+
+
+def balgen(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "balgen.cli", *map(str, args)], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+@contextlib.contextmanager
+def dev_chain(datadir: Path, *flags: str) -> Iterator[RpcClient]:
+    """`geth --dev FLAGS` on 127.0.0.1 with the debug API, stopped afterwards."""
+    (port,) = free_loopback_ports(1)
+    command = [
+        str(pinned_geth()), "--dev", "--dev.gaslimit", "60000000", *ARCHIVE, *flags, "--datadir", str(datadir),
+        "--http", "--http.addr", "127.0.0.1", "--http.port", str(port), "--http.api", "eth,debug,web3",
+        "--port", "0", "--authrpc.port", "0", "--ipcdisable", "--nodiscover", "--maxpeers", "0",
+    ]
+    log = (datadir.parent / f"{datadir.name}.log").open("wb")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    rpc = RpcClient(f"http://127.0.0.1:{port}")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                rpc.client_version()
+                break
+            except RpcTransportError:
+                assert process.poll() is None and time.monotonic() < deadline, "geth --dev did not start"
+                time.sleep(0.2)
+        yield rpc
+    finally:
+        rpc.close()
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def exported(folder: Path, pattern: str, *options: str) -> Path:
+    completed = balgen("export", "spamoor", "-k", pattern, "--gas-benchmark-values", "1", "--output", folder, *options)
+    assert completed.returncode == 0, completed.stderr
+    return folder
+
+
+def check(export: Path, rpc: RpcClient, *options: str) -> subprocess.CompletedProcess[str]:
+    return balgen("devnet-check", export, "--rpc-url", rpc.url, *options)
+
+
+def head(rpc: RpcClient) -> int:
+    return int(rpc.call("eth_blockNumber").result, 16)
+
+
+@pytest.fixture(scope="module")
+def amsterdam_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("export")
+    exported(folder / "mixed", f"{MIXED}")
+    exported(folder / "set", f"{SET}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def amsterdam_chain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RpcClient]:
+    with dev_chain(tmp_path_factory.mktemp("amsterdam") / "datadir", "--override.amsterdam", "0") as rpc:
+        fund_funder_from_dev_account(rpc)
+        yield rpc
+
+
+def test_two_families_sent_as_spamoor_sends_them_pass(amsterdam_export: Path, amsterdam_chain: RpcClient) -> None:
+    rpc = amsterdam_chain
+    start = head(rpc) + 1
+    for name, folder in ((MIXED, "mixed"), (SET, "set")):
+        receipts = send_payload_file(rpc, amsterdam_export / folder / "payloads" / f"{name}.yaml", f"pass/{name}")
+        assert all(receipt["status"] == "0x1" for receipt in receipts)
+    mixed = check(amsterdam_export / "mixed" / f"{MIXED}.yaml", amsterdam_chain, "--since", str(start))
+    assert mixed.returncode == 0, mixed.stdout + mixed.stderr
+    assert mixed.stdout.startswith(f"{MIXED}: ok: 54 transactions in blocks ")
+    assert "traced read/write sets as designed, 18 independent groups" in mixed.stdout
+    contract_set = check(amsterdam_export / "set", amsterdam_chain, "--blocks", f"{start}-{head(rpc)}")
+    assert contract_set.returncode == 0, contract_set.stdout + contract_set.stderr
+    assert f"{SET}: ok: " in contract_set.stdout and "1 independent group" in contract_set.stdout
+    assert contract_set.stdout.count("\n") == 1  # all.yaml includes first runs only, not <name>.reuse.yaml
+
+
+def test_a_reverted_transaction_fails_the_check(amsterdam_export: Path, amsterdam_chain: RpcClient) -> None:
+    """A second first-run of a contract set: the proxy refuses to deploy the factory again."""
+    rpc = amsterdam_chain
+    payloads = amsterdam_export / "set" / "payloads" / f"{SET}.yaml"
+    factory = read_exported(amsterdam_export / "set" / f"{SET}.yaml").run.workload.parameters["factory"]
+    if rpc.call("eth_getCode", [factory, "latest"]).result == "0x":
+        send_payload_file(rpc, payloads, "first")
+    again = head(rpc) + 1
+    receipts = send_payload_file(rpc, payloads, "again")
+    assert receipts[1]["status"] == "0x0"
+    completed = check(amsterdam_export / "set" / f"{SET}.yaml", rpc, "--since", str(again))
+    assert completed.returncode == 1
+    assert f"{SET}: MISMATCH: set-up block 1 tx 1 reverted on chain at block " in completed.stdout
+
+
+def test_a_wrong_storage_value_fails_the_check(amsterdam_export: Path, amsterdam_chain: RpcClient) -> None:
+    """Someone else calls a workload contract between its deployment and its benchmark calls."""
+    rpc = amsterdam_chain
+    start = head(rpc) + 1
+    intruder: list[str] = []
+
+    def call_the_contract(rpc: RpcClient, contracts: dict[int, bytes]) -> None:
+        nonce = int(rpc.call("eth_getTransactionCount", ["0x" + FUNDER.address.hex(), "latest"]).result, 16)
+        send_signed(rpc, TxSpec(FUNDER, nonce, contracts[1], b"", 100_000, 0, MAX_FEE, TIP))
+        intruder.append("0x" + contracts[1].hex())
+
+    send_payload_file(rpc, amsterdam_export / "mixed" / "payloads" / f"{MIXED}.yaml", "tampered", call_the_contract)
+    completed = check(amsterdam_export / "mixed" / f"{MIXED}.yaml", rpc, "--since", str(start))
+    assert completed.returncode == 1
+    assert f"{MIXED}: MISMATCH: slot 0x0 of {intruder[0]} holds " in completed.stdout
+    assert "the model" in completed.stdout and "(last written by benchmark block tx" in completed.stdout
+
+
+def test_plain_geth_dev_is_refused_with_the_reason(amsterdam_export: Path, tmp_path: Path) -> None:
+    osaka = exported(tmp_path / "osaka", f"{MIXED}", "--fork", "Osaka")
+    with dev_chain(tmp_path / "plain") as rpc:
+        for export, reason in (
+            (amsterdam_export / "mixed", "does not run Amsterdam: its latest header (block 0) has no blockAccessListHash; start geth with --override.amsterdam 0"),
+            (osaka, "runs a fork after Osaka: its eth_config lists system contracts Osaka does not have (BUILDER_DEPOSIT_CONTRACT_ADDRESS, BUILDER_EXIT_CONTRACT_ADDRESS)"),
+        ):
+            completed = check(export, rpc)
+            assert completed.returncode == 1 and completed.stdout == ""
+            (line,) = completed.stderr.splitlines()
+            assert reason in line, line
+
+
+def test_a_pure_osaka_chain_runs_the_osaka_export(tmp_path: Path) -> None:
+    osaka = exported(tmp_path / "osaka", f"{MIXED}", "--fork", "Osaka")
+    genesis = tmp_path / "genesis.json"
+    assert balgen("devnet-genesis", "--fork", "Osaka", "--fund", "0x" + FUNDER.address.hex(), "--output", genesis).returncode == 0
+    datadir = tmp_path / "osaka-chain"
+    init = subprocess.run(
+        [str(pinned_geth()), "init", *ARCHIVE[2:], "--datadir", str(datadir), str(genesis)], capture_output=True, check=False
+    )
+    assert init.returncode == 0, init.stderr[-500:]
+    with dev_chain(datadir) as rpc:
+        fund(rpc, [])  # the funder is in the genesis
+        receipts = send_payload_file(rpc, osaka / "payloads" / f"{MIXED}.yaml", "osaka")
+        assert all(receipt["status"] == "0x1" for receipt in receipts)
+        completed = check(osaka / f"{MIXED}.yaml", rpc)
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+        assert completed.stdout.startswith(f"{MIXED}: ok: ") and "traced read/write sets as designed" in completed.stdout
