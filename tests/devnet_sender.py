@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from balgen.keys import Sender, create_address, sender
-from balgen.replay.engine_client import RpcClient, RpcError
+from balgen.clients.engine_client import RpcClient, RpcError
 from balgen.transactions import sign
 from balgen.workload import GWEI, TxSpec
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..forks import Fork, system_contract_code
 from ..generators.deterministic_deployment import DETERMINISTIC_DEPLOYER
-from ..replay.engine_client import RpcClient, RpcError
+from ..clients.engine_client import RpcClient, RpcError
 
 DEPOSIT_CONTRACT = "DEPOSIT_CONTRACT_ADDRESS"
 """eth_config lists the chain's configured deposit contract (zero, or mainnet's), which no fork deploys."""

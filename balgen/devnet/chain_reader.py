@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import BadInput
-from ..replay.engine_client import RpcClient, RpcError
+from ..clients.engine_client import RpcClient, RpcError
 
 
 @dataclass(frozen=True)

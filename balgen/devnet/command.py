@@ -17,10 +17,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import BadInput, OneLineParser
-from ..plugin import BAD_INPUT_EXIT_CODE
+from ..errors import BadInput
+from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser
 from ..workload import Origin
-from ..replay.engine_client import RpcClient, RpcError, RpcTransportError
+from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
 from .chain_fit import chain_fit_problem
 from .chain_reader import block_range, transactions_in
 from .exported import ExportedWorkload, read_exported, workload_files

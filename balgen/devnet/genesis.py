@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..chain.alloc import account_json, system_accounts
-from ..errors import BadInput, OneLineParser
+from ..errors import BadInput
 from ..forks import FORKS, Fork, fork_by_name
 from ..generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, deterministic_deployer
-from ..plugin import BAD_INPUT_EXIT_CODE
-from ..replay.genesis import geth_chain_config
+from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser
+from ..clients.genesis import geth_chain_config
 
 DEV_CHAIN_ID = 1337
 """go-ethereum's `--dev` chain id."""

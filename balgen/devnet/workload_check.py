@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..analysis.graph import ordered_groups
 from ..export.chain_order import OrderedTx
 from ..export.yaml_text import counted
-from ..replay.engine_client import RpcClient, RpcError
+from ..clients.engine_client import RpcClient, RpcError
 from ..workload import Address, AddressReference
 from .chain_reader import ChainTx, NoTrace, code_at, prestate_trace, receipt_of, storage_at
 from .exported import ExportedWorkload
