@@ -212,6 +212,21 @@ def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
     )
 
 
+def filled_with(ref: FixtureRef) -> str | None:
+    """
+    The t8n a test says it was filled with (`_info`), and the gas spec balgen
+    measured from it, e.g. `evm version 1.17.5-stable (Amsterdam (go-ethereum
+    v1.17.5))`: a client refuses fixtures of another spec's gas rules, so the
+    replay shows both side by side. None when the fixture does not say.
+    """
+    info = _fixture_file(ref.path).get(ref.test_id, {}).get("_info")
+    if not isinstance(info, Mapping) or not isinstance(info.get("filling-transition-tool"), str):
+        return None
+    rules = info.get("gas-rules")
+    spec = rules.get("spec") if isinstance(rules, Mapping) else None
+    return info["filling-transition-tool"] + (f" ({spec})" if isinstance(spec, str) else "")
+
+
 def load_test(ref: FixtureRef) -> ReplayTest:
     """Read one test again, at the time it runs (see the module docstring)."""
     document = _fixture_file(ref.path)

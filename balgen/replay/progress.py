@@ -14,7 +14,7 @@ from rich.table import Table
 
 from ..results.measurements import Distribution, Execution
 from ..results.results import FixtureResult, Verdict
-from .fixtures import FixtureRef, ReplayGroup
+from .fixtures import FixtureRef, ReplayGroup, filled_with
 
 _VERDICT_STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.NOT_RUN: "yellow"}
 
@@ -54,9 +54,11 @@ class ReplayProgress:
 
     def group_started(self, group: ReplayGroup, client_version: str | None) -> None:
         """Say which client serves the next tests."""
+        filler = filled_with(group.tests[0]) if group.tests else None
         self.console.print(
             f"genesis {group.genesis.genesis_hash[:18]}… ({group.genesis.network}, "
-            f"{len(group.tests)} tests) on {client_version or 'the client'}",
+            f"{len(group.tests)} tests) on {client_version or 'the client'}; "
+            f"filled with {filler or 'an unnamed t8n'}",
             highlight=False,
         )
 
