@@ -10,6 +10,7 @@ is dropped through its control file.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from balgen.clients.block_counts import BlockCounts, block_counts, counter
+from balgen.clients.process_io import process_reads
 from balgen.replay.expected_counts import OVERHEAD, count_mismatches, expected_counts
 from balgen.replay.page_cache import drop_caches_problem, drop_page_cache
 from balgen.results.confidence import (
@@ -27,6 +29,7 @@ from balgen.results.confidence import (
     noise_floor,
 )
 from balgen.results.repeat_policy import RepeatPolicy, RepeatStop
+
 
 # -- the interval of one median ----------------------------------------------
 
@@ -223,3 +226,24 @@ def test_parallel_execution_checks_writes_only() -> None:
 def test_families_without_predictions_expect_nothing() -> None:
     assert expected_counts({"family": "keccak_chain", "tx_count": 3}, False) == ()
     assert expected_counts(None, False) == ()
+
+
+# -- the client's reads from the kernel ---------------------------------------
+
+
+def test_process_reads_count_what_this_process_reads(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.write_bytes(b"x" * 100_000)
+    before = process_reads(os.getpid())
+    if before is None:
+        pytest.skip("no /proc/<pid>/io here")
+    data.read_bytes()
+    delta = process_reads(os.getpid()) - before  # type: ignore[operator]
+    assert delta.read_bytes_total >= 100_000 and delta.storage_bytes >= 0
+
+
+def test_process_reads_of_a_missing_process_are_none(tmp_path: Path) -> None:
+    assert process_reads(1, proc=tmp_path) is None
+    (tmp_path / "1").mkdir()
+    (tmp_path / "1" / "io").write_text("rchar: 10\nwchar: 0\n")  # no read_bytes: kernel without task I/O accounting
+    assert process_reads(1, proc=tmp_path) is None

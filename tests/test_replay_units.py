@@ -263,6 +263,9 @@ def _bad_input_cases(root: Path) -> list[tuple[list[str], str]]:
         ([str(suite), "-k", "nothing"], "-k 'nothing' matches no replayable fixture"),
         ([str(suite), "-k", "and ("], "-k 'and ('"),
         ([str(suite), "--repeat", "0"], "--repeat 0: must be 1 or more"),
+        ([str(suite), "--repeat", "many"], "--repeat 'many': a count or auto"),
+        ([str(suite), "--repeat", "auto", "--repeat-cap", "5"], "--repeat-cap 5: must be at least 6"),
+        ([str(suite), "--repeat", "auto", "--ci-width", "0"], "--ci-width 0.0: must be a positive percentage"),
         ([str(suite), "--warmup", "x"], "argument --warmup: invalid int value"),
         ([str(suite), "--label", "a b"], "--label 'a b'"),
         ([str(suite), "--engine-url", closed], "--engine-url needs --jwt-secret"),
@@ -359,7 +362,8 @@ def test_an_existing_run_is_never_overwritten(tmp_path: Path, capsys: pytest.Cap
 
 def _write_run(folder: Path, label: str, milliseconds: dict[str, float]) -> Path:
     run = _run(label, [])
-    run.tests = [_result(test, [int(ms * 1e6)]) for test, ms in milliseconds.items()]
+    # Three executions 1% apart: the median is `ms`, the spread small against the changes compared.
+    run.tests = [_result(test, [int(ms * f * 1e6) for f in (0.99, 1.0, 1.01)]) for test, ms in milliseconds.items()]
     run.tests.append(_result("failed-in-this-run", [1_000_000], Verdict.FAILED))
     run.state = RunState.COMPLETE
     folder.mkdir(parents=True)
@@ -386,6 +390,35 @@ def test_comparison_against_the_baseline(tmp_path: Path) -> None:
     assert (worst.test_id, worst.name, worst.delta) == ("t3", "full", pytest.approx(-20))
 
 
+def test_only_significant_changes_count_and_an_aa_pair_shows_its_noise_floor(tmp_path: Path) -> None:
+    base = _write_run(tmp_path / "a", "A", {"t1": 100, "t2": 100, "t3": 100})
+    noisy = _run("B", [])
+    noisy.target = {"kind": "managed", "client_args": ["--cache", "16"]}
+    noisy.tests = [
+        _result("t1", [50_000_000, 50_500_000, 49_500_000]),  # twice as fast, tightly: significant
+        _result("t2", [60_000_000, 100_000_000, 160_000_000]),  # median 100 ms, spread wide: no verdict
+        _result("t3", [110_000_000]),  # one execution: too few
+    ]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "results.json").write_text(noisy.model_dump_json())
+    again = _write_run(tmp_path / "c", "A-again", {"t1": 101, "t2": 99, "t3": 100})
+    comparison = compare(load_runs([base, tmp_path / "b", again]))
+    changed, same = comparison.summaries
+    assert (changed.faster, changed.slower, changed.average_gain) == (1, 0, pytest.approx(100.0, rel=0.02))
+    assert changed.noise is None, "different client flags: not an A/A pair"
+    rows = {row.test_id: row for row in comparison.rows}
+    assert rows["t2"].changes[0].verdict.value == "no significant change" and rows["t2"].changes[0].low < 0
+    assert rows["t3"].changes[0].verdict.value == "too few executions"
+    assert same.noise is not None and same.noise.compared == 3
+    assert (same.faster, same.slower, same.noise.significant) == (0, 0, 0)
+    sizes = sorted([0.0, abs(100 / 101 - 1) * 100, abs(100 / 99 - 1) * 100])
+    assert same.noise.floor == pytest.approx(sizes[1] + 0.9 * (sizes[2] - sizes[1]))  # P95, linear
+    assert comparison.worst == ()
+    assert run_report([str(base), str(again), "--output", str(tmp_path / "r")]) == 0
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "## A/A noise floor (runs of the same build as the baseline)" in text and "| A-again | 3 | 0/3 |" in text
+
+
 def test_report_writes_markdown_and_chart(tmp_path: Path) -> None:
     runs = [
         _write_run(tmp_path / "a", "A", {"t1": 100, "t2": 100}),
@@ -396,7 +429,7 @@ def test_report_writes_markdown_and_chart(tmp_path: Path) -> None:
     text = (tmp_path / "report" / "report.md").read_text()
     assert "| b | 600 | 480 | 1/2 | +100.0% | +100.0% | +100.0% | 1/2 | -50.0% |" in text, "repeated labels are told apart by folder"
     assert "| t2 | b | 600 | 300 | -50.0% |" in text
-    assert "| t1 | 600 | 1,200 | +100.0% | 600 | +0.0% |" in text
+    assert "| t1 | 600 | 1,200 | +100.0% | +96.0% to +104.0% | faster | 600 | +0.0% | -2.0% to +2.0% | no significant change |" in text
     assert (tmp_path / "report" / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -421,3 +454,16 @@ def test_discovery_rejects_a_pre_alloc_file_given_as_fixture(tmp_path: Path) -> 
     root = _suite(tmp_path)
     with pytest.raises(BadInput, match="is a pre-alloc group file"):
         discover(root / "x" / "pre_alloc" / "0x00aa.json")
+
+
+def test_drop_caches_without_the_right_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import balgen.replay.command as command
+
+    monkeypatch.setattr(command, "drop_caches_problem", lambda: "writing /proc/sys/vm/drop_caches needs root (running as uid 1000)")
+    output = tmp_path / "run"
+    assert run_replay([str(_suite(tmp_path / "suite")), "--drop-caches", "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert err == "balgen replay: --drop-caches: writing /proc/sys/vm/drop_caches needs root (running as uid 1000)\n"
+    assert not output.exists()

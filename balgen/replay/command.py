@@ -38,10 +38,12 @@ from ..command_line import (
 )
 from ..errors import BadInput
 from ..results.measurements import Execution
+from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
 from ..results.results import FixtureResult, RunResult, RunState
 from ..toolchain import pinned_geth
 from .fixtures import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
 from .outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
+from .page_cache import drop_caches_problem
 from .progress import ReplayProgress, summary_table
 from .runner import ReplayObserver, ReplayOptions, replay_suite
 from .targets import ExternalClient, ManagedGeth, check_http_url, split_client_args, target_description
@@ -76,8 +78,20 @@ def replay_parser() -> argparse.ArgumentParser:
     geth.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.8)")
     geth.add_argument("--client-args", default=None, help='extra geth flags, e.g. "--cache 4096" (quoted, split like a shell)')
     geth.add_argument("--cold", action="store_true", help="restart geth before each measured execution")
+    parser.add_argument(
+        "--drop-caches",
+        action="store_true",
+        help="sync and drop the OS page cache before each measured execution (root on Linux)",
+    )
     parser.add_argument("--warmup", type=int, default=1, help="discarded executions of the benchmark payload (default 1)")
-    parser.add_argument("--repeat", type=int, default=5, help="measured executions of the benchmark payload (default 5)")
+    parser.add_argument(
+        "--repeat",
+        default="5",
+        help="measured executions of the benchmark payload (default 5), or auto: until the 95%% interval "
+        "of the median is --ci-width wide, at most --repeat-cap times",
+    )
+    parser.add_argument("--ci-width", type=float, default=DEFAULT_TARGET_WIDTH * 100, help="--repeat auto's target, in percent of the median (default 5)")
+    parser.add_argument("--repeat-cap", type=int, default=DEFAULT_CAP, help=f"--repeat auto's most measured executions (default {DEFAULT_CAP})")
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed test")
     parser.add_argument("--label", default=None, help="name of the run (default: geth, or external)")
     parser.add_argument("--output", type=Path, default=None, help="results folder (default results/<timestamp>-<label>/)")
@@ -100,9 +114,31 @@ class ReplayRequest:
 def _options(args: argparse.Namespace) -> ReplayOptions:
     if args.warmup < 0:
         raise BadInput(f"--warmup {args.warmup}: must be 0 or more")
-    if args.repeat < 1:
-        raise BadInput(f"--repeat {args.repeat}: must be 1 or more")
-    return ReplayOptions(warmup=args.warmup, repeat=args.repeat, cold=args.cold, fail_fast=args.fail_fast)
+    auto = args.repeat == "auto"
+    if auto:
+        repeat = args.repeat_cap
+        if repeat < FIRST_DECIDABLE:
+            raise BadInput(f"--repeat-cap {repeat}: must be at least {FIRST_DECIDABLE} (the fewest executions with a 95% interval of the median)")
+        if not 0 < args.ci_width < float("inf"):  # NaN fails this too
+            raise BadInput(f"--ci-width {args.ci_width}: must be a positive percentage of the median")
+    else:
+        try:
+            repeat = int(args.repeat)
+        except ValueError:
+            raise BadInput(f"--repeat {args.repeat!r}: a count or auto") from None
+        if repeat < 1:
+            raise BadInput(f"--repeat {repeat}: must be 1 or more")
+    if args.drop_caches and (problem := drop_caches_problem()) is not None:
+        raise BadInput(f"--drop-caches: {problem}")
+    return ReplayOptions(
+        warmup=args.warmup,
+        repeat=repeat,
+        cold=args.cold,
+        fail_fast=args.fail_fast,
+        repeat_auto=auto,
+        ci_width=args.ci_width / 100,
+        drop_caches=args.drop_caches,
+    )
 
 
 def _target(args: argparse.Namespace) -> ManagedGeth | ExternalClient:
@@ -199,7 +235,10 @@ def new_run(request: ReplayRequest) -> RunResult:
         keyword=request.keyword,
         warmup=request.options.warmup,
         repeat=request.options.repeat,
+        repeat_auto=request.options.repeat_auto,
+        ci_width=request.options.ci_width if request.options.repeat_auto else None,
         cold=request.options.cold,
+        drop_caches=request.options.drop_caches,
         fail_fast=request.options.fail_fast,
         target=target_description(request.target),
         notes=list(request.suite.notes),

@@ -18,8 +18,9 @@ test runs, so a suite of thousands of large fixtures never sits in memory.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,23 @@ class ReplayTest:
     payloads: tuple[PayloadDirective, ...]
     last_block_hash: str
     config: Mapping[str, Any]
+    info: Mapping[str, Any] = field(default_factory=dict)
+    """The fixture's `_info` (empty if it has none): balgen's carries the workload model's numbers."""
+
+    @property
+    def workload(self) -> Mapping[str, Any] | None:
+        """`_info["workload"]`: the parameters a balgen workload was built with."""
+        workload = self.info.get("workload")
+        return workload if isinstance(workload, Mapping) else None
+
+    @property
+    def speedup_bound(self) -> float | None:
+        """`_info["dependency-graph"]["speedup-bound"]`: the ideal parallel speedup, if recorded."""
+        graph = self.info.get("dependency-graph")
+        bound = graph.get("speedup-bound") if isinstance(graph, Mapping) else None
+        if isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound) or bound < 1:
+            return None
+        return float(bound)
 
     @property
     def benchmark(self) -> PayloadDirective:
@@ -209,6 +227,7 @@ def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
         payloads=payloads,
         last_block_hash=_hash_field(fixture, "lastblockhash", where),
         config=config or {},
+        info=info if isinstance(info := fixture.get("_info"), Mapping) else {},
     )
 
 

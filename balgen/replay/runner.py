@@ -13,7 +13,9 @@ Per test:
    Before every send `eth_getBlockByHash` must not know the block: a
    client answers a known block with VALID at once, without executing it,
    and such an answer is flagged. With `--cold` the client is restarted
-   before each measured execution.
+   before each measured execution, with `--drop-caches` the OS page cache
+   is dropped right before it. `--repeat N` measures N times; `--repeat
+   auto` until the median is known well enough (`repeat_policy`).
 4. The chain is rewound to the pre-test head and verified, so the next
    test starts where it should.
 
@@ -21,7 +23,9 @@ Checks (a failed one ends the test with its reason; the run goes on): the
 genesis hash is the fixture's; every `newPayload` status is the expected
 one (VALID, or INVALID where the fixture has a `validationError`, or the
 fixture's JSON-RPC `errorCode`); every `forkchoiceUpdated` is VALID; the
-head after the benchmark payload is `lastblockhash`. A payload the fixture
+head after the benchmark payload is `lastblockhash`; geth's slow-block
+counters of each measured execution are where the workload model puts
+them (`expected_counts`). A payload the fixture
 expects to be INVALID is sent once: clients remember rejected blocks and
 answer a resend from that memory (geth: "links to previously rejected
 block"), not by executing it.
@@ -38,18 +42,26 @@ user runs is reported not run.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..clients.block_counts import counter
 from ..clients.engine_client import RpcError, RpcTransportError
+from ..clients.process_io import ProcessReads, process_reads
 from ..errors import BadInput
+from ..forks import fork_by_name
+from ..results.confidence import median_interval
 from ..results.measurements import Execution, Role, benchmark_statistics
+from ..results.repeat_policy import DEFAULT_TARGET_WIDTH, RepeatPolicy, RepeatStop
 from ..results.results import FixtureResult, RunState, Verdict
 from .client_chain import CheckFailed, ClientChain, RollbackFailed, block_label
+from .expected_counts import Expectation, count_mismatches, expected_counts
 from .fixtures import FixtureRef, ReplayGroup, ReplayTest, Suite, load_test
+from .page_cache import drop_page_cache
 from .payloads import ERROR, VALID, PayloadDirective
 from .targets import ReplayClient, ReplayTarget
 
@@ -68,8 +80,19 @@ class ReplayOptions:
 
     warmup: int = 1
     repeat: int = 5
+    """Measured executions per test; with `repeat_auto` the most a test gets."""
     cold: bool = False
     fail_fast: bool = False
+    repeat_auto: bool = False
+    """Measure until the 95% interval of the median is `ci_width` wide (or `repeat` times)."""
+    ci_width: float = DEFAULT_TARGET_WIDTH
+    drop_caches: bool = False
+    """Drop the OS page cache before each measured execution (the caller checked it may)."""
+
+    @property
+    def policy(self) -> RepeatPolicy:
+        """When to stop measuring a test."""
+        return RepeatPolicy(count=None if self.repeat_auto else self.repeat, target_width=self.ci_width, cap=self.repeat)
 
 
 class ReplayObserver(Protocol):
@@ -137,6 +160,27 @@ class _TestReplay:
         self.observer = observer
         self.chain = ClientChain(client.rpc)
         self.executions: list[Execution] = []
+        self.repeat_stop: RepeatStop | None = None
+        self.count_checks: list[str] = []
+        """What could not be checked and why."""
+        self.checked_counts: list[str] = []
+        """The counters checked on the last measured execution, with their ranges."""
+        self.expectations = self._expectations()
+
+    def _expectations(self) -> tuple[Expectation, ...]:
+        """geth's counters to check (none for a client without a slow-block log)."""
+        if self.client.slow_blocks is None:
+            return ()
+        try:
+            parallel = fork_by_name(self.test.network).has_block_access_list
+        except BadInput:  # a network balgen has no fork for: the client's config decides
+            parallel = True
+        expectations = expected_counts(self.test.workload, parallel_execution=parallel)
+        if parallel and expected_counts(self.test.workload, parallel_execution=False) != expectations:
+            self.count_checks.append(
+                "reads not checked: geth counts no reads of a block it executes in parallel from its access list"
+            )
+        return expectations
 
     # -- the steps -------------------------------------------------------
 
@@ -158,19 +202,46 @@ class _TestReplay:
     def run_payloads(self) -> None:
         """Setup payloads once, then the benchmark payload's executions."""
         for directive in self.test.setup:
-            self.send(directive, Role.SETUP, 0, restarted=False)
+            self.send(directive, Role.SETUP, 0, restarted=False, dropped=False)
         benchmark = self.test.benchmark
-        total, warmups = benchmark_executions(benchmark, self.options)
+        _, warmups = benchmark_executions(benchmark, self.options)
+        policy = self.options.policy if benchmark.expected_status == VALID else RepeatPolicy(count=1)
         parent = (benchmark.block_number - 1, benchmark.parent_hash)
-        for repetition in range(total):
+        measured: list[float] = []
+        for repetition in itertools.count():
             role = Role.WARMUP if repetition < warmups else Role.MEASURED
             if repetition:
                 self.chain.roll_back_to(*parent)
             restarted = self.options.cold and role is Role.MEASURED
             if restarted:
                 self.restart_client(*parent)
-            self.send(benchmark, role, repetition, restarted=restarted)
+            dropped = self.options.drop_caches and role is Role.MEASURED
+            if dropped:
+                try:
+                    drop_page_cache()
+                except OSError as error:  # permitted at the start; refused now (e.g. a lost privilege)
+                    raise CheckFailed(f"dropping the page cache failed: {error}") from None
+            self.send(benchmark, role, repetition, restarted=restarted, dropped=dropped)
             self.check_last_block(role, repetition)
+            if role is Role.MEASURED:
+                self.check_counts(self.executions[-1], repetition)
+                measured.append(self.executions[-1].new_payload_ns)
+                self.repeat_stop = policy.stop(measured)
+                if self.repeat_stop is not None:
+                    return
+
+    def check_counts(self, execution: Execution, repetition: int) -> None:
+        """geth's counters of a measured execution must be where the workload model puts them."""
+        counts = None if execution.geth is None else execution.geth.counts
+        if not self.expectations or counts is None:
+            return
+        problems = count_mismatches(self.expectations, counts)
+        if problems:
+            raise CheckFailed(f"measured execution {repetition + 1}: " + "; ".join(problems))
+        self.checked_counts = [
+            f"{e.counter} = {counter(counts, e.counter):,} in [{e.least:,}, {e.most:,}] ({e.source})"
+            for e in self.expectations
+        ]
 
     def restart_client(self, number: int, block_hash: str) -> None:
         """`--cold`: restart the client; its head must still be the parent."""
@@ -192,7 +263,7 @@ class _TestReplay:
 
     # -- one payload -----------------------------------------------------
 
-    def send(self, directive: PayloadDirective, role: Role, repetition: int, *, restarted: bool) -> None:
+    def send(self, directive: PayloadDirective, role: Role, repetition: int, *, restarted: bool, dropped: bool) -> None:
         """Send one payload (and make it head if valid), record it, check it."""
         where = f"payload {directive.index} (block {directive.block_number})"
         if role is not Role.SETUP:
@@ -203,15 +274,19 @@ class _TestReplay:
             raise CheckFailed(f"{where}: {_reason(error)}") from None
         if self.client.slow_blocks is not None:
             self.client.slow_blocks.skip_to_end()
+        pid = self.client.process_id
+        reads_before = None if pid is None else process_reads(pid)
         try:
             reply = self.client.engine.new_payload(directive.new_payload_version, directive.params)
         except RpcError as error:
             if directive.error_code is not None and error.code == directive.error_code:
-                self.record(directive, role, repetition, ERROR, None, 0, None, known, restarted)
+                self.record(directive, role, repetition, ERROR, None, 0, None, known, (restarted, dropped), None)
                 return
             raise CheckFailed(
                 f"{where}: {directive.method} returned error {error.code}: {error.message}"
             ) from None
+        reads_after = None if pid is None else process_reads(pid)
+        client_reads = None if reads_before is None or reads_after is None else reads_after - reads_before
         status, validation_error = _status_of(reply.result)
         forkchoice = None
         forkchoice_error = None
@@ -231,7 +306,8 @@ class _TestReplay:
             reply.elapsed_ns,
             None if forkchoice is None else forkchoice.elapsed_ns,
             known,
-            restarted,
+            (restarted, dropped),
+            client_reads,
         )
         if known:
             raise CheckFailed(
@@ -254,9 +330,11 @@ class _TestReplay:
         new_payload_ns: int,
         forkchoice_updated_ns: int | None,
         known: bool,
-        restarted: bool,
+        preparation: tuple[bool, bool],
+        client_reads: ProcessReads | None,
     ) -> None:
-        """Keep one execution, with geth's own timing of it when there is a log."""
+        """Keep one execution, how it was prepared (restarted, page cache dropped), and geth's own timing of it."""
+        restarted, dropped = preparation
         slow_blocks = self.client.slow_blocks
         execution = Execution(
             test_id=self.test.ref.test_id,
@@ -273,7 +351,9 @@ class _TestReplay:
             forkchoice_updated_ns=forkchoice_updated_ns,
             known_before_send=known,
             restarted_before=restarted,
+            page_cache_dropped=dropped,
             geth=None if slow_blocks is None else slow_blocks.timing_of(directive.block_hash),
+            client_reads=client_reads,
         )
         self.executions.append(execution)
         self.observer.execution_done(execution)
@@ -316,12 +396,15 @@ def _result(
     failure: str | None,
     *,
     test: ReplayTest | None = None,
-    executions: Sequence[Execution] = (),
+    replay: _TestReplay | None = None,
     started: float | None = None,
     verdict: Verdict | None = None,
 ) -> FixtureResult:
     """A test's result from what it did."""
     benchmark = None if test is None else test.benchmark
+    executions = () if replay is None else replay.executions
+    measured_ns = [e.new_payload_ns for e in executions if e.role is Role.MEASURED]
+    interval = median_interval(measured_ns)
     return FixtureResult(
         test_id=ref.test_id,
         fixture_name=fixture_name(ref.test_id),
@@ -336,6 +419,10 @@ def _result(
         executions=list(executions),
         statistics=benchmark_statistics(executions) if executions else None,
         duration_s=0.0 if started is None else time.perf_counter() - started,
+        repeat_stop=None if replay is None else replay.repeat_stop,
+        median_interval_width=None if interval is None else interval.relative_width,
+        speedup_bound=None if test is None else test.speedup_bound,
+        count_checks=[] if replay is None else replay.count_checks + replay.checked_counts,
     )
 
 
@@ -398,7 +485,7 @@ def replay_test(
         tail = client.log_tail()
         failure = reason + (f"\n{tail}" if tail else "")
         broken, lost = f"the client was lost during {ref.test_id}", True
-    result = _result(ref, genesis_hash, failure, test=test, executions=replay.executions, started=started)
+    result = _result(ref, genesis_hash, failure, test=test, replay=replay, started=started)
     return result, broken, lost
 
 

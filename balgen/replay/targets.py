@@ -41,6 +41,10 @@ class ReplayClient(Protocol):
     """geth's slow-block log when balgen started geth, else None."""
     can_restart: bool
 
+    @property
+    def process_id(self) -> int | None:
+        """The client's process id when balgen started it (for its read counters), else None."""
+
     def restart(self) -> None:
         """Restart the client on the same data (for `--cold`)."""
 
@@ -90,6 +94,10 @@ class _GethClient:
         self.rpc = self.geth.rpc_client(timeout=self.rpc_timeout)
         self.engine = self.geth.engine_client(timeout=self.engine_timeout)
         self.client_version = self.geth.client_version
+
+    @property
+    def process_id(self) -> int | None:
+        return self.geth.pid
 
     def close(self) -> None:
         """Close the connections (the process is `GethProcess`'s to stop)."""
@@ -158,6 +166,7 @@ class _UserClient:
 
     can_restart = False
     slow_blocks: SlowBlockLogReader | None = None
+    process_id: int | None = None
 
     def __init__(self, target: ExternalClient) -> None:
         self.engine = EngineClient(target.engine_url, target.jwt_secret, timeout=target.engine_timeout)

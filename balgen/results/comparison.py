@@ -4,12 +4,17 @@ flags (modes A/B/C of the BAL benchmark report), or different builds.
 
 The first run is the baseline. Per test, each run's figure is the median
 MGas/s of its measured executions, and the delta is the relative change
-against the baseline, in percent (positive = faster). Only tests that
-passed in both runs are compared: a failed test's numbers are not
-trustworthy, and a test missing from one run has nothing to compare. The
-per-run summary follows the report's distribution table: how many tests
-are faster and slower, the average, P95 and P99 gain among the faster
-ones, and the same for the regressions among the slower ones.
+against the baseline, in percent (positive = faster), with its confidence
+interval and verdict from every measured execution of both runs
+(`significance`). Only tests that passed in both runs are compared: a
+failed test's numbers are not trustworthy, and a test missing from one run
+has nothing to compare. The per-run summary follows the report's
+distribution table, over significant changes only: how many tests are
+faster and slower, the average, P95 and P99 gain among the faster ones,
+and the same for the regressions among the slower ones. A run of the same
+build as the baseline (an A/A pair) also gets its noise floor, and where
+the fixtures carry their dependency graph's speedup bound, each run's
+measured speedup is set against it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import numpy
 from pydantic import ValidationError
 
 from ..errors import BadInput
+from .confidence import Change
 from .results import RESULTS_JSON, SCHEMA_VERSION, RunResult
+from .significance import NoiseFloor, aa_noise, changes_against, same_build
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,8 @@ class ComparedTest:
     mgas: tuple[float | None, ...]
     deltas: tuple[float | None, ...]
     """One per run after the baseline; None where either run has no figure."""
+    changes: tuple[Change | None, ...] = ()
+    """The deltas with their intervals and verdicts; None where there is no delta."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,8 @@ class DeltaSummary:
     aggregate_mgas: float | None
     """Total gas over total median newPayload time, over the tests compared."""
     baseline_aggregate_mgas: float | None
+    noise: NoiseFloor | None = None
+    """The noise floor, when this run and the baseline are of the same build (A/A)."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +140,24 @@ class Regression:
 
 
 @dataclass(frozen=True)
+class SpeedupAgainstBound:
+    """A run's speedup on one test next to the ideal bound of the test's dependency graph."""
+
+    test_id: str
+    name: str
+    bound: float
+    """Block gas over critical-path gas (`_info["dependency-graph"]["speedup-bound"]`)."""
+    speedup: float
+    """The run's median MGas/s over the baseline's."""
+    change: Change
+
+    @property
+    def share(self) -> float:
+        """How much of the bound the run achieved: speedup / bound."""
+        return self.speedup / self.bound
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Everything the report shows."""
 
@@ -136,11 +165,7 @@ class Comparison:
     rows: tuple[ComparedTest, ...]
     summaries: tuple[DeltaSummary, ...]
     worst: tuple[Regression, ...]
-
-
-def relative_change(baseline: float, value: float) -> float:
-    """Change of `value` against `baseline`, in percent."""
-    return (value / baseline - 1.0) * 100.0
+    speedups: tuple[SpeedupAgainstBound, ...] = ()
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -157,14 +182,14 @@ def _aggregate(seconds: dict[str, tuple[int, float]], tests: Sequence[str]) -> f
     return gas / time / 1e6 if time > 0 else None
 
 
-def summarize(name: str, deltas: dict[str, float], baseline: LoadedRun, run: LoadedRun) -> DeltaSummary:
-    """The distribution of one run's deltas (see the module docstring)."""
-    gains = [d for d in deltas.values() if d > 0]
-    losses = [-d for d in deltas.values() if d < 0]
-    tests = sorted(deltas)
+def summarize(name: str, changes: dict[str, Change], baseline: LoadedRun, run: LoadedRun) -> DeltaSummary:
+    """The distribution of one run's significant changes (see the module docstring)."""
+    gains = [c.estimate for c in changes.values() if c.significant and c.estimate > 0]
+    losses = [-c.estimate for c in changes.values() if c.significant and c.estimate < 0]
+    tests = sorted(changes)
     return DeltaSummary(
         name=name,
-        compared=len(deltas),
+        compared=len(changes),
         faster=len(gains),
         slower=len(losses),
         average_gain=_mean(gains),
@@ -175,34 +200,46 @@ def summarize(name: str, deltas: dict[str, float], baseline: LoadedRun, run: Loa
         p99_regression=None if not losses else -float(numpy.percentile(losses, 99)),
         aggregate_mgas=_aggregate(run.seconds(), tests),
         baseline_aggregate_mgas=_aggregate(baseline.seconds(), tests),
+        noise=aa_noise(changes) if same_build(baseline.result, run.result) else None,
     )
 
 
-def compare(runs: Sequence[LoadedRun], worst: int = 10) -> Comparison:
-    """Compare every run with the first."""
+def speedups_against_bounds(
+    runs: Sequence[LoadedRun], changes_by_run: Sequence[dict[str, Change]]
+) -> tuple[SpeedupAgainstBound, ...]:
+    """Per run and test whose fixture has a dependency graph: measured speedup and the bound."""
+    bounds = {test.test_id: test.speedup_bound for test in runs[0].result.tests if test.speedup_bound}
+    return tuple(
+        SpeedupAgainstBound(test, run.name, bounds[test], 1 + change.estimate / 100, change)
+        for run, changes in zip(runs[1:], changes_by_run, strict=True)
+        for test, change in changes.items()
+        if test in bounds
+    )
+
+
+def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float = 0.0) -> Comparison:
+    """Compare every run with the first; `noise_threshold` in percent (see `confidence`)."""
     if len(runs) < 2:
         raise BadInput("balgen report needs at least two runs to compare")
     figures = [run.mgas() for run in runs]
     baseline = figures[0]
     test_ids = sorted({test for figure in figures for test in figure})
-    deltas_by_run: list[dict[str, float]] = [
-        {test: relative_change(baseline[test], figure[test]) for test in figure if test in baseline}
-        for figure in figures[1:]
-    ]
+    changes_by_run = [changes_against(runs[0].result, run.result, noise_threshold) for run in runs[1:]]
     rows = tuple(
         ComparedTest(
             test_id=test,
             mgas=tuple(figure.get(test) for figure in figures),
-            deltas=tuple(deltas.get(test) for deltas in deltas_by_run),
+            deltas=tuple(None if (c := changes.get(test)) is None else c.estimate for changes in changes_by_run),
+            changes=tuple(changes.get(test) for changes in changes_by_run),
         )
         for test in test_ids
     )
     regressions = sorted(
         (
-            Regression(test, run.name, baseline[test], figures[index + 1][test], delta)
-            for index, (run, deltas) in enumerate(zip(runs[1:], deltas_by_run, strict=True))
-            for test, delta in deltas.items()
-            if delta < 0
+            Regression(test, run.name, baseline[test], figures[index + 1][test], change.estimate)
+            for index, (run, changes) in enumerate(zip(runs[1:], changes_by_run, strict=True))
+            for test, change in changes.items()
+            if change.significant and change.estimate < 0
         ),
         key=lambda regression: regression.delta,
     )
@@ -210,8 +247,9 @@ def compare(runs: Sequence[LoadedRun], worst: int = 10) -> Comparison:
         names=tuple(run.name for run in runs),
         rows=rows,
         summaries=tuple(
-            summarize(run.name, deltas, runs[0], run)
-            for run, deltas in zip(runs[1:], deltas_by_run, strict=True)
+            summarize(run.name, changes, runs[0], run)
+            for run, changes in zip(runs[1:], changes_by_run, strict=True)
         ),
         worst=tuple(regressions[:worst]),
+        speedups=speedups_against_bounds(runs, changes_by_run),
     )

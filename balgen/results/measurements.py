@@ -19,6 +19,7 @@ from enum import StrEnum
 import numpy
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from ..clients.process_io import ProcessReads
 from ..clients.slow_block_log import GethBlockTiming
 
 
@@ -61,8 +62,12 @@ class Execution(BaseModel):
     """The client had the block before it was sent: its answer is no execution."""
     restarted_before: bool
     """The client was restarted just before this execution (`--cold`)."""
+    page_cache_dropped: bool = False
+    """The OS page cache was dropped just before this execution (`--drop-caches`)."""
     geth: GethBlockTiming | None
     """geth's own timing of the block from its slow-block log, when available."""
+    client_reads: ProcessReads | None = None
+    """Bytes the client process read during the newPayload (`/proc/<pid>/io`), for a client balgen started."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

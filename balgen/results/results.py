@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from .measurements import BenchmarkStatistics, Execution
+from .repeat_policy import RepeatStop
 
 SCHEMA_VERSION = 1
 RESULTS_JSON = "results.json"
@@ -64,6 +65,15 @@ class FixtureResult(BaseModel):
     """Over the measured executions; None when there were none."""
     duration_s: float = 0.0
     """Wall time of the whole test: setup, rollbacks, restarts, checks."""
+    repeat_stop: RepeatStop | None = None
+    """Why the measured executions ended: `count`, or with `--repeat auto` `ci_width` or `cap`."""
+    median_interval_width: float | None = None
+    """Relative width of the 95% interval of the median newPayload time (None below 6 executions)."""
+    speedup_bound: float | None = None
+    """The fixture's ideal parallel speedup (`_info["dependency-graph"]["speedup-bound"]`), if it has one."""
+    count_checks: list[str] = Field(default_factory=list)
+    """geth's slow-block counters checked against the workload model, e.g.
+    `writes.storage_slots 37 in [35, 67] (slots_written)`; what was not checked and why."""
 
     @property
     def passed(self) -> bool:
@@ -94,7 +104,14 @@ class RunResult(BaseModel):
     keyword: str | None
     warmup: int
     repeat: int
+    """Measured executions per test; with `--repeat auto` the cap."""
+    repeat_auto: bool = False
+    """`--repeat auto`: each test measured until its median's interval is `ci_width` wide, or `repeat` times."""
+    ci_width: float | None = None
+    """`--repeat auto`'s target: relative width of the 95% interval of the median."""
     cold: bool
+    drop_caches: bool = False
+    """The OS page cache was dropped before each measured execution (`--drop-caches`)."""
     fail_fast: bool
     target: dict[str, Any]
     """`kind` (managed or external) and the geth binary and flags, or the URLs."""

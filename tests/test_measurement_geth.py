@@ -1,0 +1,192 @@
+"""
+Measurements against the real pinned geth on 127.0.0.1, on a small 1M suite:
+an A/A pair (two runs of the same build) comes out "no significant change"
+and the report prints its noise floor; a client that answers `newPayload`
+late is reported significantly slower on every test; `--repeat auto` stops
+for the reason it records; geth's slow-block counters are checked against
+the workload model and a deliberately wrong prediction fails the test with
+both numbers; `--drop-caches` records how each execution was prepared.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from balgen.clients.genesis import write_geth_genesis
+from balgen.clients.geth_process import GethProcess
+from balgen.replay.command import run_replay
+from balgen.replay.fixtures import discover
+from balgen.replay.page_cache import drop_caches_problem
+from balgen.results.comparison import compare, load_runs
+from balgen.results.confidence import ChangeVerdict
+from balgen.results.report import run_report
+from balgen.toolchain import pinned_geth
+
+from fill_runs import fill_fixtures
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built"),
+]
+
+SUITE_K = "serial_chain-max or state_root-max"
+"""Three 1M fixtures in one pre-alloc group: a chain, and the two state_root variants (whose slot
+count geth's slow-block log confirms)."""
+
+LATE_BY = 0.3
+"""Seconds the slowed client waits before answering each newPayload: several times a 1M block's time."""
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fill_fixtures(tmp_path_factory.mktemp("fill"), "--gas-benchmark-values", "1", "-k", SUITE_K)
+
+
+def results_of(output: Path) -> dict[str, Any]:
+    return json.loads((output / "results.json").read_text())
+
+
+def replay(filled: Path, output: Path, *args: str) -> int:
+    return run_replay([str(filled / "blockchain_tests_engine_x"), "--output", str(output), *args])
+
+
+# -- a client, and the same client answering late ------------------------------
+
+
+class _LateEngine(BaseHTTPRequestHandler):
+    """Forwards Engine API calls to geth, answering each newPayload `LATE_BY` seconds late."""
+
+    upstream = ""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if b"engine_newPayload" in body:
+            time.sleep(LATE_BY)
+        headers = {"Content-Type": "application/json", "Authorization": self.headers.get("Authorization", "")}
+        reply = httpx.post(self.upstream, content=body, headers=headers, timeout=60).content
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GethProcess]:
+    """A geth the user runs, on the suite's group genesis (runs rewind it to where they start)."""
+    scratch = tmp_path_factory.mktemp("geth")
+    (group,) = discover(filled / "blockchain_tests_engine_x").groups
+    header, pre = group.genesis.load()
+    write_geth_genesis(scratch / "genesis.json", group.genesis.network, header, pre)
+    with GethProcess(pinned_geth(), scratch / "genesis.json", temp_parent=scratch) as geth:
+        yield geth
+
+
+@pytest.fixture(scope="module")
+def late_engine_url(user_geth: GethProcess) -> Iterator[str]:
+    _LateEngine.upstream = user_geth.engine_url
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _LateEngine)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{proxy.server_port}"
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+
+
+def _client(engine_url: str, geth: GethProcess) -> list[str]:
+    return ["--engine-url", engine_url, "--jwt-secret", str(geth.jwt_secret_path), "--rpc-url", geth.rpc_url]
+
+
+def test_an_aa_pair_is_no_change_and_a_late_client_is_slower(
+    filled: Path, tmp_path: Path, user_geth: GethProcess, late_engine_url: str
+) -> None:
+    runs = {name: tmp_path / name for name in ("a1", "a2", "late")}
+    for name, output in runs.items():
+        engine = late_engine_url if name == "late" else user_geth.engine_url
+        assert replay(filled, output, *_client(engine, user_geth), "--repeat", "5", "--label", name) == 0
+    comparison = compare(load_runs(list(runs.values())))
+    same, late = comparison.summaries
+    assert same.noise is not None and same.noise.compared == 3
+    assert same.noise.significant <= 1, "nearly every test of an A/A pair must be 'no significant change'"
+    assert late.noise is None, "another endpoint: not an A/A pair"
+    assert (late.compared, late.slower, late.faster) == (3, 3, 0)
+    for row in comparison.rows:
+        change = row.changes[1]
+        assert change is not None and change.verdict is ChangeVerdict.SLOWER and change.high < 0
+    assert {regression.name for regression in comparison.worst} >= {"late"}
+    assert run_report([*map(str, runs.values()), "--output", str(tmp_path / "report")]) == 0
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "## A/A noise floor (runs of the same build as the baseline)" in text and "| a2 | 3 |" in text
+
+
+def test_repeat_auto_stops_at_the_target_width_or_the_cap(filled: Path, tmp_path: Path, user_geth: GethProcess) -> None:
+    client = _client(user_geth.engine_url, user_geth)
+    auto = ["-k", "serial_chain", "--repeat", "auto", "--repeat-cap", "6"]
+    # An interval 10 times the median wide is met as soon as there is one (6 executions), however
+    # loaded the machine; one 0.001% wide never is.
+    assert replay(filled, tmp_path / "wide", *client, *auto, "--ci-width", "1000") == 0
+    assert replay(filled, tmp_path / "narrow", *client, *auto, "--ci-width", "0.001") == 0
+    for name, stop in (("wide", "ci_width"), ("narrow", "cap")):
+        run = results_of(tmp_path / name)
+        (test,) = run["tests"]
+        measured = [e for e in test["executions"] if e["role"] == "measured"]
+        assert (test["repeat_stop"], len(measured)) == (stop, 6), name
+        assert run["repeat_auto"] and run["repeat"] == 6
+        assert test["median_interval_width"] == pytest.approx(
+            (max(e["new_payload_ns"] for e in measured) - min(e["new_payload_ns"] for e in measured))
+            / test["statistics"]["new_payload_ns"]["median"]
+        ), "n = 6: the 95% interval of the median is [min, max]"
+
+
+# -- geth's counters against the model ------------------------------------------
+
+
+def test_slot_counts_are_checked_and_a_wrong_one_fails_with_both_numbers(filled: Path, tmp_path: Path) -> None:
+    tampered = tmp_path / "fixtures"
+    shutil.copytree(filled / "blockchain_tests_engine_x", tampered)
+    (path,) = tampered.rglob("state_root-max-single_contract-1M.json")
+    document = json.loads(path.read_text())
+    workload = document["state_root-max-single_contract-1M"]["_info"]["workload"]
+    true_count = workload["slots_written"]
+    workload["slots_written"] = true_count + 1000
+    path.write_text(json.dumps(document))
+    output = tmp_path / "run"
+    code = run_replay([str(tampered), "-k", "state_root", "--warmup", "0", "--repeat", "1", "--output", str(output)])
+    assert code == 1
+    honest, test = results_of(output)["tests"]
+    assert honest["test_id"] == "state_root-max-contract_per_tx-1M" and honest["verdict"] == "passed"
+    (check,) = honest["count_checks"]  # state_root predicts writes only: nothing left out on Amsterdam
+    assert check.startswith("writes.storage_slots = ") and check.endswith("(slots_written)")
+    assert test["verdict"] == "failed"
+    assert test["failure"].startswith("measured execution 1: geth counted writes.storage_slots = ")
+    assert f"the workload predicts {true_count + 1000:,} to " in test["failure"]
+    assert f"(slots_written = {true_count + 1000:,})" in test["failure"]
+
+
+# -- cold state ----------------------------------------------------------------
+
+
+@pytest.mark.skipif(drop_caches_problem() is not None, reason=f"cannot drop the page cache: {drop_caches_problem()}")
+def test_drop_caches_records_how_each_execution_was_prepared(filled: Path, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    assert replay(filled, output, "-k", "serial_chain", "--cold", "--drop-caches", "--repeat", "2") == 0
+    run = results_of(output)
+    assert run["cold"] and run["drop_caches"]
+    (test,) = run["tests"]
+    prepared = [(e["role"], e["restarted_before"], e["page_cache_dropped"]) for e in test["executions"] if e["role"] != "setup"]
+    assert prepared == [("warmup", False, False), ("measured", True, True), ("measured", True, True)]
+    assert all(e["client_reads"]["read_bytes_total"] > 0 for e in test["executions"] if e["role"] == "measured")
