@@ -49,6 +49,7 @@ EXECUTION_COLUMNS = (
     "mgas_s",
     "known_before_send",
     "restarted_before",
+    "page_cache_dropped",
     "geth_execution_ms",
     "geth_state_read_ms",
     "geth_state_hash_ms",
@@ -140,6 +141,7 @@ def execution_row(label: str, execution: Execution) -> list[object]:
         "" if mgas is None else f"{mgas:.3f}",
         int(execution.known_before_send),
         int(execution.restarted_before),
+        int(execution.page_cache_dropped),
         *(
             [""] * 6
             if geth is None
