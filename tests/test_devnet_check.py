@@ -11,7 +11,7 @@ deployer's nonces; spamoor is not installable here), then:
   again: a reverted transaction) and a foreign call in the middle of a run
   (a wrong storage value) fail, naming the transaction or the slot;
 - plain `geth --dev` is refused for both the Amsterdam and the Osaka export,
-  with the reason and what to change;
+  with the reason and what to change, by devnet-check and by `export --check-chain`;
 - a pure-Osaka chain from `balgen devnet-genesis` runs the Osaka export and passes.
 """
 
@@ -115,6 +115,8 @@ def test_two_families_sent_as_spamoor_sends_them_pass(amsterdam_export: Path, am
     for name, folder in ((MIXED, "mixed"), (SET, "set")):
         receipts = send_payload_file(rpc, amsterdam_export / folder / "payloads" / f"{name}.yaml", f"pass/{name}")
         assert all(receipt["status"] == "0x1" for receipt in receipts)
+    fits = exported(amsterdam_export / "checked", MIXED, "--check-chain", rpc.url)
+    assert (fits / f"{MIXED}.yaml").read_text() == (amsterdam_export / "mixed" / f"{MIXED}.yaml").read_text()
     mixed = check(amsterdam_export / "mixed" / f"{MIXED}.yaml", amsterdam_chain, "--since", str(start))
     assert mixed.returncode == 0, mixed.stdout + mixed.stderr
     assert mixed.stdout.startswith(f"{MIXED}: ok: 54 transactions in blocks ")
@@ -169,6 +171,10 @@ def test_plain_geth_dev_is_refused_with_the_reason(amsterdam_export: Path, tmp_p
             assert completed.returncode == 1 and completed.stdout == ""
             (line,) = completed.stderr.splitlines()
             assert reason in line, line
+        refused = balgen("export", "spamoor", "-k", MIXED, "--gas-benchmark-values", "1", "--output", tmp_path / "not-written",
+                         "--check-chain", rpc.url)
+        assert refused.returncode == 2 and not (tmp_path / "not-written").exists()
+        assert refused.stderr.startswith("balgen export spamoor: --check-chain: ") and "--override.amsterdam 0" in refused.stderr
 
 
 def test_a_pure_osaka_chain_runs_the_osaka_export(tmp_path: Path) -> None:

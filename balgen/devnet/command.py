@@ -17,15 +17,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import BadInput
-from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser
-from ..workload import Origin
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
+from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser
+from ..errors import BadInput
+from ..workload import Origin
 from .chain_fit import chain_fit_problem
 from .chain_reader import block_range, transactions_in
 from .exported import ExportedWorkload, read_exported, workload_files
 from .matching import ChainIndex
 from .workload_check import Mismatch, NotRun, check_workload
+from .workload_check import Progress as ProgressReport
 
 MISMATCH_EXIT_CODE = 1
 PROG = "balgen devnet-check"
@@ -70,7 +74,8 @@ MISMATCH = ": MISMATCH: "
 
 
 def workload_line(
-    rpc: RpcClient, item: ExportedWorkload, index: ChainIndex, miners: dict[int, bytes], blocks: str, strict: bool
+    rpc: RpcClient, item: ExportedWorkload, index: ChainIndex, miners: dict[int, bytes], blocks: str, strict: bool,
+    progress: ProgressReport,
 ) -> tuple[str, bool]:
     """
     The workload's line, and whether it ran. Checking a folder, a workload not
@@ -79,13 +84,22 @@ def workload_line(
     """
     index.claimed.clear()  # workloads may send identical transactions: each is matched on its own
     try:
-        return f"{item.run.stem}: ok: {check_workload(rpc, item, index, miners, blocks)}", True
+        return f"{item.run.stem}: ok: {check_workload(rpc, item, index, miners, blocks, progress)}", True
     except NotRun as missing:
         if strict:
             return f"{item.run.stem}{MISMATCH}{missing}", True
         return f"{item.run.stem}: not run in blocks {blocks} ({missing})", False
     except Mismatch as error:
         return f"{item.run.stem}{MISMATCH}{error}", True
+
+
+def progress_bar() -> Progress:
+    """A bar on stderr while a workload is checked (none when stderr is not a terminal); lines go to stdout."""
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty(),
+        redirect_stdout=False, redirect_stderr=False,
+    )
 
 
 def check(args: argparse.Namespace) -> int:
@@ -102,9 +116,17 @@ def check(args: argparse.Namespace) -> int:
         txs, miners = transactions_in(rpc, first, last)
         index = ChainIndex(txs)
         blocks = f"{first}-{last}"
-        lines = [workload_line(rpc, item, index, miners, blocks, strict=not args.export.is_dir()) for item in exported]
-        for line, _ in lines:
-            print(line)
+        lines = []
+        with progress_bar() as bar:
+            for item in exported:
+                task = bar.add_task(item.run.stem, total=None)
+
+                def progress(step: str, done: int, total: int) -> None:
+                    bar.update(task, description=f"{item.run.stem}: {step}", completed=done, total=total)
+
+                lines.append(workload_line(rpc, item, index, miners, blocks, not args.export.is_dir(), progress))
+                bar.remove_task(task)
+                print(lines[-1][0], flush=True)
     if not any(run for _, run in lines):
         print(f"{PROG}: no workload of {args.export} ran in blocks {blocks}", file=sys.stderr)
         return MISMATCH_EXIT_CODE

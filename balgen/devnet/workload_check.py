@@ -14,7 +14,7 @@ as the export has payloads.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..analysis.graph import ordered_groups
@@ -58,8 +58,9 @@ def found_on_chain(exported: ExportedWorkload, index: ChainIndex, blocks: str) -
     return sorted(sent, key=lambda s: s.ordered.index), live
 
 
-def check_receipts(rpc: RpcClient, sent: list[Sent]) -> None:
-    for item in sent:
+def check_receipts(rpc: RpcClient, sent: list[Sent], progress: Progress) -> None:
+    for done, item in enumerate(sent):
+        progress("receipts", done, len(sent))
         receipt = receipt_of(rpc, item.live)
         if int(receipt.get("status", "0x0"), 16) != 1:
             used = int(receipt.get("gasUsed", "0x0"), 16)
@@ -118,10 +119,18 @@ def check_code(rpc: RpcClient, sent: list[Sent], live: dict[Address, Address], b
     return count
 
 
-def check_traces(rpc: RpcClient, sent: list[Sent], live: dict[Address, Address], miners: dict[int, bytes], groups: int) -> None:
+Progress = Callable[[str, int, int], None]
+"""(step, done, total): what a person watching a long check is told."""
+
+
+def check_traces(
+    rpc: RpcClient, sent: list[Sent], live: dict[Address, Address], miners: dict[int, bytes], groups: int,
+    progress: Progress,
+) -> None:
     """Traced storage sets and the independent group count against the model; NoTrace if the RPC has no traces."""
     sets = []
-    for item in sent:
+    for done, item in enumerate(sent):
+        progress("tracing", done, len(sent))
         prestate = prestate_trace(rpc, item.live, diff=False)
         diff = prestate_trace(rpc, item.live, diff=True)
         traced = traced_tx(prestate, diff)
@@ -135,11 +144,12 @@ def check_traces(rpc: RpcClient, sent: list[Sent], live: dict[Address, Address],
 
 
 def check_workload(
-    rpc: RpcClient, exported: ExportedWorkload, index: ChainIndex, miners: dict[int, bytes], blocks: str
+    rpc: RpcClient, exported: ExportedWorkload, index: ChainIndex, miners: dict[int, bytes], blocks: str,
+    progress: Progress,
 ) -> str:
     """The workload's one summary line; raises Mismatch naming the first difference."""
     sent, live = found_on_chain(exported, index, blocks)
-    check_receipts(rpc, sent)
+    check_receipts(rpc, sent, progress)
     block = state_block(rpc, sent)
     try:
         slots = check_storage(rpc, sent, live, block)
@@ -153,7 +163,7 @@ def check_workload(
         f"{counted(slots, 'storage slot')} and the code of {counted(codes, 'contract')} as designed; "
     )
     try:
-        check_traces(rpc, sent, live, miners, groups)
+        check_traces(rpc, sent, live, miners, groups, progress)
     except NoTrace as reason:
         return summary + f"{counted(groups, 'payload')}; read/write sets and groups not traced ({reason})"
     return summary + f"traced read/write sets as designed, {counted(groups, 'independent group')}"

@@ -17,8 +17,10 @@ from pathlib import Path
 from ..command_line import BAD_INPUT_EXIT_CODE
 from ..errors import BadInput
 from ..fill_options import DEFAULT_GAS_VALUES, parse_gas_values
-from ..forks import FORKS, fork_by_name
-from ..generators.catalog import all_planned_workloads
+from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
+from ..devnet.chain_fit import chain_fit_problem
+from ..forks import FORKS, Fork, fork_by_name
+from ..generators.catalog import PlannedWorkload, all_planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..workload import Placement
 from .folder import write_folder
@@ -48,7 +50,22 @@ def spamoor_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--output", type=Path, metavar="DIR", default=DEFAULT_OUTPUT, help=f"output folder (default {DEFAULT_OUTPUT}/)"
     )
+    parser.add_argument(
+        "--check-chain", metavar="URL", default=None, help="refuse to export for a chain (JSON-RPC URL) of another fork"
+    )
     return parser
+
+
+def check_chain(url: str, fork: Fork, planned: Sequence[PlannedWorkload]) -> None:
+    """The chain at `url` runs `fork` (and has the proxy a contract set needs); BadInput saying what to change."""
+    needs_proxy = any(item.family.sized_by_code for item in planned)
+    try:
+        with RpcClient(url) as rpc:
+            problem = chain_fit_problem(rpc, fork, needs_proxy)
+    except (RpcError, RpcTransportError) as error:
+        raise BadInput(f"--check-chain: {error}") from None
+    if problem:
+        raise BadInput(f"--check-chain: {problem}")
 
 
 def export_spamoor(args: argparse.Namespace) -> int:
@@ -59,6 +76,8 @@ def export_spamoor(args: argparse.Namespace) -> int:
     planned = all_planned_workloads(fork, gas_values, Placement.BLOCKS, args.keyword, code_sizes)
     if not planned:
         raise BadInput(f"-k {args.keyword!r} matches no workload")
+    if args.check_chain:
+        check_chain(args.check_chain, fork, planned)
     write_folder(args.output, spamoor_export(planned))
     return len(planned)
 
