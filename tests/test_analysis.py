@@ -370,6 +370,7 @@ def shape_holds(family: str, variant: str | None, graph: DependencyGraph) -> boo
     return max(sizes) == size and sum(1 for s in sizes if s != size) <= 1
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("family", "variant"), FAMILY_CASES, ids=[f"{f}-{v}" if v else f for f, v in FAMILY_CASES])
 def test_traced_sets_equal_the_model_and_give_the_family_shape(t8n: TransitionTool, tmp_path: Path, family: str, variant: str | None) -> None:
     workload = family_by_name(family).generator(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX, variant=variant))
@@ -382,6 +383,7 @@ def test_traced_sets_equal_the_model_and_give_the_family_shape(t8n: TransitionTo
     assert shape_holds(family, variant, graph), graph.info()
 
 
+@pytest.mark.integration
 def test_a_model_that_drifts_from_the_trace_is_named(t8n: TransitionTool, tmp_path: Path) -> None:
     workload = family_by_name("serial_chain").generator(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.HALF))
     _, traced = built_and_traced(t8n, workload, tmp_path)
@@ -393,6 +395,7 @@ def test_a_model_that_drifts_from_the_trace_is_named(t8n: TransitionTool, tmp_pa
     )
 
 
+@pytest.mark.integration
 def test_traces_come_in_receipt_order_and_only_when_asked(t8n: TransitionTool, tmp_path: Path) -> None:
     workload = family_by_name("mixed_dep").generator(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.HALF, variant="group2"))
     chain, traced = built_and_traced(t8n, workload, tmp_path)

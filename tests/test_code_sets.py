@@ -105,6 +105,7 @@ def test_setup_transactions_exceed_2_24_only_to_create_one_contract_too_large_fo
                     assert tx.gas_limit <= fork.max_tx_gas_limit
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("opcode", ["extcodesize", "extcodehash", "extcodecopy"])
 def test_both_placements_give_the_same_contracts_and_benchmark_block(
     t8n: TransitionTool, tmp_path: Path, opcode: str
@@ -137,6 +138,7 @@ def test_both_placements_give_the_same_contracts_and_benchmark_block(
     assert [r["gasUsed"] for r in measured_blocks.t8n.receipts] == [r["gasUsed"] for r in measured_genesis.t8n.receipts]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("opcode", ["extcodesize", "extcodehash", "extcodecopy"])
 def test_the_attack_reads_exactly_the_n_contracts_and_what_the_pre_state_holds(
     t8n: TransitionTool, tmp_path: Path, opcode: str

@@ -59,6 +59,7 @@ def contract_storage(chain: BuiltChain, workload: Workload) -> dict[str, dict[st
     return {address: alloc[address].get("storage", {}) for address in sorted(written)}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("planned", one_per_family_variant(FillLevel.MAX), ids=lambda p: p.name)
 def test_genesis_and_setup_blocks_give_the_same_benchmark_block(
     t8n: TransitionTool, tmp_path: Path, planned: PlannedWorkload
@@ -94,6 +95,7 @@ def test_genesis_and_setup_blocks_give_the_same_benchmark_block(
     assert contract_storage(blocks_chain, by_blocks) == contract_storage(genesis_chain, in_genesis)
 
 
+@pytest.mark.integration
 def test_every_family_fills_under_genesis_placement_on_another_fork(t8n: TransitionTool, tmp_path: Path) -> None:
     """Osaka has no access list and legacy gas costs: the schedules and setup calls still fit."""
     for planned in all_planned_workloads(OSAKA, [SMALL_GAS], Placement.GENESIS, "-half-"):
@@ -159,6 +161,7 @@ def test_independent_pairs_use_distinct_senders_and_call_their_own_deployment() 
     assert workload.parameters["deployments"] * workload.parameters["deployment_state_gas"] <= 30_000_000
 
 
+@pytest.mark.integration
 def test_a_wrong_prediction_fails_the_fill_naming_the_first_difference(t8n: TransitionTool, tmp_path: Path) -> None:
     workload = family_by_name("prefetch").generator(WorkloadParams(AMSTERDAM, SMALL_GAS, FillLevel.MAX))
     chain = build(t8n, workload, tmp_path)

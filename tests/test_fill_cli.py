@@ -86,6 +86,7 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Any:
 # --- (a) layout and content ---------------------------------------------------
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("fork", ["Amsterdam", "Osaka", "Prague"])
 def test_fill_writes_the_documented_layout_and_formats(filled: Any, evm_version: str, fork: str) -> None:
     completed, output = filled() if fork == "Amsterdam" else filled("--fork", fork)
@@ -133,6 +134,7 @@ def test_fill_writes_the_documented_layout_and_formats(filled: Any, evm_version:
 # --- (b) determinism ------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_two_fills_are_byte_identical(filled: Any, tmp_path: Path) -> None:
     first, first_output = filled()
     second_output = tmp_path / "again"
@@ -147,6 +149,7 @@ def test_two_fills_are_byte_identical(filled: Any, tmp_path: Path) -> None:
 # --- (c) selection and parallel workers -------------------------------------------
 
 
+@pytest.mark.integration
 def test_keyword_fills_only_the_selected_fixture(filled: Any) -> None:
     completed, output = filled("-k", "keccak_chain-max")
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
@@ -165,6 +168,7 @@ def test_keyword_fills_only_the_selected_fixture(filled: Any) -> None:
         assert files[path] == full_files[path], path
 
 
+@pytest.mark.integration
 def test_keyword_matching_nothing_is_bad_input(tmp_path: Path) -> None:
     output = tmp_path / "out"
     completed = run_fill("--gas-benchmark-values", "1", "--output", output, "-k", "no_such_family", cwd=tmp_path)
@@ -174,6 +178,7 @@ def test_keyword_matching_nothing_is_bad_input(tmp_path: Path) -> None:
     assert not output.exists() or not any(output.iterdir())
 
 
+@pytest.mark.integration
 def test_parallel_workers_give_the_same_bytes(filled: Any) -> None:
     serial, serial_output = filled()
     parallel, parallel_output = filled("-n", "2")
@@ -238,6 +243,7 @@ def test_missing_pinned_evm_is_bad_input(tmp_path: Path) -> None:
     assert not output.exists()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("where", ["under-a-file", "proc"])
 def test_unwritable_output_is_bad_input(tmp_path: Path, where: str) -> None:
     # Tests may run as root, for whom a 0o500 folder is writable: use paths
@@ -254,6 +260,7 @@ def test_unwritable_output_is_bad_input(tmp_path: Path, where: str) -> None:
     assert not output.exists()
 
 
+@pytest.mark.integration
 def test_gas_value_below_one_transaction_fails_that_fixture_only(tmp_path: Path) -> None:
     """A gas value too small for the workload fails its fixtures with the reason; the others still fill."""
     output = tmp_path / "out"
@@ -290,6 +297,7 @@ def dying_t8n(folder: Path, good_calls: int) -> Path:
     return script
 
 
+@pytest.mark.integration
 def test_t8n_killed_mid_fill_leaves_no_partial_fixture(tmp_path: Path) -> None:
     # Enough calls for the first workload's chains and part of the second's.
     evm = dying_t8n(tmp_path, good_calls=12)

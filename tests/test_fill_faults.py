@@ -44,6 +44,7 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
 
 
+@pytest.mark.integration
 def test_a_full_disk_fails_the_fixture_that_does_not_fit_and_keeps_the_others_whole(tiny_disk: Path, tmp_path: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "--setup", "genesis",
@@ -91,6 +92,7 @@ def test_an_interrupted_write_removes_every_file_of_the_set(tmp_path: Path) -> N
     assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_sigterm_mid_fill_leaves_no_scratch_and_no_partial_fixture(tmp_path: Path, workers: str) -> None:
     temp = tmp_path / "tmp"

@@ -18,9 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 from benchmarkoor_fetch.parse.titles import parse_test_titles
 
 from balgen.fixtures.models import FIXTURE_FORMATS, FixtureEnvironment, PreAllocGroup
+
+pytestmark = pytest.mark.integration
+"""Every test here runs the pinned binaries."""
 
 ZERO_PADDED = re.compile(r"0x([0-9a-f]{2})+")
 

@@ -31,6 +31,9 @@ from balgen.generators.serial_chain import serial_chain, serial_chain_contract
 from balgen.toolchain import pinned_evm
 from balgen.workload import Account, BlockSpec, FillLevel, Phase, Workload, WorkloadParams
 
+pytestmark = pytest.mark.integration
+"""Every test here runs the pinned binaries."""
+
 FAMILIES = {
     "serial_chain": (serial_chain, serial_chain_contract),
     "keccak_chain": (keccak_chain, keccak_chain_contract),

@@ -121,6 +121,7 @@ def header_of_json(data: dict[str, str]) -> Header:
     return Header.model_validate({key: value for key, value in data.items() if key != "hash"})
 
 
+@pytest.mark.integration
 def test_genesis_rlp_is_the_hashed_genesis_header(filled: tuple[Fork, Path]) -> None:
     fork, output = filled
     for name, fixture in load_fixtures(output / "blockchain_tests"):
@@ -133,6 +134,7 @@ def test_genesis_rlp_is_the_hashed_genesis_header(filled: tuple[Fork, Path]) -> 
         assert "0x" + keccak(encoded).hex() == genesis_json["hash"], name
 
 
+@pytest.mark.integration
 def test_block_rlp_headers_hash_to_the_block_hashes_and_chain(filled: tuple[Fork, Path]) -> None:
     fork, output = filled
     for name, fixture in load_fixtures(output / "blockchain_tests"):
@@ -149,6 +151,7 @@ def test_block_rlp_headers_hash_to_the_block_hashes_and_chain(filled: tuple[Fork
         assert fixture["lastblockhash"] == parent, name
 
 
+@pytest.mark.integration
 def test_benchmark_blocks_keep_the_genesis_base_fee(filled: tuple[Fork, Path]) -> None:
     """With a 1e12 gas limit the base fee never moves, so the senders' fee cap always covers it."""
     _, output = filled
@@ -158,6 +161,7 @@ def test_benchmark_blocks_keep_the_genesis_base_fee(filled: tuple[Fork, Path]) -
         assert set(fees) == {"0x07"}, name
 
 
+@pytest.mark.integration
 def test_engine_payloads_carry_the_same_hashes(filled: tuple[Fork, Path]) -> None:
     _, output = filled
     blockchain = dict(load_fixtures(output / "blockchain_tests"))
@@ -169,6 +173,7 @@ def test_engine_payloads_carry_the_same_hashes(filled: tuple[Fork, Path]) -> Non
         assert fixture["genesisBlockHeader"] == blockchain[name]["genesisBlockHeader"], name
 
 
+@pytest.mark.integration
 def test_engine_x_payloads_chain_from_the_group_genesis(filled: tuple[Fork, Path], tmp_path: Path) -> None:
     """
     A consumer builds a group's genesis as execution-spec-tests does

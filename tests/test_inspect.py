@@ -44,6 +44,7 @@ def fixture_file(suite: Path, folder: str, name: str) -> Path:
     return next((suite / folder).glob(f"for_*/*/{name}.json"))
 
 
+@pytest.mark.integration
 def test_retraced_chain_families_are_one_chain_in_every_format(suite: Path, tmp_path: Path) -> None:
     results = inspected(suite, "--retrace", scratch=tmp_path)
     assert sorted((r.name, r.format) for r in results) == sorted((n, f) for n in NAMES for f in FORMATS)
@@ -59,6 +60,7 @@ def test_retraced_chain_families_are_one_chain_in_every_format(suite: Path, tmp_
     assert by_name["keccak_chain-greedy-1M"].transactions == 1
 
 
+@pytest.mark.integration
 def test_the_graph_recorded_in_info_is_used_unless_retraced(suite: Path, tmp_path: Path) -> None:
     source = fixture_file(suite, "blockchain_tests_engine", "serial_chain-half-1M")
     (traced,) = inspected(source, "--retrace", scratch=tmp_path)
@@ -78,6 +80,7 @@ def test_the_graph_recorded_in_info_is_used_unless_retraced(suite: Path, tmp_pat
     assert inspected(recorded, "--retrace", scratch=tmp_path)[0].graph == traced.graph
 
 
+@pytest.mark.integration
 def test_table_and_plot(suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     plot = tmp_path / "graphs.png"
     assert run_inspect([str(suite / "blockchain_tests"), "-k", "max or half", "--plot", str(plot)]) == 0
@@ -88,6 +91,7 @@ def test_table_and_plot(suite: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert plot.read_bytes().startswith(PNG_MAGIC) and plot.stat().st_size > 10_000
 
 
+@pytest.mark.integration
 def test_many_fixtures_plot_the_first_twelve_and_say_so(tmp_path: Path, capsys: pytest.CaptureFixture[str], suite: Path) -> None:
     (traced,) = inspected(fixture_file(suite, "blockchain_tests", "serial_chain-max-1M"), scratch=tmp_path)
     template = json.loads(fixture_file(suite, "blockchain_tests", "serial_chain-max-1M").read_text())["serial_chain-max-1M"]
@@ -177,6 +181,7 @@ BAD_INPUTS = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
 def test_bad_input_is_one_line_and_exit_2(suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
     make, options, message = BAD_INPUTS[case]

@@ -52,6 +52,9 @@ from balgen.replay.command import run_replay
 from balgen.replay.fixtures import discover, load_test
 from balgen.results.results import RESULTS_JSON, RunResult
 
+pytestmark = pytest.mark.integration
+"""Every test here runs the pinned binaries."""
+
 EXAMPLES = {"loader": 400, "replay": 200, "client": 200, "inspect": 120}
 """Examples per fuzz test: together about 15 s on one core of a 2-core machine."""
 

@@ -348,6 +348,7 @@ REPLAY_BAD_INPUTS: dict[str, Breaker] = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", list(REPLAY_BAD_INPUTS))
 def test_replay_bad_input_is_one_line_naming_where(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, case: str
@@ -433,6 +434,7 @@ def port_that_hangs_up() -> Iterator[int]:
         listener.close()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("holder", ["port_in_use", "port_that_hangs_up"])
 def test_engine_url_on_a_port_used_by_something_else(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest, holder: str
@@ -520,6 +522,7 @@ INSPECT_BAD_INPUTS: dict[str, Breaker] = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", list(INSPECT_BAD_INPUTS))
 def test_inspect_bad_input_is_one_line_naming_where(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
@@ -629,6 +632,7 @@ FILL_BAD_INPUTS = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", list(FILL_BAD_INPUTS))
 def test_fill_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
     arguments, words = FILL_BAD_INPUTS[case]

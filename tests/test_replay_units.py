@@ -280,6 +280,7 @@ def _bad_input_cases(root: Path) -> list[tuple[list[str], str]]:
     ]  # fmt: skip
 
 
+@pytest.mark.integration
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -350,6 +351,7 @@ def test_run_writer_keeps_every_completed_test(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["executions.csv", "mgas_s.csv", "results.json", "runtimes.csv"]
 
 
+@pytest.mark.integration
 def test_an_existing_run_is_never_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "results.json").write_text("{}")
     assert run_replay([str(_suite(tmp_path / "suite")), "--output", str(tmp_path)]) == 2

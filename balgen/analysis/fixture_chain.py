@@ -24,7 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 from ..chain.header import EMPTY_OMMERS_HASH, Header
 from ..errors import BadInput
 from ..fixtures.files import ENGINE, ENGINE_X, find_pre_alloc, fixture_format, pre_hash_of, read_json_object
-from ..fixtures.hextypes import Data, data_hex, quantity_hex
+from ..hextypes import Data, data_hex, quantity_hex
 from ..fixtures.models import FixtureExecutionPayload
 
 BLOCKCHAIN = "blockchain_test"

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import ijson
 
-from ..fixtures.hextypes import data_hex, zero_padded_hex
+from ..hextypes import data_hex, zero_padded_hex
 from ..forks import Fork, system_contract_code
 from ..workload import Account, Address
 

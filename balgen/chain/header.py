@@ -15,7 +15,7 @@ import rlp
 from eth_hash.auto import keccak
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..fixtures.hextypes import Data, ZeroPaddedHex
+from ..hextypes import Data, ZeroPaddedHex
 
 EMPTY_OMMERS_HASH = bytes.fromhex("1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347")
 EMPTY_TRIE_ROOT = bytes.fromhex("56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421")

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..command_line import BAD_INPUT_EXIT_CODE
+from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser
 from ..errors import BadInput
 from ..fill_options import DEFAULT_GAS_VALUES, parse_gas_values
 from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
@@ -31,7 +31,7 @@ DEFAULT_OUTPUT = Path("out/spamoor")
 
 
 def spamoor_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="balgen export spamoor",
         description="Write every selected workload as a `spamoor run` file, its payloads, and all.yaml.",
     )
@@ -88,8 +88,8 @@ def run_export(argv: Sequence[str]) -> int:
         targets = "|".join(TARGETS)
         print(f"usage: balgen export {{{targets}}} [options]  (balgen export spamoor --help)", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
-    args = spamoor_parser().parse_args(argv[1:])
     try:
+        args = spamoor_parser().parse_args(argv[1:])
         count = export_spamoor(args)
     except BadInput as error:
         print(f"balgen export spamoor: {error}", file=sys.stderr)
