@@ -74,11 +74,17 @@ LAYERS: tuple[Layer, ...] = (
         ("balgen.replay",),
     ),
     Layer(
+        "devnet",
+        "checking exported workloads on a live chain through its JSON-RPC",
+        ("balgen.devnet",),
+    ),
+    Layer(
         "commands",
         "the command lines and the pytest plugin",
         (
             "balgen.cli", "balgen.plugin", "balgen.inspect", "balgen.demo", "balgen.export.command",
             "balgen.replay.command", "balgen.replay.genesis_command", "balgen.results.report",
+            "balgen.devnet.command", "balgen.devnet.genesis",
         ),
     ),
 )

@@ -17,6 +17,8 @@ USAGE_ERRORS = {
     "report": ["report", "--output"],
     "genesis": ["genesis", "--output"],
     "export": ["export", "spamoor", "--output"],
+    "devnet-check": ["devnet-check", "--rpc-url"],
+    "devnet-genesis": ["devnet-genesis", "--output"],
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from balgen.layers import LAYERS, Layer, import_graph, layer_of, upward_imports
+from balgen.layers import Layer, import_graph, layer_of, upward_imports
 
 ROOT = Path(__file__).resolve().parent.parent
 
