@@ -469,3 +469,25 @@ def test_drop_caches_without_the_right_is_one_line(
     err = capsys.readouterr().err
     assert err == "balgen replay: --drop-caches: writing /proc/sys/vm/drop_caches needs root (running as uid 1000)\n"
     assert not output.exists()
+
+
+def test_measured_speedup_is_set_against_the_dependency_graphs_bound(tmp_path: Path) -> None:
+    folders = []
+    for label, ms in (("sequential", 100), ("parallel", 40)):
+        run = _run(label, [])
+        run.target = {"kind": "managed", "client_args": [label]}
+        run.tests = [
+            _result("wide", [int(ms * f * 1e6) for f in (0.99, 1.0, 1.01)]).model_copy(update={"speedup_bound": 5.0}),
+            _result("chain", [int(100 * f * 1e6) for f in (0.99, 1.0, 1.01)]),  # no graph recorded: not shown
+        ]
+        folders.append(tmp_path / label)
+        folders[-1].mkdir()
+        (folders[-1] / "results.json").write_text(run.model_dump_json())
+    (speedup,) = compare(load_runs(folders)).speedups
+    assert (speedup.test_id, speedup.name, speedup.bound) == ("wide", "parallel", 5.0)
+    assert speedup.speedup == pytest.approx(2.5) and speedup.share == pytest.approx(0.5)
+    assert speedup.change.verdict.value == "faster"
+    assert run_report([*map(str, folders), "--output", str(tmp_path / "r")]) == 0
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "## Measured speedup against the dependency graph's bound" in text
+    assert "| wide | parallel | 5.00x | 2.50x | 50% | faster |" in text
