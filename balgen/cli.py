@@ -25,7 +25,7 @@ from .fill_options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
 from .forks import FORKS, fork_by_name
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .output_files import check_output_writable
-from .plugin import stopped_by
+from .plugin import filled_names, stopped_by
 from .toolchain import pinned_evm
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -49,6 +49,9 @@ def fill_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-k", dest="keyword", default=None, help="only fixtures whose name matches EXPR")
     parser.add_argument("-n", dest="workers", default=None, help="parallel workers (pytest-xdist)")
+    parser.add_argument(
+        "--verify", action="store_true", help="then check what was written with balgen verify (geth, revm, engine)"
+    )
     return parser
 
 
@@ -62,6 +65,10 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
     evm.version()
     with tempfile.TemporaryDirectory(prefix="balgen-calibration-") as scratch:
         calibrated_fork(evm, fork_by_name(args.fork), Path(scratch))  # a t8n balgen cannot model stops here
+    if args.verify:
+        from .verify.command import tools_for
+
+        tools_for()  # every verifier's binary is there, or the fill does not start
     # Last: it creates the output folder, which no rejected command should leave behind.
     check_output_writable(args.output)
 
@@ -115,6 +122,11 @@ def run_fill(argv: Sequence[str]) -> int:
             args.output.rmdir()  # made by the writability check; a rejected command leaves nothing
         print(f"balgen fill: -k {args.keyword!r} matches no fixture", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
+    if code == pytest.ExitCode.OK and args.verify:
+        from .command_line import wide_console
+        from .verify.command import verify_filled
+
+        return verify_filled(args.output, filled_names(), wide_console())
     return code
 
 
@@ -124,6 +136,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("balgen.replay.command", "run_replay"),
     "report": ("balgen.results.report", "run_report"),
     "genesis": ("balgen.replay.genesis_command", "run_genesis"),
+    "verify": ("balgen.verify.command", "run_verify"),
     "export": ("balgen.export.command", "run_export"),
     "devnet-check": ("balgen.devnet.command", "run_devnet_check"),
     "devnet-genesis": ("balgen.devnet.genesis", "run_devnet_genesis"),

@@ -117,6 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     config.addinivalue_line("markers", "workload(family): a balgen workload family filler")
     _stopped_by.clear()  # a fill run in-process after an interrupted one starts afresh
+    _filled_names.clear()
     if threading.current_thread() is threading.main_thread():
         config.stash[_sigterm_key] = signal.signal(signal.SIGTERM, _interrupt)
     if not hasattr(config, "workerinput"):
@@ -159,6 +160,14 @@ def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> N
 def stopped_by() -> str | None:
     """'SIGTERM' or 'SIGINT' when this process's fill was stopped by one, else None."""
     return _stopped_by[0] if _stopped_by else None
+
+
+_filled_names: list[str] = []
+
+
+def filled_names() -> frozenset[str]:
+    """The fixtures this process's last fill wrote (for `balgen fill --verify`)."""
+    return frozenset(_filled_names)
 
 
 def _scratch_parent(config: pytest.Config) -> Path:
@@ -288,6 +297,7 @@ def _reported(reporter: Any, key: str, *, passed_calls_only: bool = False) -> li
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     filled = _reported(terminalreporter, "balgen_fixture", passed_calls_only=True)
+    _filled_names.extend(entry["name"] for entry in filled)
     if filled:
         terminalreporter.write_sep("-", f"balgen: {len(filled)} fixtures filled")
         for entry in sorted(filled, key=lambda e: e["name"]):

@@ -1,9 +1,9 @@
 """
-Where the pinned go-ethereum binaries live.
+Where the pinned binaries live.
 
-`make tools` builds `evm` and `geth` at the pinned version into the
-git-ignored `tools/bin` folder of the checkout; `BALGEN_TOOLS` points
-elsewhere if needed.
+`make tools` builds go-ethereum's `evm` and `geth` and revm's `revme` at
+their pinned versions into the git-ignored `tools/bin` folder of the
+checkout; `BALGEN_TOOLS` points elsewhere if needed.
 """
 
 from __future__ import annotations
@@ -38,3 +38,8 @@ def pinned_geth() -> Path:
 def release_bin(version: str) -> Path:
     """Folder holding the `evm` and `geth` of another go-ethereum release, next to the pinned ones."""
     return tools_bin().parent / version / "bin"
+
+
+def pinned_revme() -> Path:
+    """The second EVM `balgen verify` runs (`revme`, pinned in scripts/install-tools.sh)."""
+    return tools_bin() / "revme"

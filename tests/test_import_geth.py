@@ -6,20 +6,21 @@ and both setup placements, then `balgen replay` sends every
 `blockchain_test_engine` fixture to its own geth node and every
 `blockchain_test_engine_x` group to one node per group, through the
 JWT-authenticated Engine API with the fixture's payload versions, each payload
-VALID and the head at `lastblockhash`; and geth's `evm blocktest` passes every
-`blockchain_test`.
+VALID and the head at `lastblockhash`; and both EVMs, geth's `evm blocktest`
+and revm's `revme blockchaintest`, pass every `blockchain_test`.
 """
 
 from __future__ import annotations
 
+import io
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from balgen.replay.command import run_replay
-from balgen.toolchain import pinned_evm
+from balgen.verify.command import run_verify
 
 from fill_runs import fill_fixtures
 
@@ -90,15 +91,13 @@ def test_engine_x_group_imports_valid_on_one_node(filled: tuple[str, Path], tmp_
     assert sorted(t["test_id"] for t in results["tests"]) == sorted(pre_alloc["testIds"])
 
 
-def test_evm_blocktest_passes_every_blockchain_test(filled: tuple[str, Path]) -> None:
+def test_both_evms_pass_every_blockchain_test(filled: tuple[str, Path]) -> None:
+    """geth's `evm blocktest` and revm's `revme blockchaintest`, through `balgen verify`, on every
+    `blockchain_test` (the engine import is the replays above)."""
     _, output = filled
-    files = sorted((output / "blockchain_tests").glob("for_*/**/*.json"))
-    assert len(files) == len(fixtures_of(output / "blockchain_tests_engine")) >= 6
-    for path in files:
-        completed = subprocess.run(
-            [str(pinned_evm()), "blocktest", str(path)], capture_output=True, text=True, check=False
-        )
-        report = json.loads(completed.stdout)
-        assert completed.returncode == 0 and all(entry["pass"] for entry in report), (
-            f"{path.name}: {completed.stdout[-500:]}{completed.stderr[-500:]}"
-        )
+    count = len(fixtures_of(output / "blockchain_tests"))
+    assert count == len(fixtures_of(output / "blockchain_tests_engine")) >= 6
+    printed = io.StringIO()
+    code = run_verify([str(output), "--without", "engine"], console=Console(file=printed, width=1000))
+    assert code == 0, printed.getvalue()[-3000:]
+    assert f"{count} fixtures: geth {count}/{count}, revm {count}/{count}, engine left out" in printed.getvalue()

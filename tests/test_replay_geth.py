@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pandas as pd
 import pytest
+from benchmarkoor_fetch.parse.titles import parse_test_titles
 from fill_runs import fill_fixtures
 
 from balgen.chain.header import Header
@@ -78,6 +80,11 @@ def test_full_replay_passes_every_check(filled: Path, tmp_path: Path) -> None:
     runtimes = (output / "runtimes.csv").read_text().splitlines()
     assert runtimes[0] == "client_name,fixture_name,test_runtime_ms" and len(runtimes) == 5
     assert all(line.startswith("geth,") for line in runtimes[1:])
+    # The CSVs name each test by its EEST-style id, so joins with EEST-sourced data find it.
+    titles = [line.split(",")[1] for line in runtimes[1:]]
+    parsed, unparsed = parse_test_titles(pd.DataFrame({"test_title": titles}))
+    assert not unparsed and set(parsed["block_limit_million"]) == {1}, titles
+    assert all("-blockchain_test_engine_x-benchmark-gas-value_1M-" in title for title in titles), titles
 
 
 def _tampered(filled: Path, name: str, expect_invalid: bool) -> dict[str, Any]:

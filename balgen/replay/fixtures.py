@@ -41,6 +41,7 @@ from ..fixtures.files import (
     string_field,
 )
 from ..fixtures.models import FixtureEnvironment
+from ..fixtures.test_ids import INFO_KEY as TEST_ID_KEY
 from .payloads import PayloadDirective, is_hash, parse_payload_directives
 
 REPLAYABLE_FORMATS = (ENGINE, ENGINE_X)
@@ -66,6 +67,9 @@ class FixtureRef:
     test_id: str
     path: Path
     format: str
+    eest_test_id: str | None = None
+    """The EEST-style id balgen records in `_info` (`fixtures/test_ids.py`); an
+    execution-spec-tests fixture's key is its id already."""
 
 
 @dataclass(frozen=True)
@@ -360,12 +364,19 @@ def _refs_of_file(path: Path) -> Iterable[tuple[FixtureRef | str, Any]]:
             raise BadInput(f"{path}: test {test_id}: not a JSON object")
         found = fixture_format(fixture)
         if found in REPLAYABLE_FORMATS:
-            yield FixtureRef(test_id, path, found), fixture
+            yield FixtureRef(test_id, path, found, _recorded_test_id(fixture)), fixture
         elif found in NOT_REPLAYABLE_FORMATS:
             yield found, None
         else:
             described = f"format {found!r}" if found else "no fixture-format and no engineNewPayloads"
             raise BadInput(f"{path}: test {test_id}: unknown fixture format ({described})")
+
+
+def _recorded_test_id(fixture: Mapping[str, Any]) -> str | None:
+    """The EEST-style test id a fixture's `_info` records, if it records one."""
+    info = fixture.get("_info")
+    test_id = info.get(TEST_ID_KEY) if isinstance(info, Mapping) else None
+    return test_id if isinstance(test_id, str) and test_id else None
 
 
 def _prefer_engine_x(refs: list[FixtureRef], notes: list[str]) -> list[FixtureRef]:

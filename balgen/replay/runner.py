@@ -407,7 +407,7 @@ def _result(
     interval = median_interval(measured_ns)
     return FixtureResult(
         test_id=ref.test_id,
-        fixture_name=fixture_name(ref.test_id),
+        fixture_name=fixture_name(ref.eest_test_id or ref.test_id),
         path=str(ref.path),
         format=ref.format,
         genesis_hash=genesis_hash,

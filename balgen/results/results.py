@@ -50,7 +50,8 @@ class FixtureResult(BaseModel):
 
     test_id: str
     fixture_name: str
-    """The test id in benchmarkoor-fetch's canonical form (the CSVs' `fixture_name`)."""
+    """The test's EEST-style id (`_info["test-id"]` of balgen's fixtures, the key of EEST's) in
+    benchmarkoor-fetch's canonical form: the CSVs' `fixture_name`."""
     path: str
     format: str
     genesis_hash: str

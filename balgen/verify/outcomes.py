@@ -1,0 +1,33 @@
+"""What one verifier concluded about one fixture."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+
+class Verifier(str, Enum):
+    """The three verifiers, in the order rows and the summary list them."""
+
+    GETH = "geth"
+    """go-ethereum's `evm blocktest` on `blockchain_test` fixtures."""
+    REVM = "revm"
+    """revm's `revme blockchaintest` on `blockchain_test` fixtures."""
+    ENGINE = "engine"
+    """An Engine API import of engine fixtures into the pinned geth."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One row: a fixture, a verifier, and the first difference if it failed."""
+
+    verifier: Verifier
+    test_id: str
+    path: Path
+    difference: str | None
+    """None when the verifier agrees with the fixture."""
+
+    @property
+    def passed(self) -> bool:
+        return self.difference is None

@@ -1,0 +1,159 @@
+"""
+`balgen verify`: two EVMs and an engine import agree with every fixture, and a
+fixture changed by one field fails, in a row naming the fixture and the field.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from balgen.toolchain import tools_bin
+from balgen.verify.command import run_verify
+from balgen.verify.evm_runners import revm_outcomes
+from balgen.verify.outcomes import Verifier
+
+from fill_runs import run_fill
+
+NAME = "serial_chain-max-1M"
+
+
+def verified(*argv: str | Path) -> tuple[int, str]:
+    """`balgen verify ARGV` in-process: its exit code and what it printed (rows wide enough not to wrap)."""
+    out = io.StringIO()
+    code = run_verify([str(arg) for arg in argv], console=Console(file=out, width=1000))
+    return code, out.getvalue()
+
+
+def failing_rows(output: str) -> list[str]:
+    return [line for line in output.splitlines() if "FAIL" in line]
+
+
+def copy_of(fill: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(fill, tmp_path / "fixtures"))
+
+
+def edit_blockchain_test(root: Path, change: Any) -> None:
+    (path,) = (root / "blockchain_tests").rglob("for_*/**/*.json")
+    document = json.loads(path.read_text())
+    change(document[NAME])
+    path.write_text(json.dumps(document, indent=4))
+
+
+@pytest.mark.integration
+def test_a_filled_fixture_passes_every_verifier(serial_chain_fill: Path) -> None:
+    code, output = verified(serial_chain_fill)
+    assert code == 0, output
+    assert f"1 fixtures: geth 1/1, revm 1/1, engine 1/1" in output
+    assert not failing_rows(output)
+
+
+@pytest.mark.integration
+def test_a_changed_post_state_value_fails_both_evms_naming_the_slot(serial_chain_fill: Path, tmp_path: Path) -> None:
+    root = copy_of(serial_chain_fill, tmp_path)
+    changed: dict[str, str] = {}
+
+    def change(fixture: dict[str, Any]) -> None:
+        address, account = next((a, acc) for a, acc in fixture["postState"].items() if acc["storage"])
+        slot, value = next(iter(account["storage"].items()))
+        account["storage"][slot] = hex(int(value, 16) + 1)
+        changed.update(address=address, slot=slot)
+
+    edit_blockchain_test(root, change)
+    code, output = verified(root)
+    assert code == 1, output
+    rows = failing_rows(output)
+    assert [row.split()[3] for row in rows] == ["geth", "revm"], rows  # the engine fixtures are unchanged
+    assert all(NAME in row and changed["address"][2:] in row.lower() for row in rows), rows
+    assert "account storage mismatch" in rows[0] and "storage_validation" in rows[1], rows
+    assert "1 fixtures: geth 0/1, revm 0/1, engine 1/1" in output
+
+
+@pytest.mark.integration
+def test_a_creation_written_to_0x_fails_revm_naming_the_field(serial_chain_fill: Path, tmp_path: Path) -> None:
+    """The spelling revm refused in every fixture before balgen wrote `""` (geth reads the block RLP instead)."""
+    root = copy_of(serial_chain_fill, tmp_path)
+
+    def change(fixture: dict[str, Any]) -> None:
+        creation = next(tx for block in fixture["blocks"] for tx in block["transactions"] if tx["to"] == "")
+        creation["to"] = "0x"
+
+    edit_blockchain_test(root, change)
+    code, output = verified(root)
+    assert code == 1, output
+    (row,) = failing_rows(output)
+    assert NAME in row and " revm " in row and 'field "to"' in row and "invalid string length" in row, row
+    assert "1 fixtures: geth 1/1, revm 0/1, engine 1/1" in output
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    cases = [
+        ([tmp_path / "absent"], "absent: does not exist"),
+        ([tmp_path / "empty", "--without", "revm,engine,gas"], "unknown verifier 'gas'"),
+        ([tmp_path / "empty", "--without", "geth,revm,engine"], "every verifier left out"),
+        ([tmp_path / "empty", "--revme-bin", tmp_path / "no-revme"], "revme " + str(tmp_path / "no-revme") + ": not built"),
+        ([tmp_path / "empty", "-k", "a and"], "-k 'a and'"),
+    ]
+    for argv, complaint in cases:
+        code, output = verified(*argv)
+        err = capsys.readouterr().err
+        assert code == 2 and output == "", (argv, err)
+        assert err.startswith("balgen verify: ") and err.count("\n") == 1 and complaint in err, (argv, err)
+
+
+# -- reading revme's output -----------------------------------------------------
+
+
+def test_revme_stops_a_file_at_its_first_failure(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    stdout = "  Running: a\n  Running: b\n"
+    stderr = f"✗ (1/1) {path} - Test execution failed for b in {path}: Block gas used mismatch at block 1\n"
+    outcomes = revm_outcomes(path, ["a", "b", "c"], stdout, stderr, 1)
+    assert [(o.verifier, o.test_id, o.difference) for o in outcomes] == [
+        (Verifier.REVM, "a", None),
+        (Verifier.REVM, "b", "Block gas used mismatch at block 1"),
+        (Verifier.REVM, "c", "not run: revme stops a file at its first failing test (b)"),
+    ]
+
+
+def test_revme_decode_error_names_the_field_on_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text('{\n  "t": {\n    "to": "0x",\n    "value": "0x00"\n  }\n}\n')
+    stderr = f"✗ (1/1) {path} - Failed to decode JSON from {path}: invalid string length at line 3 column 15\n"
+    (outcome,) = revm_outcomes(path, ["t"], "", stderr, 1)
+    assert outcome.difference is not None and outcome.difference.startswith('field "to" ("to": "0x",): Failed to decode')
+
+
+# -- balgen fill --verify ----------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_fill_verify_checks_what_the_fill_wrote(tmp_path: Path) -> None:
+    output = tmp_path / "out"
+    (stale := output / "blockchain_tests" / "old.json").parent.mkdir(parents=True)
+    stale.write_text(json.dumps({"old-1M": {"_info": {"fixture-format": "blockchain_test"}, "blocks": []}}))
+    completed = run_fill("--verify", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", output)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    assert "1 fixtures: geth 1/1, revm 1/1, engine 1/1" in completed.stdout, "only this fill's fixture, not old-1M"
+
+
+def test_fill_verify_without_revme_is_refused_before_filling(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for binary in ("evm", "geth"):
+        (tools / binary).symlink_to(tools_bin() / binary)
+    output = tmp_path / "out"
+    completed = run_fill(
+        "--verify", "--gas-benchmark-values", "1", "--output", output, env={**os.environ, "BALGEN_TOOLS": str(tools)}
+    )
+    assert completed.returncode == 2, completed.stderr
+    assert completed.stderr.count("\n") == 1 and "revme" in completed.stderr and "not built" in completed.stderr
+    assert not output.exists()
