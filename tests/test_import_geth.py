@@ -20,6 +20,7 @@ import pytest
 from rich.console import Console
 
 from balgen.replay.command import run_replay
+from balgen.toolchain import pinned_revme
 from balgen.verify.command import run_verify
 
 from fill_runs import fill_fixtures
@@ -91,6 +92,7 @@ def test_engine_x_group_imports_valid_on_one_node(filled: tuple[str, Path], tmp_
     assert sorted(t["test_id"] for t in results["tests"]) == sorted(pre_alloc["testIds"])
 
 
+@pytest.mark.skipif(not pinned_revme().is_file(), reason="revme not built (make tools needs cargo)")
 def test_both_evms_pass_every_blockchain_test(filled: tuple[str, Path]) -> None:
     """geth's `evm blocktest` and revm's `revme blockchaintest`, through `balgen verify`, on every
     `blockchain_test` (the engine import is the replays above)."""

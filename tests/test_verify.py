@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from balgen.toolchain import tools_bin
+from balgen.toolchain import pinned_revme, tools_bin
 from balgen.verify.command import run_verify
 from balgen.verify.evm_runners import revm_outcomes
 from balgen.verify.outcomes import Verifier
@@ -23,6 +23,7 @@ from balgen.verify.outcomes import Verifier
 from fill_runs import run_fill
 
 NAME = "serial_chain-max-1M"
+requires_revme = pytest.mark.skipif(not pinned_revme().is_file(), reason="revme not built (make tools needs cargo)")
 
 
 def verified(*argv: str | Path) -> tuple[int, str]:
@@ -48,6 +49,7 @@ def edit_blockchain_test(root: Path, change: Any) -> None:
 
 
 @pytest.mark.integration
+@requires_revme
 def test_a_filled_fixture_passes_every_verifier(serial_chain_fill: Path) -> None:
     code, output = verified(serial_chain_fill)
     assert code == 0, output
@@ -56,6 +58,7 @@ def test_a_filled_fixture_passes_every_verifier(serial_chain_fill: Path) -> None
 
 
 @pytest.mark.integration
+@requires_revme
 def test_a_changed_post_state_value_fails_both_evms_naming_the_slot(serial_chain_fill: Path, tmp_path: Path) -> None:
     root = copy_of(serial_chain_fill, tmp_path)
     changed: dict[str, str] = {}
@@ -77,6 +80,7 @@ def test_a_changed_post_state_value_fails_both_evms_naming_the_slot(serial_chain
 
 
 @pytest.mark.integration
+@requires_revme
 def test_a_creation_written_to_0x_fails_revm_naming_the_field(serial_chain_fill: Path, tmp_path: Path) -> None:
     """The spelling revm refused in every fixture before balgen wrote `""` (geth reads the block RLP instead)."""
     root = copy_of(serial_chain_fill, tmp_path)
@@ -136,6 +140,7 @@ def test_revme_decode_error_names_the_field_on_its_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
+@requires_revme
 def test_fill_verify_checks_what_the_fill_wrote(tmp_path: Path) -> None:
     output = tmp_path / "out"
     (stale := output / "blockchain_tests" / "old.json").parent.mkdir(parents=True)
