@@ -70,8 +70,8 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "replay",
-        "reading fixtures and running them on a client",
-        ("balgen.replay",),
+        "reading fixtures and running them on a client or an EVM",
+        ("balgen.replay", "balgen.verify"),
     ),
     Layer(
         "devnet",
@@ -84,7 +84,7 @@ LAYERS: tuple[Layer, ...] = (
         (
             "balgen.cli", "balgen.plugin", "balgen.inspect", "balgen.demo", "balgen.export.command",
             "balgen.replay.command", "balgen.replay.genesis_command", "balgen.results.report",
-            "balgen.devnet.command", "balgen.devnet.genesis",
+            "balgen.devnet.command", "balgen.devnet.genesis", "balgen.verify.command",
         ),
     ),
 )
