@@ -36,6 +36,9 @@ if [[ ! ( -x "$bin/revme" && -f "$revme_stamp" ) ]]; then
     exit 0
   fi
   echo "install-tools: building revme $revme_version into tools/bin (about 10 minutes the first time)"
-  cargo install --quiet --locked revme --version "$revme_version" --root "$root/tools"
+  if ! cargo install --quiet --locked revme --version "$revme_version" --root "$root/tools"; then
+    echo "install-tools: revme $revme_version could not be built (cargo's error above); balgen verify --without revm goes on without it" >&2
+    exit 2
+  fi
   touch "$revme_stamp"
 fi
