@@ -130,9 +130,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     scratch = config.stash.get(_scratch_key, None)
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
-        options = config.stash.get(_options_key, None)
-        if options is not None:  # what workers killed mid-write left
-            shutil.rmtree(_staging_folder(options.output, scratch), ignore_errors=True)
+        # What workers killed mid-write left (and the empty folder itself). An xdist
+        # controller collects nothing, so it takes the output from the option.
+        output = Path(config.getoption("output", DEFAULT_OUTPUT))
+        shutil.rmtree(_staging_folder(output, scratch), ignore_errors=True)
         if os.environ.get(SCRATCH_ENV) == str(scratch):
             del os.environ[SCRATCH_ENV]
     previous = config.stash.get(_sigterm_key, None)

@@ -187,6 +187,8 @@ def test_parallel_workers_give_the_same_bytes(filled: Any) -> None:
     assert sorted(serial_files) == sorted(parallel_files)
     differing = [path for path in serial_files if serial_files[path] != parallel_files[path]]
     assert not differing, f"-n 2 changed: {differing}"
+    leftovers = [path.name for output in (serial_output, parallel_output) for path in output.iterdir() if path.name.startswith(".")]
+    assert not leftovers, f"hidden staging folders left in the output: {leftovers}"
 
 
 # --- (d) bad input ----------------------------------------------------------------
