@@ -31,7 +31,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence, overload
 
 import ijson
 
@@ -51,8 +51,9 @@ class T8nResult:
     result: dict[str, Any]
     alloc_path: Path
     """The post-state allocation file t8n wrote."""
-    traces: tuple[Any, ...] = ()
-    """With a tracer: its result for each included transaction, in receipt order."""
+    traces: Sequence[Any] = ()
+    """With a tracer: its result for each included transaction, in receipt order, each read from
+    its file in the call's workdir when asked for (`TraceFiles`)."""
 
     @property
     def state_root(self) -> bytes:
@@ -226,7 +227,39 @@ def without_pre_transaction_system_code(alloc_path: Path, copy_path: Path) -> Pa
     return copy_path
 
 
-def read_traces(workdir: Path, receipts: list[dict[str, Any]], label: str) -> tuple[Any, ...]:
+class TraceFiles(Sequence[Any]):
+    """
+    The tracer's results of a traced run, one file per transaction, each read
+    when it is asked for: a billion-gas block has tens of thousands, and a
+    caller that goes through them once holds one at a time.
+    """
+
+    def __init__(self, paths: Sequence[Path], label: str) -> None:
+        self._paths = tuple(paths)
+        self._label = label
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self._read(path) for path in self._paths[index]]
+        return self._read(self._paths[index])
+
+    def _read(self, path: Path) -> Any:
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise TransitionToolError(f"{self._label}: t8n wrote an unreadable trace {path.name}: {error}") from None
+
+
+def read_traces(workdir: Path, receipts: list[dict[str, Any]], label: str) -> TraceFiles:
     """
     The tracer's result for each receipt, matched by transaction hash.
 
@@ -234,16 +267,13 @@ def read_traces(workdir: Path, receipts: list[dict[str, Any]], label: str) -> tu
     so the hash in the file name is what ties a trace to its receipt.
     """
     by_hash = {path.stem.rsplit("-", 1)[-1].lower(): path for path in workdir.glob(TRACE_FILES)}
-    traces = []
+    paths = []
     for receipt in receipts:
         path = by_hash.get(str(receipt.get("transactionHash", "")).lower())
         if path is None:
             raise TransitionToolError(f"{label}: t8n wrote no trace for transaction {receipt.get('transactionHash')}")
-        try:
-            traces.append(json.loads(path.read_text()))
-        except ValueError as error:
-            raise TransitionToolError(f"{label}: t8n wrote an unreadable trace {path.name}: {error}") from None
-    return tuple(traces)
+        paths.append(path)
+    return TraceFiles(paths, label)
 
 
 def probe_version(binary: Path) -> str:
