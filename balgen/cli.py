@@ -19,13 +19,15 @@ from typing import Sequence
 
 from .calibration import calibrated_fork
 from .chain.t8n import TransitionTool
-from .command_line import BAD_INPUT_EXIT_CODE, INTERRUPTED_EXIT_CODE, TERMINATED_EXIT_CODE, OneLineParser
+from .command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher
 from .errors import BadInput
 from .fill_options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
 from .forks import FORKS, fork_by_name
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .output_files import check_output_writable
 from .plugin import filled_names, stopped_by
+from .printable import escaped
+from .stop_signals import report_stop, stop_exit_code, stop_name
 from .toolchain import pinned_evm
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +61,7 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
     """Check every input up front; raises BadInput naming the option."""
     parse_code_sizes(args.code_sizes, fork_by_name(args.fork))
     parse_gas_values(args.gas_benchmark_values)
+    keyword_matcher(args.keyword)  # pytest's own error would be two lines and exit code 4
     if args.workers is not None and not (args.workers == "auto" or args.workers.isdigit()):
         raise BadInput(f"-n: {args.workers!r} is not a number of workers")
     evm = TransitionTool(args.evm_bin or pinned_evm())
@@ -107,16 +110,15 @@ def run_fill(argv: Sequence[str]) -> int:
         output_existed = args.output.exists()
         validate_fill_inputs(args)
     except BadInput as error:
-        print(f"balgen fill: {error}", file=sys.stderr)
+        print(f"balgen fill: {escaped(str(error))}", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
     if extra[:1] == ["--"]:
         extra = extra[1:]
     code = int(pytest.main(pytest_arguments(args, extra)))
     stop = stopped_by()
     if stop is not None:
-        how = "terminated (SIGTERM)" if stop == "SIGTERM" else "interrupted"
-        print(f"balgen fill: {how}; the fixtures written are complete, nothing partial is left", file=sys.stderr)
-        return TERMINATED_EXIT_CODE if stop == "SIGTERM" else INTERRUPTED_EXIT_CODE
+        report_stop(f"balgen fill: {stop_name(stop)}; the fixtures written are complete, nothing partial is left")
+        return stop_exit_code(stop)
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         if not output_existed and args.output.is_dir() and not any(args.output.iterdir()):
             args.output.rmdir()  # made by the writability check; a rejected command leaves nothing

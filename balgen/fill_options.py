@@ -9,24 +9,44 @@ refused the same way everywhere.
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
+
 from .errors import BadInput
+from .workload import gas_millions
 
 DEFAULT_GAS_VALUES = "30,60"
 DEFAULT_OUTPUT = "fixtures"
 
 
+MIN_GAS_VALUE = 1_000_000
+"""The smallest benchmark gas value: every family's largest single transaction (an `interact` call,
+about 0.33M gas) fits, and it is the size the tests fill at."""
+MAX_GAS_VALUE = 1_000_000_000
+"""The largest: the 1,000M that block gas limits are studied toward; past it a fill or export would
+run for hours on values no client accepts (mainnet is at 60M)."""
+
+
 def parse_gas_values(text: str) -> list[int]:
-    """`30,60` -> [30_000_000, 60_000_000]; anything else is bad input."""
+    """
+    `30,60` -> [30_000_000, 60_000_000]: whole gas amounts from MIN_GAS_VALUE to
+    MAX_GAS_VALUE; anything else is bad input. The one rule for `balgen fill`, its
+    pytest plugin and `balgen export`.
+    """
     values = []
     for part in text.split(","):
         part = part.strip()
         try:
-            millions = float(part)
-        except ValueError:
+            gas = Decimal(part) * 1_000_000
+        except InvalidOperation:
             raise BadInput(f"--gas-benchmark-values: {part!r} is not a number of millions (e.g. 30,60)") from None
-        if not 0 < millions < 1e9 or millions * 1e6 != int(millions * 1e6):
-            raise BadInput(f"--gas-benchmark-values: {part!r} must be a positive number of millions")
-        values.append(int(millions * 1_000_000))
+        if not gas.is_finite() or gas != gas.to_integral_value():
+            raise BadInput(f"--gas-benchmark-values: {part!r} is not a whole amount of gas in millions (e.g. 30,60)")
+        if not MIN_GAS_VALUE <= gas <= MAX_GAS_VALUE:
+            raise BadInput(
+                f"--gas-benchmark-values: {part!r} is outside {gas_millions(MIN_GAS_VALUE)} to "
+                f"{gas_millions(MAX_GAS_VALUE)} (millions of gas)"
+            )
+        values.append(int(gas))
     if len(set(values)) != len(values):
         raise BadInput(f"--gas-benchmark-values: {text!r} lists a value twice")
     return values

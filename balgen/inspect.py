@@ -28,6 +28,7 @@ from .chain.t8n import TransitionTool, probe_version
 from .command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, matches
 from .errors import BadInput
 from .fixtures.files import fixture_files, read_json_object
+from .printable import check_test_id, escaped
 from .toolchain import pinned_evm
 
 WIDE = 160
@@ -95,11 +96,29 @@ def fixtures_under(path: Path, keyword: str | None) -> Iterator[tuple[Path, str,
     expression = keyword_matcher(keyword)
     for file in fixture_files(path):
         for name, fixture in read_json_object(file).items():
+            check_test_id(name, str(file))
             if not matches(expression, name):
                 continue
             if not isinstance(fixture, Mapping):
                 raise BadInput(f"{file}: test {name}: not a JSON object")
             yield file, name, fixture
+
+
+def check_plot_path(path: Path) -> None:
+    """
+    `--plot` names an image file balgen can write, checked before any work:
+    matplotlib would write into `DIR.png` beside a folder, and add `.png` to
+    a name without an extension, so the picture would not be where it was said to be.
+    """
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if path.is_dir():
+        raise BadInput(f"--plot {path}: is a folder; give an image file name such as {path / 'graphs.png'}")
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix.lower().lstrip(".") not in kinds:
+        raise BadInput(f"--plot {path}: the file name must end in an image type ({', '.join(f'.{k}' for k in sorted(kinds))})")
+    if not path.parent.is_dir():
+        raise BadInput(f"--plot {path}: folder {path.parent} does not exist")
 
 
 def inspect_fixtures(args: argparse.Namespace, scratch: Path) -> list[InspectedFixture]:
@@ -164,13 +183,15 @@ def run_inspect(argv: Sequence[str]) -> int:
         console = Console(width=WIDE)
     try:
         args = inspect_parser().parse_args(list(argv))
+        if args.plot is not None:
+            check_plot_path(args.plot)
         with tempfile.TemporaryDirectory(prefix="balgen-inspect-") as scratch:
             fixtures = inspect_fixtures(args, Path(scratch))
         console.print(graph_table(fixtures))
         if args.plot is not None:
             plot(fixtures, args.plot, console)
     except BadInput as error:
-        print(f"balgen inspect: {error}", file=sys.stderr)
+        print(f"balgen inspect: {escaped(str(error))}", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
     return 0
 

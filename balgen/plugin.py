@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import tempfile
 import threading
 from pathlib import Path
-from types import FrameType
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -36,12 +34,13 @@ from .fill_options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
 from .forks import DEFAULT_FORK, Fork, fork_by_name
 from .generators.catalog import Family, PlannedWorkload, planned_workloads
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
+from .stop_signals import install_stop_handlers, restore_handlers
 from .toolchain import pinned_evm
 from .workload import Placement, Workload
 
 _session_key = pytest.StashKey[FillSession]()
 _scratch_key = pytest.StashKey[Path]()
-_sigterm_key = pytest.StashKey[Any]()
+_signal_handlers_key = pytest.StashKey[dict[int, object]]()
 _options_key = pytest.StashKey["FillOptions"]()
 
 
@@ -111,15 +110,15 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     The controlling process owns one scratch folder for the whole run, which
     every worker's scratch lives in, so that removing it at the end leaves
-    nothing behind even when a worker was killed. SIGTERM becomes a
-    KeyboardInterrupt, so a terminated fill unwinds as an interrupted one:
-    t8n stopped, no partial fixture, scratch removed.
+    nothing behind even when a worker was killed. SIGTERM, SIGHUP and SIGQUIT
+    become a KeyboardInterrupt (`stop_signals`), so a terminated fill unwinds
+    as an interrupted one: t8n stopped, no partial fixture, scratch removed.
     """
     config.addinivalue_line("markers", "workload(family): a balgen workload family filler")
     _stopped_by.clear()  # a fill run in-process after an interrupted one starts afresh
     _filled_names.clear()
     if threading.current_thread() is threading.main_thread():
-        config.stash[_sigterm_key] = signal.signal(signal.SIGTERM, _interrupt)
+        config.stash[_signal_handlers_key] = install_stop_handlers()
     if not hasattr(config, "workerinput"):
         scratch = Path(tempfile.mkdtemp(prefix="balgen-fill-"))
         config.stash[_scratch_key] = scratch
@@ -136,30 +135,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(_staging_folder(output, scratch), ignore_errors=True)
         if os.environ.get(SCRATCH_ENV) == str(scratch):
             del os.environ[SCRATCH_ENV]
-    previous = config.stash.get(_sigterm_key, None)
+    previous = config.stash.get(_signal_handlers_key, None)
     if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
+        restore_handlers(previous)
 
 
-class TerminatedBySigterm(KeyboardInterrupt):
-    """The interrupt a SIGTERM raises, told apart from Ctrl-C by its exit code (143)."""
-
-
-_stopped_by: list[str] = []
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    del signum, frame
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the unwinding is not interrupted again
-    raise TerminatedBySigterm("SIGTERM")
+_stopped_by: list[BaseException] = []
 
 
 def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-    _stopped_by.append("SIGTERM" if excinfo.errisinstance(TerminatedBySigterm) else "SIGINT")
+    _stopped_by.append(excinfo.value)
 
 
-def stopped_by() -> str | None:
-    """'SIGTERM' or 'SIGINT' when this process's fill was stopped by one, else None."""
+def stopped_by() -> BaseException | None:
+    """The interrupt (Ctrl-C's, or `stop_signals.Stopped`) that stopped this process's fill, else None."""
     return _stopped_by[0] if _stopped_by else None
 
 

@@ -254,9 +254,9 @@ def fixture_name(family: str, fill: FillLevel, variant: str | None, gas_value: i
 
 
 def gas_millions(gas_value: int) -> str:
-    """Gas in millions as written in names: 30000000 -> '30', 1500000 -> '1.5'."""
-    millions = gas_value / 1_000_000
-    return str(int(millions)) if millions == int(millions) else f"{millions:g}"
+    """Gas in millions as written in names, exactly: 30000000 -> '30', 1500000 -> '1.5', 1000001 -> '1.000001'."""
+    millions, rest = divmod(gas_value, 1_000_000)
+    return str(millions) if not rest else f"{millions}.{rest:06d}".rstrip("0")
 
 
 @dataclass(frozen=True)

@@ -93,8 +93,15 @@ def test_an_interrupted_write_removes_every_file_of_the_set(tmp_path: Path) -> N
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("workers", ["0", "2"])
-def test_sigterm_mid_fill_leaves_no_scratch_and_no_partial_fixture(tmp_path: Path, workers: str) -> None:
+@pytest.mark.parametrize(
+    ("workers", "stop"),
+    [("0", signal.SIGTERM), ("2", signal.SIGTERM), ("0", signal.SIGHUP), ("2", signal.SIGQUIT)],
+    ids=["SIGTERM-n0", "SIGTERM-n2", "SIGHUP-n0", "SIGQUIT-n2"],
+)
+def test_a_stop_signal_mid_fill_leaves_no_scratch_and_no_partial_fixture(
+    tmp_path: Path, workers: str, stop: signal.Signals
+) -> None:
+    """SIGTERM, and since issue 17 SIGHUP (a closed terminal) and SIGQUIT, unwind like Ctrl-C."""
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {key: value for key, value in os.environ.items() if key != "BALGEN_FILL_SCRATCH"} | {"TMPDIR": str(temp)}
@@ -109,11 +116,11 @@ def test_sigterm_mid_fill_leaves_no_scratch_and_no_partial_fixture(tmp_path: Pat
         while not list(temp.glob("balgen-fill-*/session-*/state_root-*")):  # a workload is being filled
             assert fill.poll() is None and time.monotonic() < deadline, "the fill never started a workload"
             time.sleep(0.05)
-        fill.send_signal(signal.SIGTERM)
+        fill.send_signal(stop)
         report, _ = fill.communicate(timeout=120)
     finally:
         fill.kill()
-    assert fill.returncode == 143 and "balgen fill: terminated (SIGTERM)" in report, report[-2000:]
+    assert fill.returncode == 128 + stop and f"balgen fill: terminated ({stop.name})" in report, report[-2000:]
     assert "Traceback" not in report, report[-3000:]
     assert not list(temp.glob("balgen-fill-*")), "the scratch folder outlived the fill"
     files = [path for path in output.rglob("*") if path.is_file()] if output.exists() else []

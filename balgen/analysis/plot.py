@@ -111,5 +111,5 @@ def plot_graphs(graphs: Sequence[tuple[str, DependencyGraph]], path: Path) -> in
     panels = figure.subfigures(rows, columns, squeeze=False)
     for panel, (name, graph) in zip(panels.flat, shown):
         draw_graph(panel, name, graph)
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=120, format=path.suffix.lower().lstrip(".") or "png")  # exactly `path`, never path + ".png"
     return len(shown)

@@ -14,6 +14,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
 from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser
 from ..errors import BadInput
 from ..fill_options import DEFAULT_GAS_VALUES, parse_gas_values
@@ -22,6 +25,8 @@ from ..devnet.chain_fit import chain_fit_problem
 from ..forks import FORKS, Fork, fork_by_name
 from ..generators.catalog import PlannedWorkload, all_planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
+from ..printable import escaped
+from ..stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
 from ..workload import Placement
 from .folder import write_folder
 from .spamoor_export import ALL_FILE, spamoor_export
@@ -78,8 +83,26 @@ def export_spamoor(args: argparse.Namespace) -> int:
         raise BadInput(f"-k {args.keyword!r} matches no workload")
     if args.check_chain:
         check_chain(args.check_chain, fork, planned)
-    write_folder(args.output, spamoor_export(planned))
+    with export_progress(len(planned)) as progress:
+        task = progress.add_task("export", total=len(planned))
+        files = spamoor_export(planned, lambda _: progress.advance(task))
+    write_folder(args.output, files)
     return len(planned)
+
+
+def export_progress(total: int) -> Progress:
+    """A progress bar with the time left on stderr (a 1,000M export takes many minutes); nothing when not a terminal."""
+    console = Console(stderr=True)
+    return Progress(
+        TextColumn("[bold]export[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=total < 2 or not console.is_terminal,
+    )
 
 
 def run_export(argv: Sequence[str]) -> int:
@@ -89,10 +112,14 @@ def run_export(argv: Sequence[str]) -> int:
         print(f"usage: balgen export {{{targets}}} [options]  (balgen export spamoor --help)", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
     try:
-        args = spamoor_parser().parse_args(argv[1:])
-        count = export_spamoor(args)
+        with stop_signals_unwind():
+            args = spamoor_parser().parse_args(argv[1:])
+            count = export_spamoor(args)
     except BadInput as error:
-        print(f"balgen export spamoor: {error}", file=sys.stderr)
+        print(f"balgen export spamoor: {escaped(str(error))}", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP, SIGQUIT: nothing written, no temporary left
+        report_stop(f"balgen export spamoor: {stop_name(stop)}; the output folder is as it was")
+        return stop_exit_code(stop)
     print(f"balgen export spamoor: {count} workloads in {args.output / ALL_FILE}")
     return 0

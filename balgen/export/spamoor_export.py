@@ -13,7 +13,7 @@ any file exists, and the caller writes the folder at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import __version__
@@ -164,9 +164,12 @@ def all_text(names: Sequence[str]) -> str:
     return header + yaml_block([{"include": config_file(name)} for name in names])
 
 
-def spamoor_export(planned: Sequence[PlannedWorkload]) -> dict[str, str]:
+def spamoor_export(
+    planned: Sequence[PlannedWorkload], exported: Callable[[PlannedWorkload], None] = lambda _: None
+) -> dict[str, str]:
     """
-    Every file of the export, by path relative to the export folder.
+    Every file of the export, by path relative to the export folder;
+    `exported` is told of each workload done (a large gas value takes minutes).
 
     All workloads are tried, so the error names the first that cannot be
     exported and says how many others cannot either.
@@ -178,6 +181,7 @@ def spamoor_export(planned: Sequence[PlannedWorkload]) -> dict[str, str]:
             files.update(workload_files(built(item)))
         except UnexportableWorkload as error:
             failures.append(str(error))
+        exported(item)
     if failures:
         others = f" (and {len(failures) - 1} more of the {len(planned)} workloads)" if len(failures) > 1 else ""
         raise UnexportableWorkload(f"cannot export {failures[0]}{others}")

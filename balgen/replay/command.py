@@ -40,6 +40,7 @@ from ..errors import BadInput
 from ..results.measurements import Execution
 from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
 from ..results.results import FixtureResult, RunResult, RunState
+from ..printable import escaped
 from ..toolchain import pinned_geth
 from .fixtures import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
 from .outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
@@ -279,7 +280,7 @@ def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
     try:
         writer = RunWriter(request.output, new_run(request))
     except ResultsNotWritten as error:
-        print(f"balgen replay: {error}", file=sys.stderr)
+        print(f"balgen replay: {escaped(str(error))}", file=sys.stderr)
         return new_run(request), BAD_INPUT_EXIT_CODE
     for note in request.suite.notes:
         console.print(f"note: {note}", highlight=False)
@@ -301,7 +302,7 @@ def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
             try:
                 writer.finish(state)
             except ResultsNotWritten as error:
-                print(f"balgen replay: {error}", file=sys.stderr)
+                print(f"balgen replay: {escaped(str(error))}", file=sys.stderr)
     run = writer.run
     console.print(summary_table(run.tests, f"balgen replay {request.label}: {run.client_versions[0] if run.client_versions else ''}"))
     counts = run.counts
@@ -319,6 +320,6 @@ def run_replay(argv: Sequence[str], console: Console | None = None) -> int:
     try:
         request = checked_request(argv)
     except BadInput as error:
-        print(f"balgen replay: {error}", file=sys.stderr)
+        print(f"balgen replay: {escaped(str(error))}", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
     return execute(request, console or wide_console())[1]

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
+import httpx
+
 from ..clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
 from ..clients.genesis import derived_header_mismatches, fixture_config_mismatches, write_geth_genesis
 from ..clients.geth_process import GethProcess
@@ -197,14 +199,20 @@ class _UserClient:
 
 
 def check_http_url(url: str, option: str) -> str:
-    """`url` if it is an http(s) URL with a host, else `BadInput` naming the option."""
-    parts = urlsplit(url)
+    """
+    `url` if it is an http(s) URL with a host that httpx, which will send to
+    it, accepts as well; else `BadInput` naming the option. Both parsers
+    raise on malformed URLs (`http://[::1`, a port past 65535, a space in
+    the host), which must be this one line rather than a traceback.
+    """
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+        httpx.Request("POST", url)
+    except (ValueError, httpx.InvalidURL) as error:
+        raise BadInput(f"{option} {url!r}: malformed URL ({error})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadInput(f"{option} {url!r}: not an http:// or https:// URL with a host")
-    try:
-        parts.port  # noqa: B018 - raises ValueError for a malformed port
-    except ValueError:
-        raise BadInput(f"{option} {url!r}: malformed port") from None
     return url
 
 

@@ -19,6 +19,7 @@ measured speedup is set against it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import numpy
 from pydantic import ValidationError
 
 from ..errors import BadInput
+from ..printable import check_test_id
 from .confidence import Change
 from .results import RESULTS_JSON, SCHEMA_VERSION, RunResult
 from .significance import NoiseFloor, aa_noise, changes_against, same_build
@@ -76,7 +78,29 @@ def load_run(path: Path) -> RunResult:
         raise BadInput(
             f"{file}: schema version {result.schema_version}, this balgen reads {SCHEMA_VERSION}"
         )
+    check_compared_figures(file, result)
     return result
+
+
+COMPARED_METRICS = ("mgas_per_second", "new_payload_ns")
+"""The medians the report computes with; each must be a positive finite number to mean anything."""
+
+
+def check_compared_figures(file: Path, result: RunResult) -> None:
+    """Every test listed once under a printable id, and every figure the report uses positive and finite."""
+    seen: set[str] = set()
+    for index, test in enumerate(result.tests):
+        where = f"{file}: tests.{index}"
+        check_test_id(test.test_id, where)
+        if test.test_id in seen:
+            raise BadInput(f"{where}: test {test.test_id} is listed twice in one run")
+        seen.add(test.test_id)
+        for metric in COMPARED_METRICS:
+            value = test.median(metric)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise BadInput(
+                    f"{where}: test {test.test_id}: statistics.{metric}.median is {value}, not a positive number"
+                )
 
 
 def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
@@ -234,6 +258,12 @@ def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float =
         )
         for test in test_ids
     )
+    for run, deltas in zip(runs[1:], deltas_by_run, strict=True):
+        if not deltas:
+            raise BadInput(
+                f"{run.name} ({run.path}) and the baseline {runs[0].name} ({runs[0].path}) have no passed, "
+                "measured test in common: nothing to compare"
+            )
     regressions = sorted(
         (
             Regression(test, run.name, baseline[test], figures[index + 1][test], change.estimate)

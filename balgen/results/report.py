@@ -30,6 +30,7 @@ from rich.table import Table  # noqa: E402
 from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser, wide_console  # noqa: E402
 from ..errors import BadInput  # noqa: E402
 from ..output_files import check_writable, write_text_atomically  # noqa: E402
+from ..printable import escaped  # noqa: E402
 from .comparison import Comparison, DeltaSummary, compare, load_runs  # noqa: E402
 from .confidence import CONFIDENCE, Change  # noqa: E402
 
@@ -275,7 +276,7 @@ def run_report(argv: Sequence[str], console: Console | None = None) -> int:
             raise BadInput(f"--output {output}: cannot be created ({error.strerror})") from None
         check_writable(output)
     except BadInput as error:
-        print(f"balgen report: {error}", file=sys.stderr)
+        print(f"balgen report: {escaped(str(error))}", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
     console = console or wide_console()
     for table in rich_tables(comparison):
