@@ -262,22 +262,19 @@ def test_unwritable_output_is_bad_input(tmp_path: Path, where: str) -> None:
     assert not output.exists()
 
 
-@pytest.mark.integration
-def test_gas_value_below_one_transaction_fails_that_fixture_only(tmp_path: Path) -> None:
-    """A gas value too small for the workload fails its fixtures with the reason; the others still fill."""
+def test_gas_value_below_the_floor_is_refused_before_filling(tmp_path: Path) -> None:
+    """
+    A gas value below 1M (where one transaction of some family would not fit) is refused up
+    front for the whole command, as `balgen export` refuses it (issue 17): it used to fail
+    its fixtures one by one at exit code 1 and leave an empty folder.
+    """
     output = tmp_path / "out"
     completed = run_fill(
         "--gas-benchmark-values", "0.02,1", "--output", output, "-k", "serial_chain-max", cwd=tmp_path
     )
-    assert completed.returncode == 1, completed.stdout[-2000:] + completed.stderr[-2000:]
-    reasons = [line for line in completed.stdout.splitlines() if "serial_chain-max-0.02M" in line and "below" in line]
-    assert reasons, completed.stdout
-    assert "gas value 20000 is below one transaction's minimum gas" in reasons[0]
-    files = files_under(output)
-    fixtures, pre_alloc_path = split_layout(files)
-    assert all("0.02M" not in path for path in fixtures)
-    assert {Path(p).stem for p in fixtures} == {"serial_chain-max-1M"}
-    assert json.loads(files[pre_alloc_path])["testIds"] == ["serial_chain-max-1M"]
+    assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
+    assert completed.stderr == "balgen fill: --gas-benchmark-values: '0.02' is outside 1 to 1000 (millions of gas)\n"
+    assert not output.exists()
 
 
 # --- (e) t8n killed in the middle of the run ------------------------------------------

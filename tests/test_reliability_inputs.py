@@ -625,8 +625,8 @@ FILL_BAD_INPUTS = {
     "empty fork": (["--fork", ""], ["--fork: unknown fork ''"]),
     "gas list with an empty item": (["--gas-benchmark-values", "30,,60"], ["--gas-benchmark-values: '' is not a number of millions"]),
     "gas list with a semicolon": (["--gas-benchmark-values", "30;60"], ["--gas-benchmark-values: '30;60' is not a number of millions"]),
-    "gas value NaN": (["--gas-benchmark-values", "nan"], ["--gas-benchmark-values: 'nan' must be a positive number of millions"]),
-    "gas value below one gas": (["--gas-benchmark-values", "1e-7"], ["--gas-benchmark-values: '1e-7' must be a positive number of millions"]),
+    "gas value NaN": (["--gas-benchmark-values", "nan"], ["--gas-benchmark-values: 'nan' is not a whole amount of gas"]),
+    "gas value below one gas": (["--gas-benchmark-values", "1e-7"], ["--gas-benchmark-values: '1e-7' is not a whole amount of gas"]),
     "output folder not writable": (["--output", "/proc"], ["--output: cannot write to /proc"]),
     "output folder not writable (sysfs)": (["--output", "/sys/kernel"], ["--output: cannot write to /sys/kernel: Permission denied"]),
 }
