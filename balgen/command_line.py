@@ -2,7 +2,7 @@
 The conventions every `balgen` command shares.
 
 A user who scripts balgen relies on the same exit code meaning the same thing
-in every command (2: bad input, 130 and 143: stopped by Ctrl-C or SIGTERM), on
+in every command (2: bad input; 128 + the signal when stopped, see `stop_signals`), on
 usage errors being one line like any other bad input, on `-k` selecting tests
 as pytest does, and on tables that are not cut to 80 columns in a log file.
 These live here, below every command, so that no command takes them from
@@ -21,10 +21,6 @@ from .errors import BadInput
 
 BAD_INPUT_EXIT_CODE = 2
 """Input the user can fix; pytest's own usage-error code, which `balgen fill` keeps."""
-INTERRUPTED_EXIT_CODE = 130
-"""128 + SIGINT, what a shell reports for a command Ctrl-C stopped."""
-TERMINATED_EXIT_CODE = 143
-"""128 + SIGTERM, what a shell reports for a process SIGTERM ended."""
 
 
 class OneLineParser(argparse.ArgumentParser):

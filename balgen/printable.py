@@ -13,6 +13,7 @@ it would be written into every result file.
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
 
 from .errors import BadInput
 
@@ -35,3 +36,19 @@ def check_test_id(test_id: str, where: str) -> None:
     """A test id that can be printed and written as it is; `BadInput` naming where it is otherwise."""
     if escaped(test_id) != test_id:
         raise BadInput(f"{where}: test id '{escaped(test_id)}' holds a control character or is not valid UTF-8")
+
+
+def without_surrogates(value: Any) -> Any:
+    """
+    JSON-like `value` with each lone surrogate in its strings replaced by its
+    escape text (`\\udcff`), so that it can be written as UTF-8 and read back:
+    a result must not be lost to a file name or a client message that is not
+    valid Unicode.
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {without_surrogates(key): without_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_surrogates(item) for item in value]
+    return value

@@ -606,16 +606,30 @@ def _wait_for_first_test(output: Path, process: subprocess.Popen[bytes]) -> None
     raise AssertionError("the replay did not complete a test")
 
 
-def test_sigterm_stops_geth_and_keeps_completed_tests(filled: Path, scratch: Path, tmp_path: Path) -> None:
+STOP_SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT]
+
+
+@pytest.mark.parametrize("stop", STOP_SIGNALS, ids=[stop.name for stop in STOP_SIGNALS])
+def test_a_stop_signal_stops_geth_and_keeps_what_was_measured(
+    filled: Path, scratch: Path, tmp_path: Path, stop: signal.Signals
+) -> None:
+    """
+    Ctrl-C, SIGTERM and (issue 17) SIGHUP and SIGQUIT: geth stopped, its datadir gone, the
+    completed tests kept and the interrupted one with the executions it had measured.
+    """
     output = tmp_path / "run"
     process = _replay_process(filled, scratch, output)
     _wait_for_first_test(output, process)
     assert geth_processes_under(scratch), "geth runs under the replay"
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=60) == 143, process.stderr.read() if process.stderr else ""
+    time.sleep(0.5)  # into the second test's executions
+    process.send_signal(stop)
+    assert process.wait(timeout=60) == 128 + stop, process.stderr.read() if process.stderr else ""
     assert process.stderr is not None and b"Traceback" not in process.stderr.read()
     run = results_on_disk(output)
-    assert run.state is RunState.INTERRUPTED and run.tests and all(t.verdict is Verdict.PASSED for t in run.tests)
+    *completed, interrupted = run.tests
+    assert run.state is RunState.INTERRUPTED and completed and all(t.verdict is Verdict.PASSED for t in completed)
+    assert interrupted.failure is not None and interrupted.failure.startswith("interrupted after "), interrupted
+    assert interrupted.executions, "the interrupted test keeps its executions"
     assert_no_geth_left(scratch)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,8 +146,8 @@ def test_a_stopped_export_says_so_in_one_line_and_writes_nothing(tmp_path: Path,
 
 def results_document(label: str, tests: dict[str, float]) -> dict[str, Any]:
     """A finished run's results.json with one passed test per (id, MGas/s), as `balgen replay` writes it."""
-    from balgen.replay.measurements import Execution, Role, benchmark_statistics
-    from balgen.replay.results import FixtureResult, RunResult, RunState, Verdict
+    from balgen.results.measurements import Execution, Role, benchmark_statistics
+    from balgen.results.results import FixtureResult, RunResult, RunState, Verdict
 
     results = []
     for test_id, mgas in tests.items():
@@ -296,3 +297,158 @@ def test_a_file_name_with_control_characters_is_printed_escaped(
     line = one_line(err, "inspect")
     assert code == 2 and "a\\x1b[31m\\nb: does not exist" in line, line
 
+
+
+# -- replay: bad input found before anything starts ------------------------------------------
+
+
+@pytest.fixture
+def suite(filled: Path, tmp_path: Path) -> Path:
+    """A copy of the filled suite that a test may break."""
+    return Path(shutil.copytree(filled, tmp_path / "fixtures"))
+
+
+def edit_engine_x(root: Path, change: Any) -> Path:
+    path = engine_x_file(root)
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document))
+    return path
+
+
+def replay_refuses(capsys: pytest.CaptureFixture[str], tmp_path: Path, *argv: str | Path) -> str:
+    """`balgen replay ARGV`: exit 2, one line, no output folder made; returns the line."""
+    output = tmp_path / "results"
+    code, err = balgen(capsys, "replay", *argv, *([] if "--output" in argv else ["--output", output]))
+    line = one_line(err, "replay")
+    assert code == 2, line
+    assert not output.exists()
+    return line
+
+
+def test_replay_refuses_a_file_name_that_is_not_utf8(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suite: Path
+) -> None:
+    source = engine_x_file(suite)
+    odd = source.parent / os.fsdecode(b"ser\xffial.json")
+    shutil.copy(source, odd)
+    line = replay_refuses(capsys, tmp_path, suite)
+    assert "ser\\udcffial.json: file name is not UTF-8" in line, line
+
+
+def test_a_result_with_a_lone_surrogate_is_written_and_read_back(tmp_path: Path) -> None:
+    """Whatever a client answers, the results stay writable (issue 17 item 1's class)."""
+    from balgen.replay.outputs import RunWriter
+    from balgen.results.results import RunResult
+
+    document = results_document("a", {"t1": 100.0})
+    run = RunResult.model_validate(document)
+    writer = RunWriter(tmp_path, run.model_copy(update={"tests": []}))
+    failed = run.tests[0].model_copy(update={"failure": "client said: bad \udcff byte", "path": "ser\udcffial.json"})
+    writer.test_finished(failed)
+    back = RunResult.model_validate_json((tmp_path / "results.json").read_text())
+    assert back.tests[0].failure == "client said: bad \\udcff byte" and back.tests[0].path == "ser\\udcffial.json"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "folder"])
+def test_replay_and_inspect_refuse_a_special_file_without_reading_it(tmp_path: Path, suite: Path, kind: str) -> None:
+    target = engine_x_file(suite).parent / "special.json"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        target.symlink_to(kind)
+    for command in ("replay", "inspect"):
+        completed = subprocess.run(
+            [sys.executable, "-m", "balgen.cli", command, str(suite), "-k", NAME, "--output", str(tmp_path / "out")]
+            if command == "replay" else [sys.executable, "-m", "balgen.cli", command, str(suite), "-k", NAME],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        line = one_line(completed.stderr, command)
+        assert completed.returncode == 2 and f"{target}: not a regular file" in line, line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1", "http://127.0.0.1:99999", "http://127.0.0.1:port", "http://\x00host", "ftp://127.0.0.1"]
+)
+@pytest.mark.parametrize("option", ["--engine-url", "--rpc-url"])
+def test_replay_refuses_a_malformed_url_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], filled: Path, url: str, option: str
+) -> None:
+    secret = tmp_path / "jwt.hex"
+    secret.write_text("ab" * 32)
+    urls = ["--engine-url", url] if option == "--engine-url" else ["--engine-url", "http://127.0.0.1:1", "--rpc-url", url]
+    line = replay_refuses(capsys, tmp_path, filled, *urls, "--jwt-secret", secret)
+    assert f"{option} " in line, line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=40), st.text(max_size=30).map(lambda rest: "http://" + rest)))
+def test_fuzz_urls_are_refused_in_one_line_or_usable_by_httpx(url: str) -> None:
+    import httpx
+
+    from balgen.replay.targets import check_http_url
+
+    try:
+        check_http_url(url, "--engine-url")
+    except BadInput as error:
+        assert str(error).startswith("--engine-url ") and "\n" not in str(error)
+        return
+    httpx.Request("POST", url)  # what the client will do with it: must not raise
+
+
+def test_replay_refuses_a_group_file_of_another_group(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suite: Path
+) -> None:
+    (group,) = (suite / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json")
+    document = json.loads(group.read_text())
+    document["testIds"] = ["some-other-test-1M"]
+    group.write_text(json.dumps(document))
+    line = replay_refuses(capsys, tmp_path, suite, "--format", "engine_x")
+    assert f"test {NAME}: {group.name} lists 1 other tests in testIds, not this one" in line, line
+
+
+def test_replay_refuses_repeat_past_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str], filled: Path) -> None:
+    line = replay_refuses(capsys, tmp_path, filled, "--repeat", "100000")
+    assert "--warmup 1 --repeat 100000: more than 10,000 executions per test" in line, line
+
+
+def test_replay_refuses_an_output_inside_the_fixture_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suite: Path
+) -> None:
+    line = replay_refuses(capsys, tmp_path, suite, "--output", suite / "results")
+    assert f"--output {suite / 'results'}: inside the fixture folder" in line, line
+    assert not (suite / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("case", "change", "words"),
+    [
+        ("test id with ESC", lambda d: d.update({"\x1b[31m" + NAME: d.pop(NAME)}), ["test id '\\x1b[31m"]),
+        ("test id with a newline", lambda d: d.update({NAME + "\nrow": d.pop(NAME)}), ["test id '" + NAME + "\\nrow'"]),
+        ("all payloads setup", lambda d: d[NAME]["engineNewPayloads"][-1].update({"phase": "setup"}), ["phase 'testing' must mark the last payload alone"]),
+        ("phase an object", lambda d: d[NAME]["engineNewPayloads"][0].update({"phase": {"x": 1}}), ["engineNewPayloads[0].phase: {'x': 1} is not 'setup' or 'testing'"]),
+        ("two testing payloads", lambda d: d[NAME]["engineNewPayloads"][0].update({"phase": "testing"}), ["not [0, "]),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_replay_refuses_unusual_fixtures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suite: Path, case: str, change: Any, words: list[str]
+) -> None:
+    edit_engine_x(suite, change)
+    line = replay_refuses(capsys, tmp_path, suite, "--format", "engine_x")
+    for word in words:
+        assert word in line, (case, line)
+
+
+def test_replay_and_inspect_refuse_duplicate_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str], suite: Path) -> None:
+    path = engine_x_file(suite)
+    text = path.read_text()
+    body = text[text.index("{", 1) : text.rindex("}")]  # the one fixture's object
+    path.write_text("{" + json.dumps(NAME) + ": " + body + ", " + json.dumps(NAME) + ": " + body + "}")
+    line = replay_refuses(capsys, tmp_path, suite)
+    assert f"{path}: malformed JSON: key '{NAME}' appears twice in one object" in line, line
+    code, err = balgen(capsys, "inspect", path)
+    assert code == 2 and "appears twice" in one_line(err, "inspect")

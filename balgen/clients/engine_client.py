@@ -12,15 +12,20 @@ payload's JSON encoding does not count as the client's execution time.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Generic, Self, TypeVar
 
 import httpx
 
+from ..printable import escaped
 from .jwt_auth import make_jwt_token
 
 T = TypeVar("T")
@@ -70,6 +75,36 @@ def _transport_problem(error: httpx.HTTPError, timeout: float) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
+class DeadlinePassed(Exception):
+    """A call's total deadline passed while its exchange was still going on."""
+
+
+@contextlib.contextmanager
+def call_deadline(seconds: float) -> Iterator[None]:
+    """
+    Raise `DeadlinePassed` in the block once `seconds` have passed, however
+    the time is spent. httpx's timeouts bound each connect, write and read
+    separately, so a server that trickles a byte every few seconds would hold
+    a call for ever; a real-time timer (SIGALRM) bounds the whole call. Only
+    the main thread receives signals; elsewhere httpx's own timeouts remain.
+    """
+    if threading.current_thread() is not threading.main_thread() or seconds <= 0:
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        raise DeadlinePassed()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class _JsonRpcEndpoint:
     """One HTTP JSON-RPC endpoint, with a kept-alive connection."""
 
@@ -80,8 +115,8 @@ class _JsonRpcEndpoint:
         # would add its handshake to every measured round trip.
         # A plain-http endpoint needs no TLS context; building one loads the CA
         # bundle (~15 ms), for each of the clients a `--cold` restart makes anew.
-        tls = url.lower().startswith("https://")
-        self._http = httpx.Client(timeout=timeout, headers=_JSON_HEADERS, verify=tls)
+        self._http_verify = url.lower().startswith("https://")
+        self._http = httpx.Client(timeout=timeout, headers=_JSON_HEADERS, verify=self._http_verify)
         self._ids = itertools.count(1)
 
     def close(self) -> None:
@@ -96,32 +131,51 @@ class _JsonRpcEndpoint:
             {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": list(params)},
             separators=(",", ":"),
         ).encode()
-        started = time.perf_counter_ns()
         try:
-            response = self._http.post(self.url, content=body, headers=headers)
+            with call_deadline(self.timeout):
+                started = time.perf_counter_ns()
+                response = self._http.post(self.url, content=body, headers=headers)
+                elapsed_ns = time.perf_counter_ns() - started
         except httpx.HTTPError as error:
             raise RpcTransportError(
                 f"{method} to {self.url}: {_transport_problem(error, self.timeout)}"
             ) from error
-        elapsed_ns = time.perf_counter_ns() - started
+        except DeadlinePassed:
+            self._reconnect()  # the cut-off exchange leaves its connection unusable
+            raise RpcTransportError(
+                f"{method} to {self.url}: no complete answer within {self.timeout:g} s (the total deadline of a call)"
+            ) from None
         return Timed(result=_result_of(method, response), elapsed_ns=elapsed_ns)
+
+    def _reconnect(self) -> None:
+        self._http.close()
+        self._http = httpx.Client(timeout=self.timeout, headers=_JSON_HEADERS, verify=self._http_verify)
+
+
+def _excerpt(response: httpx.Response) -> str:
+    """
+    The start of a reply that is no JSON-RPC answer, on one line: a web server's
+    HTML error page would otherwise put its every line into the one-line message.
+    """
+    text = " ".join(response.text[:400].split())
+    kind = response.headers.get("content-type", "").split(";")[0].strip()
+    described = f"{kind} reply: " if kind and kind != "application/json" else ""
+    return f"{described}{escaped(text[:200])}" + ("…" if len(text) > 200 else "")
 
 
 def _result_of(method: str, response: httpx.Response) -> Any:
     """The `result` member of a JSON-RPC reply, or the error it carries, raised."""
     if response.status_code in _HTTP_AUTH_REFUSED:
-        excerpt = response.text[:200].strip()
         raise RpcTransportError(
-            f"{method}: HTTP {response.status_code}: the client refused the JWT ({excerpt})"
+            f"{method}: HTTP {response.status_code}: the client refused the JWT ({_excerpt(response)})"
         )
     if response.status_code != 200:
-        excerpt = response.text[:200].strip()
-        raise RpcTransportError(f"{method}: HTTP {response.status_code}: {excerpt}")
+        raise RpcTransportError(f"{method}: HTTP {response.status_code}: {_excerpt(response)}")
     try:
         reply = response.json()
     except ValueError as decode_error:
         raise RpcTransportError(
-            f"{method}: reply is not JSON: {response.text[:200]!r}"
+            f"{method}: reply is not JSON: {_excerpt(response)}"
         ) from decode_error
     if not isinstance(reply, dict):
         raise RpcTransportError(f"{method}: reply is not a JSON-RPC object: {reply!r:.200}")

@@ -13,15 +13,11 @@ the client balgen started stopped).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import re
-import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 from rich.console import Console
 
@@ -31,16 +27,15 @@ from ..clients.geth_process import check_executable
 from ..clients.jwt_auth import read_jwt_secret
 from ..command_line import (
     BAD_INPUT_EXIT_CODE,
-    INTERRUPTED_EXIT_CODE,
-    TERMINATED_EXIT_CODE,
     OneLineParser,
     wide_console,
 )
 from ..errors import BadInput
+from ..printable import escaped
 from ..results.measurements import Execution
 from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
 from ..results.results import FixtureResult, RunResult, RunState
-from ..printable import escaped
+from ..stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
 from ..toolchain import pinned_geth
 from .fixtures import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
 from .outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
@@ -112,6 +107,12 @@ class ReplayRequest:
     keyword: str | None
 
 
+MAX_EXECUTIONS = 10_000
+"""Executions of one test's benchmark payload (`--warmup` + `--repeat`) at most: each is kept in
+memory and in results.json (about 5 kB), which is rewritten after every test, and at 1M gas a
+geth execution with its rollback takes about 40 ms, so 10,000 are already minutes per test."""
+
+
 def _options(args: argparse.Namespace) -> ReplayOptions:
     if args.warmup < 0:
         raise BadInput(f"--warmup {args.warmup}: must be 0 or more")
@@ -129,6 +130,9 @@ def _options(args: argparse.Namespace) -> ReplayOptions:
             raise BadInput(f"--repeat {args.repeat!r}: a count or auto") from None
         if repeat < 1:
             raise BadInput(f"--repeat {repeat}: must be 1 or more")
+    if args.warmup + repeat > MAX_EXECUTIONS:
+        option = f"--repeat-cap {repeat}" if auto else f"--repeat {repeat}"
+        raise BadInput(f"--warmup {args.warmup} {option}: more than {MAX_EXECUTIONS:,} executions per test")
     if args.drop_caches and (problem := drop_caches_problem()) is not None:
         raise BadInput(f"--drop-caches: {problem}")
     return ReplayOptions(
@@ -198,9 +202,24 @@ def checked_request(argv: Sequence[str]) -> ReplayRequest:
         check_networks(suite)
     else:
         target = target.probe()
+    output = args.output or default_output(label)
+    check_output_outside_fixtures(output, args.path)
     # Last: it creates the output folder, which no rejected command may leave behind.
-    output = prepare_output(args.output or default_output(label))
+    output = prepare_output(output)
     return ReplayRequest(suite, target, options, label, output, args.path, args.keyword)
+
+
+def check_output_outside_fixtures(output: Path, fixtures: Path) -> None:
+    """
+    Results written inside the fixture folder would be read as fixtures by
+    every later replay of it (`results.json` is JSON but no fixture), so
+    each would fail whatever `-k` selects.
+    """
+    if not fixtures.is_dir():
+        return  # a replay of one file reads no other
+    folder = fixtures.resolve()
+    if output.resolve().is_relative_to(folder):
+        raise BadInput(f"--output {output}: inside the fixture folder {folder}; its results would be read as fixtures")
 
 
 class _Fanout:
@@ -246,35 +265,6 @@ def new_run(request: ReplayRequest) -> RunResult:
     )
 
 
-class Terminated(BaseException):
-    """SIGTERM arrived: unwind like Ctrl-C, so the client is stopped and results kept."""
-
-
-@contextlib.contextmanager
-def _sigterm_unwinds() -> Iterator[None]:
-    """
-    Turn SIGTERM (a CI job cancelled, `timeout`, `kill`) into `Terminated`
-    for the block, so every `finally` runs: without it Python dies on the
-    spot and the geth it started, in its own session, would go on running.
-    The handler fires once; a second SIGTERM during the cleanup is ignored.
-    Signals can only be handled in the main thread; elsewhere nothing changes.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def terminate(signum: int, frame: FrameType | None) -> None:
-        del signum, frame
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise Terminated()
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
     """Run the replay, writing results as it goes; return them and the exit code."""
     try:
@@ -287,12 +277,11 @@ def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
     state = RunState.INTERRUPTED
     writable = True
     try:
-        with _sigterm_unwinds(), ReplayProgress(console, request.suite.test_count) as progress:
+        with ReplayProgress(console, request.suite.test_count) as progress:
             state = replay_suite(request.suite, request.target, request.options, _Fanout(progress, writer))
-    except (KeyboardInterrupt, Terminated) as stop:
-        how = "interrupted" if isinstance(stop, KeyboardInterrupt) else "terminated"
-        console.print(f"{how}: {len(writer.run.tests)} completed tests kept in {request.output}")
-        return writer.run, INTERRUPTED_EXIT_CODE if isinstance(stop, KeyboardInterrupt) else TERMINATED_EXIT_CODE
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP, SIGQUIT (stop_signals)
+        report_stop(f"balgen replay: {stop_name(stop)}; {len(writer.run.tests)} tests kept in {request.output}")
+        return writer.run, stop_exit_code(stop)
     except ResultsNotWritten as error:
         writable = False
         print(f"balgen replay: {error}; the run stopped after {len(writer.run.tests)} tests", file=sys.stderr)
@@ -316,10 +305,19 @@ def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
 
 
 def run_replay(argv: Sequence[str], console: Console | None = None) -> int:
-    """`balgen replay`: check the input (exit 2 on a problem), then run it."""
-    try:
-        request = checked_request(argv)
-    except BadInput as error:
-        print(f"balgen replay: {escaped(str(error))}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    return execute(request, console or wide_console())[1]
+    """
+    `balgen replay`: check the input (exit 2 on a problem), then run it. A
+    stop signal, from the first check (a slow `--engine-url` probe) to the
+    last result written, unwinds: the client balgen started is stopped and
+    the results say `interrupted`.
+    """
+    with stop_signals_unwind():
+        try:
+            request = checked_request(argv)
+        except BadInput as error:
+            print(f"balgen replay: {escaped(str(error))}", file=sys.stderr)
+            return BAD_INPUT_EXIT_CODE
+        except KeyboardInterrupt as stop:
+            report_stop(f"balgen replay: {stop_name(stop)} before the run started; nothing written")
+            return stop_exit_code(stop)
+        return execute(request, console or wide_console())[1]

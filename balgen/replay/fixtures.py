@@ -42,6 +42,7 @@ from ..fixtures.files import (
 )
 from ..fixtures.models import FixtureEnvironment
 from ..fixtures.test_ids import INFO_KEY as TEST_ID_KEY
+from ..printable import check_test_id
 from .payloads import PayloadDirective, is_hash, parse_payload_directives
 
 REPLAYABLE_FORMATS = (ENGINE, ENGINE_X)
@@ -83,6 +84,8 @@ class GenesisSource:
     """The pre-alloc group file, or the engine fixture file holding the genesis."""
     test_id: str | None
     """For an engine fixture: its key in `path`; None for a pre-alloc group."""
+    listed_test_ids: frozenset[str] | None = field(default=None, compare=False)
+    """The tests a pre-alloc group's `testIds` says it holds, where it says."""
 
     def load(self) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
         """
@@ -312,7 +315,9 @@ def read_pre_alloc_genesis(path: Path, first_parent_hash: str) -> GenesisSource:
         if document.get("chainId") is not None
         else 1
     )
-    return GenesisSource(network, chain_id, genesis_hash, path, None)
+    test_ids = document.get("testIds")
+    listed = frozenset(str(test_id) for test_id in test_ids) if isinstance(test_ids, list) else None
+    return GenesisSource(network, chain_id, genesis_hash, path, None, listed)
 
 
 def _engine_genesis(ref: FixtureRef, fixture: Mapping[str, Any], network: str) -> GenesisSource:
@@ -343,6 +348,11 @@ class _GenesisResolver:
         if path not in self._pre_allocs:
             self._pre_allocs[path] = read_pre_alloc_genesis(path, parent)
         genesis = self._pre_allocs[path]
+        if genesis.listed_test_ids is not None and ref.test_id not in genesis.listed_test_ids:
+            raise BadInput(
+                f"{where}: {path.name} lists {len(genesis.listed_test_ids)} other tests in testIds, not this one: "
+                f"the file named by preHash holds another group"
+            )
         if genesis.network != test.network:
             raise BadInput(f"{where}: network {test.network} differs from {path.name}'s {genesis.network}")
         if parent != genesis.genesis_hash:
@@ -360,6 +370,7 @@ def _refs_of_file(path: Path) -> Iterable[tuple[FixtureRef | str, Any]]:
     """(ref, fixture) for each replayable fixture, or (format, None) for a skipped one."""
     document = read_json_object(path)
     for test_id, fixture in document.items():
+        check_test_id(test_id, str(path))
         if not isinstance(fixture, Mapping):
             raise BadInput(f"{path}: test {test_id}: not a JSON object")
         found = fixture_format(fixture)

@@ -20,8 +20,11 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic_core import PydanticSerializationError
+
 from ..errors import BadInput
 from ..output_files import check_writable, write_text_atomically
+from ..printable import without_surrogates
 from ..results.measurements import Execution, Role
 from ..results.results import RESULTS_JSON, FixtureResult, RunResult, RunState
 from .fixtures import FixtureRef, ReplayGroup
@@ -221,7 +224,12 @@ class RunWriter:
             ) from None
 
     def _write_files(self) -> None:
-        write_text_atomically(self.output / RESULTS_JSON, self.run.model_dump_json(indent=1) + "\n")
+        try:
+            results_json = self.run.model_dump_json(indent=1)
+        except PydanticSerializationError:  # a lone surrogate (a non-UTF-8 file name, a client's message)
+            self.run = RunResult.model_validate(without_surrogates(self.run.model_dump()))
+            results_json = self.run.model_dump_json(indent=1)
+        write_text_atomically(self.output / RESULTS_JSON, results_json + "\n")
         write_text_atomically(
             self.output / EXECUTIONS_CSV,
             _csv_text(

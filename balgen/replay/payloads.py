@@ -9,7 +9,7 @@ through a run with the client's chain left at block 6.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +31,8 @@ class PayloadDirective:
     params: list[Any]
     new_payload_version: int
     forkchoice_updated_version: int
-    phase: str | None
-    """The fixture's "setup" / "testing" label; None if it has none."""
+    phase: Any
+    """The fixture's "setup" / "testing" label; None if it has none (checked by `check_phases`)."""
     block_number: int
     block_hash: str
     parent_hash: str
@@ -144,7 +144,35 @@ def parse_payload_directives(fixture: Mapping[str, Any]) -> tuple[PayloadDirecti
     entries = fixture.get("engineNewPayloads")
     if not isinstance(entries, list) or not entries:
         raise BadInput("no engineNewPayloads")
-    return tuple(
+    directives = tuple(
         parse_payload_directive(index, entry, f"engineNewPayloads[{index}]")
         for index, entry in enumerate(entries)
     )
+    check_phases(directives)
+    return directives
+
+
+SETUP_PHASE, TESTING_PHASE = "setup", "testing"
+
+
+def check_phases(directives: Sequence[PayloadDirective]) -> None:
+    """
+    The replay measures the last payload and sends the others once: where a
+    fixture labels its payloads with `phase` (balgen's do), the labels must
+    say the same, or the wrong block would be measured without a word.
+    """
+    labelled = [directive for directive in directives if directive.phase is not None]
+    for directive in labelled:
+        if directive.phase not in (SETUP_PHASE, TESTING_PHASE):
+            raise BadInput(
+                f"engineNewPayloads[{directive.index}].phase: {directive.phase!r:.80} is not "
+                f"{SETUP_PHASE!r} or {TESTING_PHASE!r}"
+            )
+    if not labelled:
+        return
+    testing = [directive.index for directive in labelled if directive.phase == TESTING_PHASE]
+    if testing != [directives[-1].index]:
+        raise BadInput(
+            f"engineNewPayloads: phase {TESTING_PHASE!r} must mark the last payload alone "
+            f"(the benchmark block), not {testing or 'none'}"
+        )

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape as markup_escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..printable import escaped
 from ..results.measurements import Distribution, Execution
 from ..results.results import FixtureResult, Verdict
 from .fixtures import FixtureRef, ReplayGroup, filled_with
@@ -88,8 +90,8 @@ class ReplayProgress:
         if median_ms is not None:
             line += f", newPayload median {median_ms / 1e6:.2f} ms"
         if result.failure:
-            line += f": {result.failure.splitlines()[0]}"
-        self.console.print(line, style=_VERDICT_STYLE[result.verdict], highlight=False, soft_wrap=True)
+            line += f": {escaped(result.failure.splitlines()[0])}"
+        self.console.print(line, style=_VERDICT_STYLE[result.verdict], highlight=False, soft_wrap=True, markup=False)
 
 
 def _ms(distribution: Distribution | None, scale: float = 1e6) -> str:
@@ -116,7 +118,7 @@ def summary_table(results: Sequence[FixtureResult], title: str) -> Table:
         stats = result.statistics
         verdict = (
             f"[{_VERDICT_STYLE[result.verdict]}]{result.verdict.value}"
-            + (f": {result.failure.splitlines()[0]}" if result.failure else "")
+            + (f": {markup_escape(escaped(result.failure.splitlines()[0]))}" if result.failure else "")
             + "[/]"
         )
         mgas = None if stats is None else stats.mgas_per_second
