@@ -27,7 +27,7 @@ from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .output_files import check_output_writable
 from .plugin import filled_names, stopped_by
 from .printable import escaped
-from .stop_signals import report_stop, stop_exit_code, stop_name
+from .stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
 from .toolchain import pinned_evm
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -106,12 +106,16 @@ def run_fill(argv: Sequence[str]) -> int:
     import pytest
 
     try:
-        args, extra = fill_parser().parse_known_args(argv)
-        output_existed = args.output.exists()
-        validate_fill_inputs(args)
+        with stop_signals_unwind():  # the t8n calibration takes seconds; a stop there leaves no scratch folder
+            args, extra = fill_parser().parse_known_args(argv)
+            output_existed = args.output.exists()
+            validate_fill_inputs(args)
     except BadInput as error:
         print(f"balgen fill: {escaped(str(error))}", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
+    except KeyboardInterrupt as stop:
+        report_stop(f"balgen fill: {stop_name(stop)} before filling; nothing written")
+        return stop_exit_code(stop)
     if extra[:1] == ["--"]:
         extra = extra[1:]
     code = int(pytest.main(pytest_arguments(args, extra)))

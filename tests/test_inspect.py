@@ -177,7 +177,7 @@ BAD_INPUTS = {
     ),
     "-k matching nothing": (lambda suite, tmp: suite, ["-k", "no_such_family"], "-k 'no_such_family' matches no fixture"),
     "missing t8n": (lambda suite, tmp: suite, ["-k", "greedy", "--retrace", "--evm-bin", "/nonexistent/evm"], "t8n binary not found"),
-    "unwritable plot": (lambda suite, tmp: suite, ["-k", "greedy", "--plot", "/nonexistent/dir/g.png"], "--plot: cannot write"),
+    "unwritable plot": (lambda suite, tmp: suite, ["-k", "greedy", "--plot", "/nonexistent/dir/g.png"], "--plot /nonexistent/dir/g.png: folder /nonexistent/dir does not exist"),
 }
 
 

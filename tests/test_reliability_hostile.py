@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from balgen.cli import main as balgen_main
@@ -452,3 +452,205 @@ def test_replay_and_inspect_refuse_duplicate_keys(tmp_path: Path, capsys: pytest
     assert f"{path}: malformed JSON: key '{NAME}' appears twice in one object" in line, line
     code, err = balgen(capsys, "inspect", path)
     assert code == 2 and "appears twice" in one_line(err, "inspect")
+
+
+# -- slow and odd servers ------------------------------------------------------------------
+
+
+class OddServer:
+    """A TCP server on 127.0.0.1 answering each connection the way `behaviour` says."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.behaviour = "trickle body"
+        self.delay = 0.2
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._closed = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while not self._closed.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(connection, self.behaviour, self.delay), daemon=True).start()
+
+    def _serve(self, connection: Any, behaviour: str, delay: float) -> None:
+        headers = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+        html = b"<!DOCTYPE HTML>\n<html>\n<head><title>Error response</title></head>\n<body>\n<h1>501</h1>\n</body>\n</html>\n"
+        try:
+            connection.recv(65536)
+            if behaviour == "trickle body":
+                connection.sendall(headers)
+                while not self._closed.wait(delay):
+                    connection.sendall(b" ")
+            elif behaviour == "trickle headers":
+                for byte in headers:
+                    if self._closed.wait(delay):
+                        break
+                    connection.sendall(bytes([byte]))
+            elif behaviour == "never answer":
+                self._closed.wait(30)
+            elif behaviour == "html page":
+                connection.sendall(
+                    b"HTTP/1.0 501 Unsupported method\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s" % (len(html), html)
+                )
+            elif behaviour == "garbage":
+                connection.sendall(b"\x00\xff\x1b[31m garbage\n" * 3)
+            elif behaviour == "late answer":
+                self._closed.wait(delay)
+                body = b'{"jsonrpc":"2.0","id":1,"result":"Odd/v1\\u001b[31m"}'
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        except OSError:
+            pass
+        finally:
+            connection.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        self._listener.close()
+
+
+@pytest.fixture
+def odd_server() -> Any:
+    server = OddServer()
+    yield server
+    server.close()
+
+
+BEHAVIOURS = ["trickle body", "trickle headers", "never answer", "html page", "garbage", "late answer", "close"]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(BEHAVIOURS), st.floats(0.05, 0.4))
+def test_fuzz_every_call_ends_within_its_deadline(odd_server: Any, behaviour: str, delay: float) -> None:
+    """Whatever the server does, a call returns or fails in one line within its timeout (plus slack)."""
+    from balgen.clients.engine_client import RpcClient, RpcError, RpcTransportError
+
+    odd_server.behaviour, odd_server.delay = behaviour, delay
+    timeout = 0.5
+    started = time.monotonic()
+    with RpcClient(odd_server.url, timeout=timeout) as client:
+        try:
+            client.client_version()
+        except (RpcTransportError, RpcError) as error:
+            assert "\n" not in str(error) and "\x1b" not in str(error), str(error)
+    assert time.monotonic() - started < timeout + 0.5, behaviour
+
+
+def test_replay_against_a_plain_web_server_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], filled: Path
+) -> None:
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+    import threading
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    secret = tmp_path / "jwt.hex"
+    secret.write_text("ab" * 32)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        line = replay_refuses(capsys, tmp_path, filled, "--engine-url", url, "--jwt-secret", secret)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert f"--engine-url {url}: engine_exchangeCapabilities: HTTP 501: text/html reply: <!DOCTYPE HTML>" in line, line
+
+
+def test_ctrl_c_while_a_slow_engine_url_is_probed_is_one_line(tmp_path: Path, filled: Path, odd_server: Any) -> None:
+    secret = tmp_path / "jwt.hex"
+    secret.write_text("ab" * 32)
+    odd_server.behaviour = "trickle body"
+    replay = subprocess.Popen(
+        [sys.executable, "-m", "balgen.cli", "replay", str(filled), "--engine-url", odd_server.url,
+         "--jwt-secret", str(secret), "--output", str(tmp_path / "out")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_until_catching(replay, signal.SIGINT)
+        time.sleep(1.5)  # in the probe: the server trickles its answer
+        replay.send_signal(signal.SIGINT)
+        _, err = replay.communicate(timeout=30)
+    finally:
+        replay.kill()
+    line = one_line(err, "replay")
+    assert replay.returncode == 130 and "interrupted before the run started" in line, line
+    assert not (tmp_path / "out").exists()
+
+
+# -- fuzzing file names and special files ----------------------------------------------------
+
+NAME_BYTES = st.binary(min_size=1, max_size=20).filter(lambda name: b"/" not in name and b"\x00" not in name)
+SPECIAL_KINDS = ["fifo", "/dev/zero", "/dev/null", "/dev/urandom", "dangling link", "folder", "link loop"]
+
+
+@pytest.fixture(scope="module")
+def engine_fixture_text(filled: Path) -> str:
+    return next((filled / "blockchain_tests_engine").glob(f"for_*/*/{NAME}.json")).read_text()
+
+
+@settings(max_examples=150, deadline=None)
+@given(NAME_BYTES, st.sampled_from(["", "sub/", ".hidden/"]))
+def test_fuzz_file_names(engine_fixture_text: str, name: bytes, folder: str) -> None:
+    """Any file name: refused in one printable line, or discovered and its results writable."""
+    import tempfile
+
+    from balgen.replay.fixtures import discover
+    from balgen.results.results import RunResult
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        target = root / folder / os.fsdecode(name + b".json")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(engine_fixture_text)
+        try:
+            suite = discover(root, NAME)
+        except BadInput as error:
+            message = str(error)
+            assert "not UTF-8" in message or folder == ".hidden/", message
+            return
+        (group,) = suite.groups
+        document = results_document("a", {NAME: 100.0})
+        document["tests"][0]["path"] = str(group.tests[0].path)
+        RunResult.model_validate(document).model_dump_json()  # the path can be written into results.json
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(SPECIAL_KINDS), st.sampled_from(["", "a/", "a/b/"]), st.booleans())
+def test_fuzz_special_files_in_the_tree(engine_fixture_text: str, kind: str, folder: str, selected: bool) -> None:
+    """A special file anywhere in the tree, selected by -k or not: one line naming it, never a hang."""
+    import tempfile
+
+    from balgen.inspect import fixtures_under
+    from balgen.replay.fixtures import discover
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "good.json").write_text(engine_fixture_text)
+        target = root / folder / "special.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "fifo":
+            os.mkfifo(target)
+        elif kind == "folder":
+            target.mkdir()
+        elif kind == "dangling link":
+            target.symlink_to(root / "nowhere")
+        elif kind == "link loop":
+            target.symlink_to(target)
+        else:
+            target.symlink_to(kind)
+        keyword = NAME if selected else "special"
+        for read in (lambda: discover(root, keyword), lambda: list(fixtures_under(root, keyword))):
+            with pytest.raises(BadInput) as refused:
+                read()
+            assert str(target) in str(refused.value) and "\n" not in str(refused.value)

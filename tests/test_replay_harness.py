@@ -728,8 +728,8 @@ def test_replay_of_geth_built_chains(tmp_path: Path, network: str) -> None:
         ("two_blocks", _fixture(network, chain, last)),
         ("sibling", _fixture(network, [sibling], sibling["params"][0]["blockHash"])),
         ("two_blocks_again", _fixture(network, chain, last)),
-        ("wrong_last_block", _fixture(network, chain[:1], last)),
-        ("repeated_block", _fixture(network, [chain[0], chain[0]], last)),
+        ("wrong_last_block", _fixture(network, [{**chain[0], "phase": "testing"}], last)),
+        ("repeated_block", _fixture(network, [chain[0], {**chain[0], "phase": "testing"}], last)),
     ]
     pre_alloc = {"network": network, "chainId": "0x01", "genesis": genesis, "pre": pre}
     folder = _write_engine_x(tmp_path / "engine_x", pre_alloc, fixtures)
