@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from balgen.cli import main as balgen_main
 from balgen.errors import BadInput
+from balgen.printable import escaped
 from balgen.fill_options import MAX_GAS_VALUE, MIN_GAS_VALUE, parse_gas_values
 from balgen.workload import gas_millions
 
@@ -595,13 +596,14 @@ SPECIAL_KINDS = ["fifo", "/dev/zero", "/dev/null", "/dev/urandom", "dangling lin
 
 
 @pytest.fixture(scope="module")
-def engine_fixture_text(filled: Path) -> str:
-    return next((filled / "blockchain_tests_engine").glob(f"for_*/*/{NAME}.json")).read_text()
+def engine_fixture(filled: Path) -> Path:
+    """The self-contained `blockchain_test_engine` file (no pre-alloc group needed)."""
+    return next((filled / "blockchain_tests_engine").glob(f"for_*/*/{NAME}.json"))
 
 
 @settings(max_examples=150, deadline=None)
 @given(NAME_BYTES, st.sampled_from(["", "sub/", ".hidden/"]))
-def test_fuzz_file_names(engine_fixture_text: str, name: bytes, folder: str) -> None:
+def test_fuzz_file_names(engine_fixture: Path, name: bytes, folder: str) -> None:
     """Any file name: refused in one printable line, or discovered and its results writable."""
     import tempfile
 
@@ -612,12 +614,14 @@ def test_fuzz_file_names(engine_fixture_text: str, name: bytes, folder: str) -> 
         root = Path(scratch)
         target = root / folder / os.fsdecode(name + b".json")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(engine_fixture_text)
+        shutil.copy(engine_fixture, target)
         try:
             suite = discover(root, NAME)
         except BadInput as error:
             message = str(error)
-            assert "not UTF-8" in message or folder == ".hidden/", message
+            hidden = folder == ".hidden/" or name.startswith(b".")  # hidden files are not fixtures
+            assert "not UTF-8" in message or (hidden and "matches no replayable fixture" in message), message
+            assert escaped(message) == message, message
             return
         (group,) = suite.groups
         document = results_document("a", {NAME: 100.0})
@@ -627,7 +631,7 @@ def test_fuzz_file_names(engine_fixture_text: str, name: bytes, folder: str) -> 
 
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(SPECIAL_KINDS), st.sampled_from(["", "a/", "a/b/"]), st.booleans())
-def test_fuzz_special_files_in_the_tree(engine_fixture_text: str, kind: str, folder: str, selected: bool) -> None:
+def test_fuzz_special_files_in_the_tree(engine_fixture: Path, kind: str, folder: str, selected: bool) -> None:
     """A special file anywhere in the tree, selected by -k or not: one line naming it, never a hang."""
     import tempfile
 
@@ -636,7 +640,7 @@ def test_fuzz_special_files_in_the_tree(engine_fixture_text: str, kind: str, fol
 
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        (root / "good.json").write_text(engine_fixture_text)
+        shutil.copy(engine_fixture, root / "good.json")
         target = root / folder / "special.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         if kind == "fifo":

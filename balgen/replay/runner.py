@@ -483,7 +483,7 @@ def replay_test(
     except KeyboardInterrupt:  # the run stops, but what this test measured is kept
         done = len(replay.executions)
         reason = f"interrupted after {done} of {len(test.setup) + total} payload executions"
-        observer.test_finished(_result(ref, genesis_hash, reason, test=test, executions=replay.executions, started=started))
+        observer.test_finished(_result(ref, genesis_hash, reason, test=test, replay=replay, started=started))
         raise
     except (RpcTransportError, ClientLost) as error:
         reason = str(error) if isinstance(error, ClientLost) else f"no answer from the client: {error}"

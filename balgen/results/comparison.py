@@ -258,8 +258,8 @@ def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float =
         )
         for test in test_ids
     )
-    for run, deltas in zip(runs[1:], deltas_by_run, strict=True):
-        if not deltas:
+    for run, changes in zip(runs[1:], changes_by_run, strict=True):
+        if not changes:
             raise BadInput(
                 f"{run.name} ({run.path}) and the baseline {runs[0].name} ({runs[0].path}) have no passed, "
                 "measured test in common: nothing to compare"
