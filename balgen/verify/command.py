@@ -24,11 +24,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..command_line import BAD_INPUT_EXIT_CODE, INTERRUPTED_EXIT_CODE, OneLineParser, keyword_matcher, matches, wide_console
+from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, matches, wide_console
 from ..errors import BadInput
 from ..fixtures.files import ENGINE, ENGINE_X, fixture_files, fixture_format, read_json_object
 from ..fixtures.models import BlockchainFixture
+from ..printable import escaped
 from ..replay.fixtures import Suite
+from ..stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
 from ..toolchain import pinned_evm, pinned_geth, pinned_revme
 from .engine_import import engine_outcomes, engine_suite
 from .evm_runners import RunningVerifiers
@@ -242,20 +244,21 @@ def verify(path: Path, selection: Selection, tools: Tools, console: Console) -> 
 
 
 def run_verify(argv: Sequence[str], console: Console | None = None) -> int:
-    """`balgen verify`'s entry point."""
+    """`balgen verify`'s entry point; Ctrl-C, SIGTERM, SIGHUP and SIGQUIT stop it alike (`stop_signals`)."""
     try:
-        args = verify_parser().parse_args(argv)
-        if not args.path.exists():
-            raise BadInput(f"{args.path}: does not exist")
-        selection = Selection(args.keyword)
-        tools = tools_for(args.without, args.evm_bin, args.revme_bin, args.geth_bin)
-        return verify(args.path, selection, tools, console or wide_console())
+        with stop_signals_unwind():
+            args = verify_parser().parse_args(argv)
+            if not args.path.exists():
+                raise BadInput(f"{args.path}: does not exist")
+            selection = Selection(args.keyword)
+            tools = tools_for(args.without, args.evm_bin, args.revme_bin, args.geth_bin)
+            return verify(args.path, selection, tools, console or wide_console())
     except BadInput as error:
-        print(f"balgen verify: {error}", file=sys.stderr)
+        print(f"balgen verify: {escaped(str(error))}", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
-    except KeyboardInterrupt:
-        print("balgen verify: interrupted", file=sys.stderr)
-        return INTERRUPTED_EXIT_CODE
+    except KeyboardInterrupt as stop:
+        report_stop(f"balgen verify: {stop_name(stop)}")
+        return stop_exit_code(stop)
 
 
 def verify_filled(output: Path, names: frozenset[str], console: Console) -> int:
