@@ -19,6 +19,7 @@ USAGE_ERRORS = {
     "export": ["export", "spamoor", "--output"],
     "devnet-check": ["devnet-check", "--rpc-url"],
     "devnet-genesis": ["devnet-genesis", "--output"],
+    "verify": ["verify", "--without"],
 }
 
 
