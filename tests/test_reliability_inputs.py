@@ -153,12 +153,12 @@ def _missing(field: str) -> Breaker:
 
 def _missing_transactions(root: Path, _: Path) -> tuple[list[str], list[str]]:
     edit_fixture(engine_x(root), lambda f: payload(f).pop("transactions"))
-    return [str(root)], [f"test {NAME}", "engineNewPayloads[1]: execution payload has no transactions list"]
+    return [str(root)], [f"test {NAME}", "engineNewPayloads[1].params[0].transactions: Field required"]
 
 
 def _missing_block_number(root: Path, _: Path) -> tuple[list[str], list[str]]:
     edit_fixture(engine_x(root), lambda f: payload(f, 0).pop("blockNumber"))
-    return [str(root)], [f"test {NAME}", "engineNewPayloads[0].blockNumber: None is not a number"]
+    return [str(root)], [f"test {NAME}", "engineNewPayloads[0].params[0].blockNumber: Field required"]
 
 
 def _missing_environment(root: Path, _: Path) -> tuple[list[str], list[str]]:
@@ -181,7 +181,7 @@ def _bad_hash(root: Path, _: Path) -> tuple[list[str], list[str]]:
 
 def _short_block_hash(root: Path, _: Path) -> tuple[list[str], list[str]]:
     edit_fixture(engine_x(root), lambda f: payload(f).update({"blockHash": "0x" + "ab" * 31}))
-    return [str(root)], [f"test {NAME}", "engineNewPayloads[1]: execution payload blockHash '0xabab", "is not a 32-byte hex hash"]
+    return [str(root)], [f"test {NAME}", "engineNewPayloads[1].params[0].blockHash: 31 bytes, expected 32"]
 
 
 def _bad_transaction_hex(root: Path, _: Path) -> tuple[list[str], list[str]]:

@@ -501,14 +501,13 @@ def _replay(path: Path, temp_parent: Path, **options: Any) -> _Collected:
 
 
 def _bogus_payload_entry(version: int, parent: str) -> dict[str, Any]:
-    """A payload entry on `parent` that geth must refuse (it lacks required fields)."""
+    """A well-formed payload entry on `parent` that geth must refuse (its block hash is not its header's)."""
     payload = {
-        "parentHash": parent,
-        "blockNumber": "0x1",
-        "blockHash": "0x" + "ab" * 32,
-        "gasUsed": "0x0",
-        "transactions": [],
-    }
+        "parentHash": parent, "feeRecipient": "0x" + "00" * 20, "stateRoot": ZERO32, "receiptsRoot": ZERO32,
+        "logsBloom": "0x" + "00" * 256, "blockNumber": "0x1", "gasLimit": "0x1000000", "gasUsed": "0x0",
+        "timestamp": "0xc", "extraData": "0x", "prevRandao": ZERO32, "baseFeePerGas": "0x7", "blobGasUsed": "0x0",
+        "excessBlobGas": "0x0", "blockHash": "0x" + "ab" * 32, "transactions": [], "withdrawals": [],
+    }  # fmt: skip
     return {
         "params": [payload, [], ZERO32, []],
         "newPayloadVersion": str(version),
@@ -559,9 +558,9 @@ def test_replay_reports_each_failed_test_and_goes_on(tmp_path: Path) -> None:
         assert test.genesis_hash == header["hash"]
         assert test.failure is not None
         assert test.failure.startswith(
-            "payload 0 (block 1), measured execution 1: engine_newPayloadV4 returned error -32602"
+            "payload 0 (block 1), measured execution 1: engine_newPayloadV4 returned INVALID: blockhash mismatch"
         )
-        assert test.executions == []
+        assert [execution.payload_index for execution in test.executions] == [0], "only the refused call"
     assert not list(scratch.iterdir())
 
     (folder / "test_malformed.json").write_text(

@@ -11,6 +11,7 @@ import csv
 import json
 import socket
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -139,9 +140,16 @@ def test_fixture_name_is_benchmarkoor_fetchs(test_id: str, name: str) -> None:
 
 
 def _payload(number: int, parent: str, block_hash: str) -> dict[str, Any]:
+    """A complete Prague `engineNewPayloads` entry (the values need not form a valid block)."""
+    execution_payload = {
+        "parentHash": parent, "feeRecipient": "0x" + "00" * 20, "stateRoot": "0x" + "02" * 32,
+        "receiptsRoot": "0x" + "04" * 32, "logsBloom": "0x" + "00" * 256, "blockNumber": hex(number),
+        "gasLimit": "0x1000000", "gasUsed": "0x5208", "timestamp": hex(12 * number), "extraData": "0x",
+        "prevRandao": "0x" + "00" * 32, "baseFeePerGas": "0x7", "blobGasUsed": "0x0", "excessBlobGas": "0x0",
+        "blockHash": block_hash, "transactions": ["0x02"], "withdrawals": [],
+    }
     return {
-        "params": [{"parentHash": parent, "blockHash": block_hash, "blockNumber": hex(number),
-                    "gasUsed": "0x5208", "transactions": ["0x02"]}, [], "0x" + "00" * 32, []],
+        "params": [execution_payload, [], "0x" + "00" * 32, []],
         "newPayloadVersion": "4", "forkchoiceUpdatedVersion": "3", "phase": "testing",
     }  # fmt: skip
 
@@ -259,7 +267,7 @@ def _bad_input_cases(root: Path) -> list[tuple[list[str], str]]:
         ([str(root / "broken.json")], "broken.json: malformed JSON: Expecting value (line 1 column 19)"),
         ([str(root / "unknown.json")], "unknown.json: test t: unknown fixture format"),
         ([str(root / "orphan")], "preHash 0x00ff: no pre_alloc/0x00ff.json"),
-        ([str(root / "bad-payload.json")], "test t: engineNewPayloads[0]: execution payload has no transactions list"),
+        ([str(root / "bad-payload.json")], "test t: engineNewPayloads[0].params[0].parentHash: Field required"),
         ([str(suite), "-k", "nothing"], "-k 'nothing' matches no replayable fixture"),
         ([str(suite), "-k", "and ("], "-k 'and ('"),
         ([str(suite), "--repeat", "0"], "--repeat 0: must be 1 or more"),
@@ -491,3 +499,50 @@ def test_measured_speedup_is_set_against_the_dependency_graphs_bound(tmp_path: P
     text = (tmp_path / "r" / "report.md").read_text()
     assert "## Measured speedup against the dependency graph's bound" in text
     assert "| wide | parallel | 5.00x | 2.50x | 50% | faster |" in text
+
+
+# -- malformed payload fields (issue 17, item 8) -------------------------------
+
+MALFORMED_PAYLOAD_FIELDS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "gasLimit null": (lambda e: e["params"][0].update(gasLimit=None), "params[0].gasLimit: not a number: None"),
+    "gasLimit over 64 bits": (
+        lambda e: e["params"][0].update(gasLimit=hex(2**64)), "params[0].gasLimit: does not fit in 64 bits"
+    ),
+    "blockNumber over 64 bits": (
+        lambda e: e["params"][0].update(blockNumber="0x" + "f" * 17), "params[0].blockNumber: does not fit in 64 bits"
+    ),
+    "million-digit stateRoot": (
+        lambda e: e["params"][0].update(stateRoot="0x" + "1" * 1_000_000),
+        "params[0].stateRoot: 500000 bytes, expected 32",
+    ),
+    "19-byte feeRecipient": (
+        lambda e: e["params"][0].update(feeRecipient="0x" + "00" * 19), "params[0].feeRecipient: 19 bytes, expected 20"
+    ),
+    "short logsBloom": (lambda e: e["params"][0].update(logsBloom="0x00"), "params[0].logsBloom: 1 bytes, expected 256"),
+    "withdrawals null": (lambda e: e["params"][0].update(withdrawals=None), "params[0].withdrawals: Input should be a valid list"),
+    "nested transaction list": (
+        lambda e: e["params"][0].update(transactions=[["0x02"]]), "params[0].transactions[0]: not hex data"
+    ),
+    "unknown newPayloadVersion": (lambda e: e.update(newPayloadVersion="99"), "newPayloadVersion: Input should be '1'"),
+    "unknown forkchoiceUpdatedVersion": (
+        lambda e: e.update(forkchoiceUpdatedVersion="7"), "forkchoiceUpdatedVersion: Input should be '1'"
+    ),
+    "beacon root of 31 bytes": (lambda e: e["params"].__setitem__(2, "0x" + "00" * 31), "params[2]: 31 bytes, expected 32"),
+    "phase an object": (lambda e: e.update(phase={"a": 1}), "phase: Input should be 'setup' or 'testing'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_PAYLOAD_FIELDS))
+def test_a_malformed_payload_field_is_bad_input_naming_file_test_and_field(case: str, tmp_path: Path) -> None:
+    """Read through the typed model, every field is checked before anything reaches a client."""
+    mutate, complaint = MALFORMED_PAYLOAD_FIELDS[case]
+    suite = _suite(tmp_path)
+    path = suite / "x" / "for_prague" / "a.json"
+    document = json.loads(path.read_text())
+    mutate(document["beta-1M"]["engineNewPayloads"][0])
+    path.write_text(json.dumps(document))
+    with pytest.raises(BadInput) as raised:
+        discover(path)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: test beta-1M: engineNewPayloads[0].{complaint}"), message
+    assert "\n" not in message and len(message) < 300, message

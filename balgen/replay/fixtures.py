@@ -8,7 +8,8 @@ shared `pre_alloc/<preHash>.json` group). Tests are grouped by genesis, since
 one client instance serves every test built on the same genesis.
 
 Everything is checked before the first payload is sent (JSON syntax, the
-format, every payload entry down to the hex of each value, the hashes, the
+format, every payload entry through its typed model down to the length and
+range of each value, the hashes, the
 blob schedule, the pre-alloc reference, the genesis header and every `pre`
 account as balgen's geth will take them): a bad fixture is one line naming
 the file, the test and the field, exit code 2, and no half-finished run. Only

@@ -13,8 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..clients.genesis import parse_quantity
+from pydantic import ValidationError
+
 from ..errors import BadInput
+from ..fixtures.models import FixtureEngineNewPayload
 
 VALID = "VALID"
 INVALID = "INVALID"
@@ -65,14 +67,6 @@ def is_hash(value: Any) -> bool:
     return isinstance(value, str) and _HASH.fullmatch(value) is not None
 
 
-def _hash_field(payload: Mapping[str, Any], key: str, where: str) -> str:
-    """A 32-byte hash of the execution payload, lower-cased."""
-    value = payload.get(key)
-    if not is_hash(value):
-        raise BadInput(f"{where}: execution payload {key} {value!r:.80} is not a 32-byte hex hash")
-    return str(value).lower()
-
-
 def check_engine_values(params: list[Any], where: str) -> None:
     """
     Every value in a payload's params must be `0x` hex (Engine API
@@ -96,46 +90,59 @@ def check_engine_values(params: list[Any], where: str) -> None:
             raise BadInput(f"{path}: {value!r:.80} is not 0x-prefixed hex")
 
 
-def _error_code(value: Any, where: str) -> int | None:
+def _error_code(value: str | None, where: str) -> int | None:
     """The expected JSON-RPC error code, which fixtures write as number or text."""
     if value is None:
         return None
     try:
-        return int(str(value), 0)
+        return int(value, 0)
     except ValueError:
         raise BadInput(f"{where}.errorCode: {value!r} is not a number") from None
 
 
+def first_validation_problem(error: ValidationError) -> str:
+    """
+    One line from a model's validation error: the most specific problem (the
+    deepest field; a payload that fails every `params` shape fails deepest in
+    the shape its length matches), as `field.path: message`.
+    """
+    problem = max(error.errors(), key=lambda item: len(item["loc"]))
+    path = ""
+    for part in problem["loc"]:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif "[" not in part:  # a union member's name, not a field
+            path += f".{part}"
+    message = problem["msg"].removeprefix("Value error, ")
+    return f"{path.lstrip('.')}: {message}"
+
+
 def parse_payload_directive(index: int, entry: Any, where: str) -> PayloadDirective:
-    """Check one `engineNewPayloads` entry and pull out what the replay needs."""
+    """Check one `engineNewPayloads` entry through its model and pull out what the replay needs."""
     if not isinstance(entry, Mapping):
         raise BadInput(f"{where}: not an object")
     params = entry.get("params")
     if not isinstance(params, list) or not params or not isinstance(params[0], Mapping):
         raise BadInput(f"{where}: params must be a list starting with the execution payload")
-    payload = params[0]
-    transactions = payload.get("transactions")
-    if not isinstance(transactions, list):
-        raise BadInput(f"{where}: execution payload has no transactions list")
     check_engine_values(params, where)
-    validation_error = entry.get("validationError")
+    try:
+        model = FixtureEngineNewPayload.model_validate(entry)
+    except ValidationError as error:
+        raise BadInput(f"{where}.{first_validation_problem(error)}") from None
+    payload = model.params[0]
     return PayloadDirective(
         index=index,
-        params=list(params),
-        new_payload_version=parse_quantity(
-            entry.get("newPayloadVersion"), f"{where}.newPayloadVersion"
-        ),
-        forkchoice_updated_version=parse_quantity(
-            entry.get("forkchoiceUpdatedVersion"), f"{where}.forkchoiceUpdatedVersion"
-        ),
-        phase=entry.get("phase"),
-        block_number=parse_quantity(payload.get("blockNumber"), f"{where}.blockNumber"),
-        block_hash=_hash_field(payload, "blockHash", where),
-        parent_hash=_hash_field(payload, "parentHash", where),
-        gas_used=parse_quantity(payload.get("gasUsed"), f"{where}.gasUsed"),
-        transaction_count=len(transactions),
-        validation_error=None if validation_error is None else str(validation_error),
-        error_code=_error_code(entry.get("errorCode"), where),
+        params=list(params),  # sent as the fixture has them, once the model accepted them
+        new_payload_version=int(model.new_payload_version),
+        forkchoice_updated_version=int(model.forkchoice_updated_version),
+        phase=model.phase,
+        block_number=payload.block_number,
+        block_hash="0x" + payload.block_hash.hex(),
+        parent_hash="0x" + payload.parent_hash.hex(),
+        gas_used=payload.gas_used,
+        transaction_count=len(payload.transactions),
+        validation_error=model.validation_error,
+        error_code=_error_code(model.error_code, where),
     )
 
 
