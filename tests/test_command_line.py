@@ -16,7 +16,6 @@ USAGE_ERRORS = {
     "replay": ["replay", "--output"],
     "report": ["report", "--output"],
     "genesis": ["genesis", "--output"],
-    "verify": ["verify", "fixtures", "--evm-bin"],
     "export": ["export", "spamoor", "--output"],
     "devnet-check": ["devnet-check", "--rpc-url"],
     "devnet-genesis": ["devnet-genesis", "--output"],
