@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..bytecode import (
-    ADD, ADDRESS, CALLDATALOAD, CODECOPY, DUP1, DUP2, DUP3, DUP4, GAS, GT, ISZERO, JUMP, JUMPDEST, JUMPI, LT,
+    ADD, ADDRESS, CALLDATALOAD, CODECOPY, DUP1, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE, DUP2, DUP3, DUP4, GAS, GT, ISZERO, JUMP, JUMPDEST, JUMPI, LT,
     MSTORE, MUL, POP, PUSH0, RETURN, SHA3, SHL, STOP, SUB, SWAP1, SWAP2, XOR, Op, push, static_gas,
 )
 from ..forks import TX_GAS_LIMIT_CAP
@@ -278,8 +278,9 @@ def probe_gas(block: CalibrationBlock, gas: GasCosts) -> tuple[int, int]:
     execution = gas.tx_base + sum(static_gas(list(segment.items)) for segment in segments)
     execution += gas.cold_sload + gas.warm_sload + gas.sstore_update_warm + gas.sstore_update_cold + gas.sstore_set_cold
     execution += gas.memory_expansion(96) + 6 * gas.keccak_word + 2 * gas.copy_word
-    cold_reads = 3 * (gas.cold_account_access - 100) + 2 * gas.code_read + 2 * gas.copy_word
-    execution += cold_reads
+    # EXTCODE*'s warm access is in the static table; a cold one adds the rest of the cold access.
+    execution += sum(gas.cold_account_access - op.gas for op in (EXTCODEHASH, EXTCODESIZE, EXTCODECOPY))
+    execution += 2 * gas.code_read + 2 * gas.copy_word
     state = gas.sstore_set_state
     for size in CREATED_CODE_SIZES:
         init_words = words(len(init_code(size)))
