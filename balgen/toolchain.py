@@ -43,3 +43,8 @@ def release_bin(version: str) -> Path:
 def pinned_revme() -> Path:
     """The second EVM `balgen verify` runs (`revme`, pinned in scripts/install-tools.sh)."""
     return tools_bin() / "revme"
+
+
+def bundled_reth() -> Path:
+    """The reth build `scripts/install-tools.sh` unpacks when `../shared/clients/reth-*.gz` exists."""
+    return tools_bin() / "reth"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n) and `geth`, and revm's `revme`
 # (the second EVM `balgen verify` runs); and go-ethereum v1.17.5's pair (an earlier Amsterdam, for the
-# tests that fill and import with it) into tools/v1.17.5/bin. Each is skipped when it is there at its
+# tests that fill and import with it) into tools/v1.17.5/bin; and the shared reth build (the second
+# client the replay tests use) when ../shared/clients has one. Each is skipped when it is there at its
 # pinned version.
 set -euo pipefail
 version="v1.17.8"
@@ -28,6 +29,19 @@ install_go_ethereum() {
 
 install_go_ethereum "$version" "$bin"
 install_go_ethereum "$earlier_version" "$root/tools/$earlier_version/bin"
+
+# A prebuilt reth (../shared/clients/README.md says how it was built), unpacked once per archive.
+for archive in "$root"/../shared/clients/reth-*.gz; do
+  [[ -f "$archive" ]] || continue
+  reth_stamp="$bin/.$(basename "$archive" .gz)"
+  if [[ ! ( -x "$bin/reth" && -f "$reth_stamp" ) ]]; then
+    echo "install-tools: unpacking $(basename "$archive") into tools/bin/reth"
+    gunzip -c "$archive" > "$bin/reth.partial"
+    chmod +x "$bin/reth.partial"
+    mv "$bin/reth.partial" "$bin/reth"
+    touch "$reth_stamp"
+  fi
+done
 
 if [[ ! ( -x "$bin/revme" && -f "$revme_stamp" ) ]]; then
   if ! command -v cargo >/dev/null; then

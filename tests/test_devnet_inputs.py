@@ -10,7 +10,7 @@ from balgen.devnet.chain_fit import header_problem, system_contract_problem
 from balgen.devnet.command import run_devnet_check
 from balgen.export.command import run_export
 from balgen.forks import AMSTERDAM, OSAKA
-from balgen.clients.geth_process import free_loopback_ports
+from balgen.clients.client_process import free_loopback_ports
 
 WORKLOAD = "serial_chain-max-1M"
 AMSTERDAM_CONTRACTS = {

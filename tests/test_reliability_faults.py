@@ -30,20 +30,22 @@ from typing import Any
 
 import httpx
 import pytest
-from fill_runs import fill_fixtures
 
-from balgen.clients import geth_process
-from balgen.clients.genesis import write_geth_genesis
-from balgen.clients.geth_process import GethProcess
-from balgen.clients.jwt_auth import make_jwt_token
+from balgen.clients import client_process
 from balgen.replay.command import run_replay
 from balgen.replay.fixtures import FixtureRef, ReplayGroup, discover
-from balgen.replay.outputs import RunWriter, prepare_output
-from balgen.replay.runner import ReplayOptions, replay_suite
-from balgen.replay.targets import ManagedGeth
+from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
+from balgen.clients.client_presets import GETH as GETH_PRESET
+from balgen.clients.client_process import ClientProcess
+from balgen.clients.jwt_auth import make_jwt_token
 from balgen.results.measurements import Execution
-from balgen.results.results import RESULTS_JSON, FixtureResult, RunResult, RunState, Verdict
+from balgen.replay.outputs import RESULTS_JSON, RunWriter, prepare_output
+from balgen.results.results import FixtureResult, RunResult, RunState, Verdict
+from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.targets import ManagedClient
 from balgen.toolchain import pinned_geth
+
+from fill_runs import fill_fixtures
 
 pytestmark = [
     pytest.mark.integration,
@@ -195,7 +197,7 @@ def replay(
     writer = RunWriter(prepare_output(output), new_run_header(folder, options))
     state = RunState.INTERRUPTED
     try:
-        managed = ManagedGeth(pinned_geth(), temp_parent=scratch, **target)
+        managed = ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=scratch, **target)
         state = replay_suite(discover(folder, keyword), managed, options, Fanout(writer, *observers))
     finally:
         writer.finish(state)
@@ -289,8 +291,8 @@ def test_a_stopped_geth_is_continued_and_exits_cleanly(filled: Path, scratch: Pa
     """A SIGSTOPped geth ignores the stop signal until continued: balgen continues it, so it ends cleanly, not by SIGKILL."""
     (group,) = discover(filled).groups
     header, pre = group.genesis.load()
-    write_geth_genesis(scratch / "genesis.json", group.genesis.network, header, pre)
-    geth = GethProcess(pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
+    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    geth = ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
     with geth:
         assert geth.pid is not None
         os.kill(geth.pid, signal.SIGSTOP)
@@ -313,21 +315,21 @@ def test_a_stop_signal_before_geth_handles_it_is_ignored_not_fatal(
     """
     (group,) = discover(filled).groups
     header, pre = group.genesis.load()
-    write_geth_genesis(scratch / "genesis.json", group.genesis.network, header, pre)
-    spawn = GethProcess._spawn_node
+    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    spawn = ClientProcess._spawn_node
     signalled: list[int] = []
 
-    def spawn_and_signal_early(self: GethProcess) -> None:
+    def spawn_and_signal_early(self: ClientProcess) -> None:
         spawn(self)
         assert self._process is not None
         deadline = time.monotonic() + 30
         while not self._log_since_spawn() and time.monotonic() < deadline:
             time.sleep(0.001)
-        self._process.send_signal(geth_process.STOP_SIGNAL)
+        self._process.send_signal(signal.SIGINT)
         signalled.append(self._process.pid)
 
-    monkeypatch.setattr(GethProcess, "_spawn_node", spawn_and_signal_early)
-    geth = GethProcess(pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
+    monkeypatch.setattr(ClientProcess, "_spawn_node", spawn_and_signal_early)
+    geth = ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
     with geth:  # raises if the early signal killed it before it answered
         geth.restart()  # the same again on the restarted node
     assert len(signalled) == 2 and geth.returncode == 0
@@ -401,14 +403,14 @@ def _proxy(upstream: str, rule: Callable[..., Any]) -> ThreadingHTTPServer:
 
 
 @pytest.fixture
-def user_geth(filled: Path, tmp_path: Path) -> Iterator[GethProcess]:
+def user_geth(filled: Path, tmp_path: Path) -> Iterator[ClientProcess]:
     """A geth the user runs, on the suite's genesis (balgen must never stop it)."""
     (group,) = discover(filled).groups
     header, pre = group.genesis.load()
     own = tmp_path / "user-geth"
     own.mkdir()
-    write_geth_genesis(own / "genesis.json", group.genesis.network, header, pre)
-    with GethProcess(pinned_geth(), own / "genesis.json", temp_parent=own) as geth:
+    write_client_genesis(own / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    with ClientProcess(GETH_PRESET, pinned_geth(), own / "genesis.json", temp_parent=own) as geth:
         yield geth
 
 
@@ -417,7 +419,7 @@ def _error(request: dict[str, Any], message: str) -> tuple[int, dict[str, Any]]:
 
 
 def test_json_rpc_errors_to_any_call_fail_the_test_and_the_run_goes_on(
-    filled: Path, tmp_path: Path, user_geth: GethProcess
+    filled: Path, tmp_path: Path, user_geth: ClientProcess
 ) -> None:
     """forkchoiceUpdated and eth_getBlockByHash answered with errors (these ended the run with a traceback before)."""
     fcu_block, known_block = benchmark_hash(filled, ORDER[1]), benchmark_hash(filled, ORDER[2])
@@ -462,7 +464,7 @@ def test_json_rpc_errors_to_any_call_fail_the_test_and_the_run_goes_on(
 
 
 def test_wrong_jwt_secret_is_bad_input_before_anything_runs(
-    filled: Path, tmp_path: Path, user_geth: GethProcess, capsys: pytest.CaptureFixture[str]
+    filled: Path, tmp_path: Path, user_geth: ClientProcess, capsys: pytest.CaptureFixture[str]
 ) -> None:
     wrong = tmp_path / "wrong.hex"
     wrong.write_text("22" * 32 + "\n")
@@ -475,7 +477,7 @@ def test_wrong_jwt_secret_is_bad_input_before_anything_runs(
 
 
 def test_jwt_refused_mid_run_fails_that_test_and_the_rest_is_not_run(
-    filled: Path, tmp_path: Path, user_geth: GethProcess
+    filled: Path, tmp_path: Path, user_geth: ClientProcess
 ) -> None:
     """From the second test's benchmark block on, the proxy signs with another secret; geth answers 401."""
     trigger = benchmark_hash(filled, ORDER[1])
@@ -517,14 +519,14 @@ def test_a_port_taken_before_geth_binds_it_is_retried(
     holder.listen()
     taken = holder.getsockname()[1]
     picks: list[list[int]] = []
-    real = geth_process.free_loopback_ports
+    real = client_process.free_loopback_ports
 
     def first_pick_taken(count: int) -> list[int]:
         ports = real(count)
         picks.append([taken, *ports[1:]] if not picks else ports)
         return picks[-1]
 
-    monkeypatch.setattr(geth_process, "free_loopback_ports", first_pick_taken)
+    monkeypatch.setattr(client_process, "free_loopback_ports", first_pick_taken)
     output = tmp_path / "run"
     try:
         state = replay(filled, scratch, output, ReplayOptions(warmup=0, repeat=1))

@@ -44,13 +44,13 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from balgen.analysis.fixture_chain import fixture_chain
-from balgen.clients.genesis import write_geth_genesis
 from balgen.errors import BadInput
-from balgen.fixtures.files import fixture_files, read_json_object
 from balgen.inspect import run_inspect
 from balgen.replay.command import run_replay
-from balgen.replay.fixtures import discover, load_test
-from balgen.results.results import RESULTS_JSON, RunResult
+from balgen.replay.fixtures import discover, fixture_files, load_test, read_json_object
+from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
+from balgen.replay.outputs import RESULTS_JSON
+from balgen.results.results import RunResult
 
 pytestmark = pytest.mark.integration
 """Every test here runs the pinned binaries."""
@@ -205,7 +205,7 @@ def test_fuzz_fixture_loader(suite: Suite) -> None:
             for group in found.groups:  # what balgen's geth is given; discovery checked it all but the fork
                 header, pre = group.genesis.load()
                 try:
-                    write_geth_genesis(root / "genesis.json", group.genesis.network, header, pre, chain_id=group.genesis.chain_id)
+                    write_client_genesis(root / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre, chain_id=group.genesis.chain_id)
                 except BadInput as error:
                     assert str(error).startswith(f"network {group.genesis.network!r}: no geth chain config"), str(error)
 

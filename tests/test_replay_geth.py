@@ -29,13 +29,15 @@ from benchmarkoor_fetch.parse.titles import parse_test_titles
 from fill_runs import fill_fixtures
 
 from balgen.chain.header import Header
-from balgen.clients.genesis import write_geth_genesis
-from balgen.clients.geth_process import GethProcess
 from balgen.replay.command import run_replay
 from balgen.replay.fixtures import discover
+from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
+from balgen.clients.client_presets import GETH as GETH_PRESET
+from balgen.clients.client_process import ClientProcess
 from balgen.replay.runner import ReplayOptions, replay_suite
-from balgen.replay.targets import ManagedGeth
+from balgen.replay.targets import ManagedClient
 from balgen.toolchain import pinned_geth
+
 
 pytestmark = [
     pytest.mark.integration,
@@ -160,17 +162,17 @@ class _SetHeadSwallower(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def user_geth(filled: Path, tmp_path: Path) -> Iterator[GethProcess]:
+def user_geth(filled: Path, tmp_path: Path) -> Iterator[ClientProcess]:
     """A geth the user runs themselves, on the suite's group genesis."""
     (group,) = discover(filled / "blockchain_tests_engine_x").groups
     header, pre = group.genesis.load()
-    write_geth_genesis(tmp_path / "genesis.json", group.genesis.network, header, pre)
-    with GethProcess(pinned_geth(), tmp_path / "genesis.json", temp_parent=tmp_path) as geth:
+    write_client_genesis(tmp_path / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    with ClientProcess(GETH_PRESET, pinned_geth(), tmp_path / "genesis.json", temp_parent=tmp_path) as geth:
         yield geth
 
 
 def test_external_client_and_a_rollback_that_did_not_happen(
-    filled: Path, tmp_path: Path, user_geth: GethProcess
+    filled: Path, tmp_path: Path, user_geth: ClientProcess
 ) -> None:
     engine_x = str(filled / "blockchain_tests_engine_x")
     external = ["--engine-url", user_geth.engine_url, "--jwt-secret", str(user_geth.jwt_secret_path)]
@@ -250,7 +252,7 @@ def test_geth_is_stopped_when_the_replay_raises(filled: Path, tmp_path: Path) ->
     with pytest.raises(_Boom):
         replay_suite(
             discover(filled / "blockchain_tests_engine_x"),
-            ManagedGeth(pinned_geth(), temp_parent=tmp_path),
+            ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=tmp_path),
             ReplayOptions(),
             _FailingObserver(),
         )

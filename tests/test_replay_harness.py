@@ -21,7 +21,9 @@ import pytest
 import rlp
 from eth_hash.auto import keccak
 
+from balgen.errors import BadInput
 from balgen.clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
+from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
 from balgen.clients.genesis import (
     EMPTY_BLOCK_ACCESS_LIST_HASH,
     EMPTY_REQUESTS_HASH,
@@ -29,9 +31,13 @@ from balgen.clients.genesis import (
     EMPTY_UNCLE_HASH,
     fixture_config_mismatches,
     geth_chain_config,
-    write_geth_genesis,
 )
-from balgen.clients.geth_process import GethError, GethProcess
+from balgen.clients.client_presets import GETH as GETH_PRESET
+from balgen.clients.client_process import ClientError, ClientProcess
+from balgen.replay.fixtures import discover
+from balgen.results.results import FixtureResult
+from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.targets import ManagedClient
 from balgen.clients.jwt_auth import (
     decode_jwt_token,
     generate_jwt_secret_file,
@@ -39,11 +45,6 @@ from balgen.clients.jwt_auth import (
     parse_jwt_secret,
     read_jwt_secret,
 )
-from balgen.errors import BadInput
-from balgen.replay.fixtures import discover
-from balgen.replay.runner import ReplayOptions, replay_suite
-from balgen.replay.targets import ManagedGeth
-from balgen.results.results import FixtureResult
 
 GETH = Path(__file__).resolve().parents[1] / "tools" / "bin" / "geth"
 
@@ -188,7 +189,7 @@ def test_unknown_network_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="Cancun"):
         geth_chain_config("Cancun")
     with pytest.raises(BadInput):
-        write_geth_genesis(tmp_path / "g.json", "Cancun", {"gasLimit": "0x01"}, {})
+        write_client_genesis(tmp_path / "g.json", GenesisFormat.GETH, "Cancun", {"gasLimit": "0x01"}, {})
     assert not list(tmp_path.iterdir())
 
 
@@ -299,8 +300,9 @@ def test_genesis_json_has_geths_keys(tmp_path: Path) -> None:
     }
     header = _header("Amsterdam", _pre())
     path = tmp_path / "genesis.json"
-    write_geth_genesis(path, "Amsterdam", header, pre)
+    write_client_genesis(path, GenesisFormat.GETH, "Amsterdam", header, pre)
     genesis = json.loads(path.read_text())
+    assert genesis["config"].pop("terminalTotalDifficultyPassed") is True  # erigon reads it, geth ignores it
     assert genesis["config"] == EXPECTED_CONFIGS["Amsterdam"]
     assert {key: genesis[key] for key in genesis if key not in ("config", "alloc")} == {
         "nonce": "0x0",
@@ -333,7 +335,7 @@ def test_genesis_json_has_geths_keys(tmp_path: Path) -> None:
 def test_genesis_must_be_block_zero(tmp_path: Path) -> None:
     header = _header("Prague", _pre()) | {"number": "0x01"}
     with pytest.raises(BadInput, match="number 0"):
-        write_geth_genesis(tmp_path / "genesis.json", "Prague", header, _pre())
+        write_client_genesis(tmp_path / "genesis.json", GenesisFormat.GETH, "Prague", header, _pre())
     assert not list(tmp_path.iterdir()), "a rejected genesis leaves no file"
 
 
@@ -354,8 +356,8 @@ def _process_gone(pid: int) -> bool:
 def test_geth_genesis_hash_matches_the_header(tmp_path: Path, network: str) -> None:
     header = _header(network, _pre())
     genesis_path = tmp_path / "genesis.json"
-    write_geth_genesis(genesis_path, network, header, _pre())
-    with GethProcess(GETH, genesis_path, temp_parent=tmp_path) as geth:
+    write_client_genesis(genesis_path, GenesisFormat.GETH, network, header, _pre())
+    with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth:
         pid, datadir = geth.pid, geth.datadir
         assert pid is not None and datadir.is_dir()
         assert geth.client_version is not None and "v1.17.8" in geth.client_version
@@ -379,9 +381,9 @@ def test_geth_genesis_hash_matches_the_header(tmp_path: Path, network: str) -> N
 def test_engine_api_auth_forkchoice_and_errors(tmp_path: Path) -> None:
     header = _header("Prague", _pre())
     genesis_path = tmp_path / "genesis.json"
-    write_geth_genesis(genesis_path, "Prague", header, _pre())
+    write_client_genesis(genesis_path, GenesisFormat.GETH, "Prague", header, _pre())
     with (
-        GethProcess(GETH, genesis_path, temp_parent=tmp_path) as geth,
+        ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth,
         geth.engine_client() as engine,
     ):
         capabilities = engine.call("engine_exchangeCapabilities", [["engine_newPayloadV4"]])
@@ -422,8 +424,8 @@ def test_geth_is_stopped_and_removed_when_the_body_raises(
     tmp_path: Path, interruption: type[BaseException]
 ) -> None:
     genesis_path = tmp_path / "genesis.json"
-    write_geth_genesis(genesis_path, "Prague", _header("Prague", _pre()), _pre())
-    geth = GethProcess(GETH, genesis_path, temp_parent=tmp_path)
+    write_client_genesis(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    geth = ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path)
     with pytest.raises(interruption), geth:
         pid, datadir = geth.pid, geth.datadir
         raise interruption("body failed")
@@ -438,8 +440,8 @@ def test_geth_init_failure_reports_the_log(tmp_path: Path) -> None:
     genesis_path = tmp_path / "genesis.json"
     genesis_path.write_text('{"config": {"chainId": 1}, "gasLimit": "not a number"}')
     with (
-        pytest.raises(GethError, match=r"geth init .* failed") as failure,
-        GethProcess(GETH, genesis_path, temp_parent=tmp_path),
+        pytest.raises(ClientError, match=r"geth init .* failed") as failure,
+        ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path),
     ):
         pass
     assert "Fatal" in str(failure.value)
@@ -451,7 +453,7 @@ def test_missing_geth_binary_is_bad_input(tmp_path: Path) -> None:
     genesis_path.write_text("{}")
     with (
         pytest.raises(BadInput, match="does not exist"),
-        GethProcess(tmp_path / "no-geth", genesis_path),
+        ClientProcess(GETH_PRESET, tmp_path / "no-geth", genesis_path),
     ):
         pass
 
@@ -493,7 +495,7 @@ def _replay(path: Path, temp_parent: Path, **options: Any) -> _Collected:
     collected = _Collected()
     replay_suite(
         discover(path),
-        ManagedGeth(GETH, temp_parent=temp_parent),
+        ManagedClient(GETH_PRESET, GETH, temp_parent=temp_parent),
         ReplayOptions(**({"warmup": 0, "repeat": 1} | options)),
         collected,
     )
@@ -674,9 +676,9 @@ def _geth_built_chain(
     pre = _builder_pre(network, sender.address)
     genesis_path = tmp_path / "builder-genesis.json"
     # geth fills in the derived header fields; only the stored ones matter here.
-    write_geth_genesis(genesis_path, network, _header(network, _pre()), pre)
+    write_client_genesis(genesis_path, GenesisFormat.GETH, network, _header(network, _pre()), pre)
     with (
-        GethProcess(GETH, genesis_path, temp_parent=tmp_path) as geth,
+        ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth,
         geth.rpc_client() as rpc,
         geth.engine_client() as engine,
     ):

@@ -12,21 +12,23 @@ import json
 import socket
 from pathlib import Path
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from balgen.clients.slow_block_log import SlowBlockLogReader, parse_slow_block_line
 from balgen.errors import BadInput
-from balgen.fixtures.files import ENGINE, ENGINE_X
 from balgen.replay.command import run_replay
-from balgen.replay.fixtures import discover
-from balgen.replay.outputs import EXECUTION_COLUMNS, RunWriter
-from balgen.replay.runner import fixture_name
 from balgen.results.comparison import compare, load_runs
+from balgen.replay.fixtures import ENGINE, ENGINE_X, discover
 from balgen.results.measurements import Execution, Role, benchmark_statistics, distribution
+from balgen.replay.outputs import EXECUTION_COLUMNS, RunWriter
 from balgen.results.report import run_report
 from balgen.results.results import FixtureResult, RunResult, RunState, Verdict
+from balgen.replay.client_chain import CheckFailed
+from balgen.replay.payloads import VALID
+from balgen.replay.runner import _check_status, fixture_name
+from balgen.clients.slow_block_log import SlowBlockLogReader, parse_slow_block_line
 
 HASH = "0x" + "ab" * 32
 SLOW_BLOCK_JSON = (
@@ -58,6 +60,33 @@ def test_slow_block_line_in_geths_json_log_format() -> None:
     line = json.dumps({"t": "2026-11-21T20:08:29Z", "lvl": "warn", "msg": SLOW_BLOCK_JSON})
     timing = parse_slow_block_line(line)
     assert timing is not None and timing.total_ms == 15.85
+
+
+RETH_SLOW_BLOCK = (
+    "2026-11-23T12:07:43.202543Z  WARN reth::slow_block: Slow block block.number=2 block.hash={hash} "
+    "block.gas_used=999134 block.tx_count=38 timing.execution_ms=425 timing.state_read_ms=1 timing.state_hash_ms=6 "
+    "{commit}timing.total_ms=432 throughput.mgas_per_sec=\"2.31\" state_reads.accounts=44 state_reads.storage_slots=12 "
+    "state_reads.code=5 state_reads.code_bytes=1127 state_writes.accounts=42 state_writes.accounts_deleted=0 "
+    "state_writes.storage_slots=3 state_writes.storage_slots_deleted=0 state_writes.code=0 state_writes.code_bytes=0 "
+    "cache.account.hits=29 cache.account.misses=15 cache.account.hit_rate=\"65.91\" cache.storage.hits=1 "
+    "cache.storage.misses=11 cache.storage.hit_rate=\"8.33\" cache.code.hits=1 cache.code.misses=4 "
+    "cache.code.hit_rate=\"20.00\""
+)
+"""A line of the reth build's log (`--engine.slow-block-threshold 0`), as it executed a block."""
+
+
+def test_reth_slow_block_line_reads_like_geths(tmp_path: Path) -> None:
+    executed = RETH_SLOW_BLOCK.format(hash=HASH, commit="")
+    timing = parse_slow_block_line(executed)
+    assert timing is not None
+    assert (timing.block_number, timing.block_hash, timing.gas_used) == (2, HASH, 999134)
+    assert (timing.execution_ms, timing.state_hash_ms, timing.commit_ms, timing.total_ms) == (425, 6, 0, 432)
+    assert timing.mgas_per_sec == 2.31 and timing.counts is not None and timing.counts.reads.accounts == 44
+    # reth logs the block again once persisted; the execution's line is the one kept
+    log = tmp_path / "reth.log"
+    log.write_text(executed + "\n" + RETH_SLOW_BLOCK.format(hash=HASH, commit="timing.commit_ms=481 ") + "\n")
+    kept = SlowBlockLogReader(log).timing_of(HASH)
+    assert kept is not None and kept.commit_ms == 0 and kept.total_ms == 432
 
 
 @pytest.mark.parametrize(
@@ -281,10 +310,16 @@ def _bad_input_cases(root: Path) -> list[tuple[list[str], str]]:
         ([str(suite), "--engine-url", closed, "--jwt-secret", str(root / "none.hex")], "none.hex: does not exist"),
         ([str(suite), "--engine-url", "localhost:8551", "--jwt-secret", str(root / "good-jwt.hex")], "--engine-url 'localhost:8551': not an http"),
         ([str(suite), "--engine-url", closed, "--jwt-secret", str(root / "good-jwt.hex")], f"--engine-url {closed}: engine_exchangeCapabilities"),
-        ([str(suite), "--engine-url", closed, "--jwt-secret", str(root / "good-jwt.hex"), "--cold"], "--cold: only for the geth balgen starts"),
+        ([str(suite), "--engine-url", closed, "--jwt-secret", str(root / "good-jwt.hex"), "--cold"], "--cold: only for a client balgen starts"),
         ([str(suite), "--rpc-url", closed], "--rpc-url: only with --engine-url"),
         ([str(suite), "--geth-bin", str(root / "no-geth")], "no-geth: does not exist"),
         ([str(suite), "--client-args", "'unbalanced"], "--client-args"),
+        ([str(suite), "--client", "parity"], "--client 'parity': unknown client (known: geth, reth"),
+        ([str(suite), "--client", "nethermind"], "--client nethermind needs --client-bin PATH"),
+        ([str(suite), "--client", "besu", "--client-bin", str(root / "no-besu")], "--client-bin " + str(root / "no-besu") + ": does not exist"),
+        ([str(suite), "--client-cmd", "client --port {port}"], "--client-cmd: unknown placeholder {port}"),
+        ([str(suite), "--client-init", "client init {genesis}"], "--client-init: only with --client-cmd"),
+        ([str(suite), "--client", "reth", "--client-args", "--chain other.json"], "--client-args: --chain is set by balgen"),
     ]  # fmt: skip
 
 
@@ -546,3 +581,14 @@ def test_a_malformed_payload_field_is_bad_input_naming_file_test_and_field(case:
     message = str(raised.value)
     assert message.startswith(f"{path}: test beta-1M: engineNewPayloads[0].{complaint}"), message
     assert "\n" not in message and len(message) < 300, message
+
+
+def test_a_refused_payload_names_the_error_and_both_versions() -> None:
+    directive = SimpleNamespace(expected_status=VALID, validation_error=None, error_code=None, method="engine_newPayloadV5")
+    versions = "fixture filled by evm version 1.17.8-stable, client reth/v2.5.1-7b3432d"
+    with pytest.raises(CheckFailed) as refused:
+        _check_status("payload 0 (block 1)", directive, "INVALID", "receipt root mismatch", versions)  # type: ignore[arg-type]
+    assert str(refused.value) == (
+        "payload 0 (block 1): engine_newPayloadV5 returned INVALID: receipt root mismatch, the fixture expects VALID "
+        "(fixture filled by evm version 1.17.8-stable, client reth/v2.5.1-7b3432d)"
+    )

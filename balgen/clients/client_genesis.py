@@ -33,6 +33,7 @@ from ..forks import fork_by_name
 from ..output_files import atomic_text_writer
 from ..system_calls import system_address
 from .genesis import (
+    TEST_CHAIN_ID,
     ZERO_HASH,
     _alloc_key,
     genesis_header_fields,
@@ -230,7 +231,7 @@ def write_client_genesis(
     header: Mapping[str, Any],
     pre: Mapping[str, Any],
     *,
-    chain_id: int,
+    chain_id: int = TEST_CHAIN_ID,
 ) -> None:
     """
     Write the genesis file of `genesis_format` for a fixture's genesis

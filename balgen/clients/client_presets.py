@@ -77,7 +77,7 @@ GETH = ClientPreset(
     init_command="{bin} init --datadir {datadir} --state.scheme path {genesis}",
     node_command=(
         "{bin} --datadir {datadir} --state.scheme path --syncmode full --nodiscover --nat none"
-        " --netrestrict 127.0.0.0/8 --maxpeers 0 --port 0"
+        " --netrestrict 127.0.0.0/8 --maxpeers 0 --port {p2p_port}"
         " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
         " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net --ipcdisable"
         " --debug.logslowblock 0"
@@ -99,7 +99,7 @@ RETH = ClientPreset(
         " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
         " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3"
         " --disable-discovery --nat none --addr 127.0.0.1 --port {p2p_port} --ipcdisable"
-        " --log.file.max-files 0 --engine.persistence-threshold 0 --engine.slow-block-threshold 0"
+        " --log.file.max-files 0 --color never --engine.persistence-threshold 0 --engine.slow-block-threshold 0"
     ),
     rollback=Rollback.RESTORE_COPY,
     figures=Figures.RETH_SLOW_BLOCK,
@@ -240,3 +240,21 @@ def start_instructions(preset: ClientPreset, genesis: Path, binary: str | None =
     }
     commands = [] if preset.init_command is None else [shlex.join(render_command(preset.init_command, values))]
     return commands + [shlex.join(render_command(preset.node_command, values))]
+
+
+def managed_flags(preset: ClientPreset) -> frozenset[str]:
+    """
+    The flags (without dashes) whose value the preset sets to a placeholder
+    or to the loopback address: the ones `--client-args` may not override.
+    """
+    words = check_template(preset.node_command, "command")
+    managed = set()
+    for index, word in enumerate(words):
+        if not word.startswith("-"):
+            continue
+        name, equals, value = word.lstrip("-").partition("=")
+        if not equals and index + 1 < len(words) and not words[index + 1].startswith("-"):
+            value = words[index + 1]
+        if "{" in value or value == "127.0.0.1":
+            managed.add(name)
+    return frozenset(managed)

@@ -1,5 +1,6 @@
 """
-A fixture's genesis, rewritten as the `genesis.json` that `geth init` reads.
+A fixture's genesis as go-ethereum's genesis fields and chain config, from
+which `client_genesis` writes each client's genesis file.
 
 A fixture carries its genesis as a block header plus the `pre` alloc, and
 names its rules only by fork ("Prague"); the client needs an explicit chain
@@ -16,14 +17,11 @@ genesis hash with the fixture's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ..errors import BadInput
-from ..output_files import atomic_text_writer
 
 MAINNET_DEPOSIT_CONTRACT = "0x00000000219ab540356cBB839Cbe05303d7705Fa"
 """`params.MainnetChainConfig.DepositContractAddress`, which the test configs reuse."""
@@ -389,7 +387,7 @@ def _alloc_key(address: Any) -> str:
 def check_genesis_state(header: Any, pre: Any, *, header_name: str) -> None:
     """
     Convert the genesis header and every `pre` account the way
-    `write_geth_genesis` will, writing nothing: a malformed genesis is then
+    `write_client_genesis` will, writing nothing: a malformed genesis is then
     bad input found before the run, not a client that fails to start in
     the middle of it. The fork is not checked (a client the user runs may
     know forks balgen's geth config table does not).
@@ -402,45 +400,3 @@ def check_genesis_state(header: Any, pre: Any, *, header_name: str) -> None:
     for address, account in pre.items():
         _alloc_key(address)
         geth_alloc_account(address, account)
-
-
-def _write_alloc(stream: TextIO, pre: Mapping[str, Mapping[str, Any]]) -> None:
-    """Write the `alloc` object one account at a time, never holding it all converted."""
-    stream.write("{")
-    for index, (address, account) in enumerate(pre.items()):
-        key = _alloc_key(address)
-        if index:
-            stream.write(",")
-        stream.write("\n")
-        stream.write(json.dumps(key))
-        stream.write(":")
-        stream.write(json.dumps(geth_alloc_account(address, account), separators=(",", ":")))
-    stream.write("\n}")
-
-
-def write_geth_genesis(
-    path: Path,
-    network: str,
-    header: Mapping[str, Any],
-    pre: Mapping[str, Mapping[str, Any]],
-    *,
-    chain_id: int = TEST_CHAIN_ID,
-) -> None:
-    """
-    Write the `genesis.json` for a fixture's genesis atomically.
-
-    The alloc of a stateful benchmark can be large, so it is streamed to
-    the file account by account rather than converted into one object;
-    the header fields and config are small and written first. Every check
-    runs before the file appears under its name: a malformed input leaves
-    no half-written genesis behind.
-    """
-    fields = {"config": geth_chain_config(network, chain_id=chain_id)}
-    fields.update(genesis_header_fields(network, header))
-    with atomic_text_writer(Path(path)) as stream:
-        stream.write("{")
-        for key, value in fields.items():
-            stream.write(f"\n {json.dumps(key)}: {json.dumps(value)},")
-        stream.write('\n "alloc": ')
-        _write_alloc(stream, pre)
-        stream.write("\n}\n")

@@ -24,6 +24,7 @@ read, write and cache counters are kept too (`block_counts`).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +32,38 @@ from pydantic import BaseModel, ConfigDict
 
 from .block_counts import BlockCounts, block_counts
 
-SLOW_BLOCK_FLAGS = ("--debug.logslowblock", "0")
-"""geth flags that make it log every block (threshold 0 = all)."""
-
 _MARKER = '{"level":"warn","msg":"Slow block"'
 _QUOTED_MARKER = json.dumps(_MARKER)[:-1]
+
+_RETH_MARKER = "reth::slow_block: Slow block "
+_RETH_FIELD = re.compile(r'([a-z0-9_.]+)=("(?:[^"\\]|\\.)*"|\S+)')
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _reth_entry(line: str) -> dict[str, Any] | None:
+    """
+    reth's slow-block line (`--engine.slow-block-threshold 0`, reth 2.5
+    `reth::slow_block`) as geth's nested entry: its `key.sub=value` fields
+    carry geth's names (`block.hash`, `timing.total_ms`, `state_reads.code`,
+    `cache.account.hits`). reth logs a block twice: once executed (no
+    `timing.commit_ms`: its database commit runs later, in the background),
+    and again once persisted.
+    """
+    line = _ANSI_ESCAPE.sub("", line)
+    start = line.find(_RETH_MARKER)
+    if start < 0:
+        return None
+    entry: dict[str, Any] = {}
+    for key, value in _RETH_FIELD.findall(line, start + len(_RETH_MARKER)):
+        *parents, leaf = key.split(".")
+        node = entry
+        for parent in parents:
+            child = node.setdefault(parent, {})
+            if not isinstance(child, dict):
+                return None
+            node = child
+        node[leaf] = value.strip('"')
+    return entry
 
 
 class GethBlockTiming(BaseModel):
@@ -58,6 +86,8 @@ class GethBlockTiming(BaseModel):
 
 def _entry_object(line: str) -> dict[str, Any] | None:
     """The slow-block JSON object in a log line, in either log format, or None."""
+    if "reth::slow_block" in line:
+        return _reth_entry(line)
     start = line.find(_MARKER)
     decoder = json.JSONDecoder()
     try:
@@ -88,7 +118,7 @@ def parse_slow_block_line(line: str) -> GethBlockTiming | None:
             execution_ms=float(timing["execution_ms"]),
             state_read_ms=float(timing["state_read_ms"]),
             state_hash_ms=float(timing["state_hash_ms"]),
-            commit_ms=float(timing["commit_ms"]),
+            commit_ms=float(timing.get("commit_ms", 0.0)),
             total_ms=float(timing["total_ms"]),
             mgas_per_sec=float(entry.get("throughput", {}).get("mgas_per_sec", 0.0)),
             counts=block_counts(entry),
@@ -132,7 +162,10 @@ class SlowBlockLogReader:
         return [timing for line in lines if (timing := parse_slow_block_line(line)) is not None]
 
     def timing_of(self, block_hash: str) -> GethBlockTiming | None:
-        """The newest entry for `block_hash` among those logged since the last call."""
+        """
+        The first entry for `block_hash` among those logged since the last
+        call: the execution's (reth logs a block again once persisted).
+        """
         wanted = block_hash.lower()
         found = [timing for timing in self.read_new() if timing.block_hash == wanted]
-        return found[-1] if found else None
+        return found[0] if found else None

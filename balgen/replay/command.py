@@ -22,8 +22,10 @@ from pathlib import Path
 from rich.console import Console
 
 from .. import __version__
+from ..clients.client_genesis import GenesisFormat
+from ..clients.client_presets import PRESETS, ClientPreset, custom_preset, preset_by_name
+from ..clients.client_process import check_executable
 from ..clients.genesis import geth_test_fork
-from ..clients.geth_process import check_executable
 from ..clients.jwt_auth import read_jwt_secret
 from ..command_line import (
     BAD_INPUT_EXIT_CODE,
@@ -36,13 +38,13 @@ from ..results.measurements import Execution
 from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
 from ..results.results import FixtureResult, RunResult, RunState
 from ..stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
-from ..toolchain import pinned_geth
+from ..toolchain import bundled_reth, pinned_geth
 from .fixtures import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
 from .outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
 from .page_cache import drop_caches_problem
 from .progress import ReplayProgress, summary_table
 from .runner import ReplayObserver, ReplayOptions, replay_suite
-from .targets import ExternalClient, ManagedGeth, check_http_url, split_client_args, target_description
+from .targets import ExternalClient, ManagedClient, check_http_url, split_client_args, target_description
 
 FAILED = 1
 
@@ -53,9 +55,9 @@ def replay_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="balgen replay",
         description=(
-            "Replay blockchain_test_engine / blockchain_test_engine_x fixtures against geth "
-            "started by balgen (default) or a client you run, check every step, measure every "
-            "execution."
+            "Replay blockchain_test_engine / blockchain_test_engine_x fixtures against a client "
+            "balgen starts (the pinned geth by default, or --client reth/nethermind/besu/erigon/ethrex, "
+            "or --client-cmd) or one you run, check every step, measure every execution."
         ),
     )
     parser.add_argument("path", type=Path, help="fixture file or folder")
@@ -66,14 +68,28 @@ def replay_parser() -> argparse.ArgumentParser:
         default="auto",
         help="fixture format to replay (auto: both, engine_x where a test comes in both)",
     )
-    client = parser.add_argument_group("a client you run (instead of balgen's geth)")
+    started = parser.add_argument_group("a client balgen starts per genesis group (default: the pinned geth)")
+    started.add_argument("--client", default=None, help=f"preset: {', '.join(PRESETS)} (default geth)")
+    started.add_argument("--client-bin", type=Path, default=None, help="its binary (default: tools/bin/geth or tools/bin/reth)")
+    started.add_argument("--geth-bin", type=Path, default=None, help="the same as --client geth --client-bin PATH")
+    started.add_argument(
+        "--client-cmd",
+        default=None,
+        help="any other client: its node command, with {bin} {genesis} {datadir} {engine_port} {rpc_port} {p2p_port} {jwt}",
+    )
+    started.add_argument("--client-init", default=None, help="with --client-cmd: a command run once on the fresh datadir first")
+    started.add_argument(
+        "--genesis-format",
+        choices=[item.value for item in GenesisFormat],
+        default=None,
+        help="with --client-cmd: the genesis file {genesis} is written in (default geth)",
+    )
+    started.add_argument("--client-args", default=None, help='extra flags for it, e.g. "--cache 4096" (quoted, split like a shell)')
+    started.add_argument("--cold", action="store_true", help="restart the client before each measured execution")
+    client = parser.add_argument_group("a client you run")
     client.add_argument("--engine-url", default=None, help="its authenticated Engine API URL")
     client.add_argument("--jwt-secret", type=Path, default=None, help="its JWT secret file (hex)")
     client.add_argument("--rpc-url", default=None, help="its HTTP JSON-RPC URL with eth and debug (default: the Engine API URL)")
-    geth = parser.add_argument_group("geth started by balgen")
-    geth.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.8)")
-    geth.add_argument("--client-args", default=None, help='extra geth flags, e.g. "--cache 4096" (quoted, split like a shell)')
-    geth.add_argument("--cold", action="store_true", help="restart geth before each measured execution")
     parser.add_argument(
         "--drop-caches",
         action="store_true",
@@ -99,7 +115,7 @@ class ReplayRequest:
     """A checked command line: what to replay, against what, how, and where to write."""
 
     suite: Suite
-    target: ManagedGeth | ExternalClient
+    target: ManagedClient | ExternalClient
     options: ReplayOptions
     label: str
     output: Path
@@ -146,20 +162,52 @@ def _options(args: argparse.Namespace) -> ReplayOptions:
     )
 
 
-def _target(args: argparse.Namespace) -> ManagedGeth | ExternalClient:
+def _preset(args: argparse.Namespace) -> ClientPreset:
+    """The preset the options name: `--client`, `--geth-bin`, or a `--client-cmd` template."""
+    if args.client_cmd is not None:
+        for option, value in (("--client", args.client), ("--geth-bin", args.geth_bin)):
+            if value is not None:
+                raise BadInput(f"{option}: not with --client-cmd (the template says how to start the client)")
+        return custom_preset(args.client_cmd, args.client_init, GenesisFormat(args.genesis_format or "geth"))
+    for option, value in (("--client-init", args.client_init), ("--genesis-format", args.genesis_format)):
+        if value is not None:
+            raise BadInput(f"{option}: only with --client-cmd (a preset has its own)")
+    if args.geth_bin is not None:
+        if args.client not in (None, "geth") or args.client_bin is not None:
+            raise BadInput("--geth-bin: the same as --client geth --client-bin; give one of them")
+        args.client_bin = args.geth_bin
+    return preset_by_name(args.client or "geth")
+
+
+def _client_binary(preset: ClientPreset, given: Path | None) -> Path:
+    """`--client-bin`, or the pinned geth / bundled reth, checked to be runnable."""
+    if given is not None:
+        return check_executable(given, "--client-bin")
+    default = {"geth": pinned_geth(), "reth": bundled_reth()}.get(preset.name)
+    if default is None:
+        raise BadInput(f"--client {preset.name} needs --client-bin PATH (balgen has no {preset.name} build)")
+    if not default.is_file():
+        hint = "run `make tools`" if preset.name == "geth" else "unpack ../shared/clients/reth-*.gz with `make tools`"
+        raise BadInput(f"{preset.name} binary {default}: not there ({hint}) - or give --client-bin PATH")
+    return check_executable(default, f"{preset.name} binary")
+
+
+def _target(args: argparse.Namespace) -> ManagedClient | ExternalClient:
     """The client to replay against, from the options that name it."""
     if args.engine_url is None:
         for option, value in (("--jwt-secret", args.jwt_secret), ("--rpc-url", args.rpc_url)):
             if value is not None:
                 raise BadInput(f"{option}: only with --engine-url")
-        geth_bin = args.geth_bin or pinned_geth()
-        if args.geth_bin is None and not geth_bin.is_file():
-            raise BadInput(f"pinned geth {geth_bin}: not built (run `make tools`)")
-        check_executable(geth_bin)
-        return ManagedGeth(geth_bin=geth_bin, client_args=split_client_args(args.client_args))
-    for option, value in (("--geth-bin", args.geth_bin), ("--client-args", args.client_args), ("--cold", args.cold or None)):
+        preset = _preset(args)
+        client_args = split_client_args(args.client_args, preset)
+        return ManagedClient(preset=preset, binary=_client_binary(preset, args.client_bin), client_args=client_args)
+    for option, value in (
+        ("--client", args.client), ("--client-bin", args.client_bin), ("--geth-bin", args.geth_bin),
+        ("--client-cmd", args.client_cmd), ("--client-init", args.client_init), ("--genesis-format", args.genesis_format),
+        ("--client-args", args.client_args), ("--cold", args.cold or None),
+    ):  # fmt: skip
         if value is not None:
-            raise BadInput(f"{option}: only for the geth balgen starts, not with --engine-url")
+            raise BadInput(f"{option}: only for a client balgen starts, not with --engine-url")
     if args.jwt_secret is None:
         raise BadInput("--engine-url needs --jwt-secret FILE")
     engine_url = check_http_url(args.engine_url, "--engine-url")
@@ -177,28 +225,43 @@ def check_networks(suite: Suite) -> None:
             raise BadInput(f"{first.path}: test {first.test_id}: {error}") from None
 
 
+_COMMAND_LINE_OPTIONS = ("--client-args", "--client-cmd", "--client-init")
+
+
 def _attach_client_args(argv: Sequence[str]) -> list[str]:
     """
-    `--client-args "--flag value"` as `--client-args=--flag value`: argparse
-    would otherwise take a value that starts with `--` for an option.
+    `--client-args "--flag value"` as `--client-args=--flag value` (and the
+    same for the command templates): argparse would otherwise take a value
+    that starts with `--` for an option.
     """
     arguments = list(argv)
-    for index, argument in enumerate(arguments[:-1]):
-        if argument == "--client-args":
-            return arguments[:index] + [f"--client-args={arguments[index + 1]}"] + arguments[index + 2 :]
+    index = 0
+    while index < len(arguments) - 1:
+        if arguments[index] in _COMMAND_LINE_OPTIONS:
+            arguments[index : index + 2] = [f"{arguments[index]}={arguments[index + 1]}"]
+        index += 1
     return arguments
+
+
+def _default_label(args: argparse.Namespace) -> str:
+    """The client's preset name, `custom` for `--client-cmd`, `external` for `--engine-url`."""
+    if args.engine_url is not None:
+        return "external"
+    if args.client_cmd is not None:
+        return "custom"
+    return (args.client or "geth").lower()
 
 
 def checked_request(argv: Sequence[str]) -> ReplayRequest:
     """Parse and check the whole command line; `BadInput` on the first problem."""
     args = replay_parser().parse_args(_attach_client_args(argv))
     options = _options(args)
-    label = args.label or ("geth" if args.engine_url is None else "external")
+    label = args.label or _default_label(args)
     if not _LABEL.match(label):
         raise BadInput(f"--label {label!r}: use letters, digits, '.', '_' and '-'")
     target = _target(args)
     suite = discover(args.path, args.keyword, args.format)
-    if isinstance(target, ManagedGeth):
+    if isinstance(target, ManagedClient):
         check_networks(suite)
     else:
         target = target.probe()

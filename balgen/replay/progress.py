@@ -111,7 +111,7 @@ def _cv(distribution: Distribution | None) -> str:
 def summary_table(results: Sequence[FixtureResult], title: str) -> Table:
     """One row per test: its verdict and the medians of the measured executions."""
     table = Table(title=title)
-    columns = ("test", "txs", "gas used", "newPayload ms", "p5–p95 ms", "CV", "MGas/s", "FCU ms", "geth total ms", "result")
+    columns = ("test", "txs", "gas used", "newPayload ms", "p5–p95 ms", "CV", "MGas/s", "FCU ms", "client total ms", "result")
     for column in columns:
         table.add_column(column, justify="left" if column in ("test", "result") else "right")
     for result in results:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..clients.block_counts import counter
+from ..clients.client_process import ClientError
 from ..clients.engine_client import RpcError, RpcTransportError
 from ..clients.process_io import ProcessReads, process_reads
 from ..errors import BadInput
@@ -60,10 +61,11 @@ from ..results.repeat_policy import DEFAULT_TARGET_WIDTH, RepeatPolicy, RepeatSt
 from ..results.results import FixtureResult, RunState, Verdict
 from .client_chain import CheckFailed, ClientChain, RollbackFailed, block_label
 from .expected_counts import Expectation, count_mismatches, expected_counts
-from .fixtures import FixtureRef, ReplayGroup, ReplayTest, Suite, load_test
+from .fixtures import FixtureRef, ReplayGroup, ReplayTest, Suite, filled_with, load_test
 from .page_cache import drop_page_cache
 from .payloads import ERROR, VALID, PayloadDirective
 from .targets import ReplayClient, ReplayTarget
+
 
 MAX_CLIENT_REPLACEMENTS = 2
 """Fresh clients started per group after the previous one was lost: enough
@@ -158,7 +160,6 @@ class _TestReplay:
         self.test = test
         self.options = options
         self.observer = observer
-        self.chain = ClientChain(client.rpc)
         self.executions: list[Execution] = []
         self.repeat_stop: RepeatStop | None = None
         self.count_checks: list[str] = []
@@ -182,6 +183,11 @@ class _TestReplay:
             )
         return expectations
 
+    @property
+    def chain(self) -> ClientChain:
+        """The client's chain over its current connection (a restart makes a new one)."""
+        return ClientChain(self.client.rpc)
+
     # -- the steps -------------------------------------------------------
 
     def start_point(self) -> tuple[int, str]:
@@ -196,25 +202,44 @@ class _TestReplay:
                 f"the client's head is {block_label(head)}, below the first payload's "
                 f"parent block {parent[0]} {parent[1]}"
             )
-        self.chain.roll_back_to(*parent)
+        self.rewind(*parent)
         return parent
 
-    def run_payloads(self) -> None:
+    def rewind(self, number: int, block_hash: str) -> bool:
+        """
+        The head back to block `number` `block_hash`, verified, by the
+        client's rollback method; True if the client was restarted for it.
+        """
+        try:
+            return self.client.rewind(number, block_hash)
+        except ClientError as error:  # the client did not come back from a restore
+            raise ClientLost(f"rolling back by {self.client.rollback_method} failed: {error}") from None
+
+    def remember(self, number: int, block_hash: str) -> None:
+        """Let the client keep what it needs to come back to this block (a datadir copy, or nothing)."""
+        try:
+            self.client.remember(number, block_hash)
+        except ClientError as error:
+            raise ClientLost(f"saving the client's state at block {number} failed: {error}") from None
+
+    def run_payloads(self, pre_test: tuple[int, str]) -> None:
         """Setup payloads once, then the benchmark payload's executions."""
+        self.remember(*pre_test)
         for directive in self.test.setup:
             self.send(directive, Role.SETUP, 0, restarted=False, dropped=False)
         benchmark = self.test.benchmark
         _, warmups = benchmark_executions(benchmark, self.options)
         policy = self.options.policy if benchmark.expected_status == VALID else RepeatPolicy(count=1)
         parent = (benchmark.block_number - 1, benchmark.parent_hash)
+        if warmups + policy.most > 1:
+            self.remember(*parent)
         measured: list[float] = []
         for repetition in itertools.count():
             role = Role.WARMUP if repetition < warmups else Role.MEASURED
-            if repetition:
-                self.chain.roll_back_to(*parent)
-            restarted = self.options.cold and role is Role.MEASURED
-            if restarted:
+            restarted = bool(repetition) and self.rewind(*parent)
+            if self.options.cold and role is Role.MEASURED and not restarted:
                 self.restart_client(*parent)
+                restarted = True
             dropped = self.options.drop_caches and role is Role.MEASURED
             if dropped:
                 try:
@@ -247,9 +272,8 @@ class _TestReplay:
         """`--cold`: restart the client; its head must still be the parent."""
         try:
             self.client.restart()
-        except BadInput as error:  # GethError: geth did not come back
+        except ClientError as error:  # the client did not come back
             raise ClientLost(f"restarting the client failed: {error}") from None
-        self.chain = ClientChain(self.client.rpc)
         self.chain.expect_head(number, block_hash, "restarting the client")
 
     def check_last_block(self, role: Role, repetition: int) -> None:
@@ -314,11 +338,16 @@ class _TestReplay:
                 f"{where}: block {directive.block_hash} was already known to the client before "
                 f"it was sent; its {status} after {reply.elapsed_ns / 1e6:.2f} ms is no execution"
             )
-        _check_status(where, directive, status, validation_error)
+        _check_status(where, directive, status, validation_error, self.versions())
         if forkchoice_error is not None:
             raise CheckFailed(f"{where}: {_reason(forkchoice_error)}")
         if forkchoice is not None:
             _check_forkchoice(where, directive, forkchoice.result)
+
+    def versions(self) -> str:
+        """Who filled the fixture and who executes it, for a refusal."""
+        filled_by = filled_with(self.test.ref) or "an unnamed t8n"
+        return f"fixture filled by {filled_by}, client {self.client.client_version or 'of unknown version'}"
 
     def record(
         self,
@@ -359,8 +388,15 @@ class _TestReplay:
         self.observer.execution_done(execution)
 
 
-def _check_status(where: str, directive: PayloadDirective, status: str | None, error: str | None) -> None:
-    """`newPayload` must answer what the fixture expects."""
+def _check_status(
+    where: str, directive: PayloadDirective, status: str | None, error: str | None, versions: str
+) -> None:
+    """
+    `newPayload` must answer what the fixture expects. A refusal names the
+    payload, the client's validation error and both implementations' versions:
+    where the t8n and the client implement different versions of a fork's
+    rules (an Amsterdam in flux), that is the difference to look at.
+    """
     expected = directive.expected_status
     if status == expected:
         return
@@ -370,7 +406,9 @@ def _check_status(where: str, directive: PayloadDirective, status: str | None, e
             f"JSON-RPC error {directive.error_code}"
         )
     wanted = f"INVALID ({directive.validation_error})" if directive.validation_error else expected
-    raise CheckFailed(f"{where}: {directive.method} returned {status}{_with_reason(error)}, the fixture expects {wanted}")
+    raise CheckFailed(
+        f"{where}: {directive.method} returned {status}{_with_reason(error)}, the fixture expects {wanted} ({versions})"
+    )
 
 
 def _check_forkchoice(where: str, directive: PayloadDirective, reply: Any) -> None:
@@ -444,11 +482,11 @@ def _run_steps(replay: _TestReplay) -> tuple[str | None, str | None]:
         return _reason(start_failure), None
     failure = None
     try:
-        replay.run_payloads()
+        replay.run_payloads(pre_test)
     except (CheckFailed, RpcError) as check_failure:
         failure = _reason(check_failure)
     try:
-        replay.chain.roll_back_to(*pre_test)
+        replay.rewind(*pre_test)
     except (CheckFailed, RpcError) as rollback_failure:
         broken = f"rolling back to the pre-test head failed: {_reason(rollback_failure)}"
         return (broken if failure is None else f"{failure}; then {broken}"), broken
@@ -491,7 +529,7 @@ def replay_test(
         failure = reason + (f"\n{tail}" if tail else "")
         broken, lost = f"the client was lost during {ref.test_id}", True
     result = _result(ref, genesis_hash, failure, test=test, replay=replay, started=started)
-    return result, broken, lost
+    return result.model_copy(update={"rollback_method": str(client.rollback_method)}), broken, lost
 
 
 def genesis_failure(client: ReplayClient, group: ReplayGroup) -> str | None:
@@ -576,7 +614,7 @@ def _replay_on_new_client(
     with contextlib.ExitStack() as stack:
         try:
             client = stack.enter_context(target.open(group.genesis))
-        except BadInput as error:  # GethError: geth could not be initialised or started
+        except BadInput as error:  # ClientError: the client could not be initialised or started
             reason = f"client could not start: {error}"
             go_on = _report_all(group.tests, group.genesis.genesis_hash, reason, Verdict.FAILED, options, observer)
             return GroupOutcome(stop=not go_on)

@@ -1,14 +1,17 @@
 """
-The client a replay sends its payloads to: a geth balgen starts, or one the
+The client a replay sends its payloads to: one balgen starts, or one the
 user runs.
 
-`ManagedGeth` starts geth (the pinned build or `--geth-bin`) on 127.0.0.1
-for each genesis group, with a fresh datadir, a generated JWT secret and
-`--debug.logslowblock 0` so that geth's own per-block timing can be read;
-it is stopped and its datadir removed however the group ends (errors and
-Ctrl-C included, see `GethProcess`). `ExternalClient` talks to the
-endpoints the user gave and to nothing else; it cannot be restarted and
-has no slow-block log.
+`ManagedClient` starts a client from its preset (`client_presets`: geth,
+the default, reth, nethermind, besu, erigon, ethrex, or a `--client-cmd`
+template) on 127.0.0.1 for each genesis group, with the genesis in the
+client's format, a fresh datadir and a generated JWT secret; it is stopped
+and its folder removed however the group ends (errors and Ctrl-C included,
+see `ClientProcess`). Its rollback is the preset's: `debug_setHead`, or
+restarting from a datadir copy taken at the block. geth and reth log their
+own per-block timing, which is read. `ExternalClient` talks to the
+endpoints the user gave and to nothing else; it cannot be restarted, has no
+slow-block log, and is rolled back with `debug_setHead`.
 """
 
 from __future__ import annotations
@@ -25,11 +28,14 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
-from ..clients.genesis import derived_header_mismatches, fixture_config_mismatches, write_geth_genesis
-from ..clients.geth_process import GethProcess
-from ..clients.slow_block_log import SLOW_BLOCK_FLAGS, SlowBlockLogReader
 from ..errors import BadInput
+from ..clients.client_genesis import write_client_genesis
+from ..clients.client_presets import ClientPreset, Figures, Rollback, managed_flags
+from ..clients.client_process import ClientProcess
+from ..clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
+from ..clients.genesis import derived_header_mismatches, fixture_config_mismatches
+from ..clients.slow_block_log import SlowBlockLogReader
+from .client_chain import ClientChain, RollbackFailed
 from .fixtures import GenesisSource, ReplayTest
 
 
@@ -40,8 +46,9 @@ class ReplayClient(Protocol):
     engine: EngineClient
     client_version: str | None
     slow_blocks: SlowBlockLogReader | None
-    """geth's slow-block log when balgen started geth, else None."""
+    """The client's slow-block log (geth, reth) when balgen started it, else None."""
     can_restart: bool
+    rollback_method: Rollback
 
     @property
     def process_id(self) -> int | None:
@@ -49,6 +56,12 @@ class ReplayClient(Protocol):
 
     def restart(self) -> None:
         """Restart the client on the same data (for `--cold`)."""
+
+    def remember(self, number: int, block_hash: str) -> None:
+        """Keep what a later `rewind` to this block (the current head) needs."""
+
+    def rewind(self, number: int, block_hash: str) -> bool:
+        """Bring the head back to the block, verified; True if the client was restarted for it."""
 
     def log_tail(self) -> str:
         """The end of the client's log, for messages; empty if balgen has none."""
@@ -65,7 +78,7 @@ class ReplayTarget(Protocol):
 
     @property
     def kind(self) -> str:
-        """`managed` (balgen starts geth) or `external` (the user's client)."""
+        """`managed` (balgen starts the client) or `external` (the user's client)."""
 
     def open(self, genesis: GenesisSource) -> AbstractContextManager[ReplayClient]:
         """A running client for `genesis`, released when the block ends."""
@@ -80,43 +93,72 @@ PROBE_TIMEOUT = 10.0
 something that accepts connections but never answers is bad input, not a hang."""
 
 
-class _GethClient:
-    """A geth balgen started, with its clients and its slow-block log."""
+def rewind_by_set_head(rpc: RpcClient, number: int, block_hash: str) -> bool:
+    """`debug_setHead` to block `number`, verified (`ClientChain.roll_back_to`); never restarts."""
+    ClientChain(rpc).roll_back_to(number, block_hash)
+    return False
+
+
+class _ManagedClient:
+    """A client balgen started from a preset, with its connections and its slow-block log."""
 
     can_restart = True
 
-    def __init__(self, geth: GethProcess, rpc_timeout: float, engine_timeout: float) -> None:
-        self.geth = geth
+    def __init__(self, process: ClientProcess, rpc_timeout: float, engine_timeout: float) -> None:
+        self.process = process
         self.rpc_timeout = rpc_timeout
         self.engine_timeout = engine_timeout
-        self.slow_blocks: SlowBlockLogReader | None = SlowBlockLogReader(geth.log_path)
+        self.rollback_method = process.preset.rollback
+        logs_blocks = process.preset.figures is not Figures.LATENCY_ONLY
+        self.slow_blocks = SlowBlockLogReader(process.log_path) if logs_blocks else None
         self._connect()
 
     def _connect(self) -> None:
-        self.rpc = self.geth.rpc_client(timeout=self.rpc_timeout)
-        self.engine = self.geth.engine_client(timeout=self.engine_timeout)
-        self.client_version = self.geth.client_version
+        self.rpc = self.process.rpc_client(timeout=self.rpc_timeout)
+        self.engine = self.process.engine_client(timeout=self.engine_timeout)
+        self.client_version = self.process.client_version
 
     @property
     def process_id(self) -> int | None:
-        return self.geth.pid
+        return self.process.pid
 
     def close(self) -> None:
-        """Close the connections (the process is `GethProcess`'s to stop)."""
+        """Close the connections (the process is `ClientProcess`'s to stop)."""
         self.rpc.close()
         self.engine.close()
 
     def restart(self) -> None:
         self.close()
-        self.geth.restart()
+        self.process.restart()
         self._connect()
 
+    def remember(self, number: int, block_hash: str) -> None:
+        """With `restart_from_copy`, a datadir copy at the block (once per block)."""
+        del number
+        if self.rollback_method is Rollback.RESTORE_COPY and not self.process.has_copy(block_hash):
+            self.close()
+            self.process.save_copy(block_hash)
+            self._connect()
+
+    def rewind(self, number: int, block_hash: str) -> bool:
+        if self.rollback_method is Rollback.SET_HEAD:
+            return rewind_by_set_head(self.rpc, number, block_hash)
+        if str(ClientChain(self.rpc).head()["hash"]).lower() == block_hash:
+            return False
+        if not self.process.has_copy(block_hash):
+            raise RollbackFailed(f"no datadir copy at block {number} {block_hash} to restore")
+        self.close()
+        self.process.restore_copy(block_hash)
+        self._connect()
+        ClientChain(self.rpc).expect_head(number, block_hash, f"restoring the datadir copy of block {number}")
+        return True
+
     def log_tail(self) -> str:
-        exit_code = self.geth.exit_code(wait=0.5)  # a node that just died may take a moment to end
-        tail = self.geth.log_tail(10)
+        exit_code = self.process.exit_code(wait=0.5)  # a node that just died may take a moment to end
+        tail = self.process.log_tail(10)
         if exit_code is None:
             return tail
-        return f"geth is not running (exit code {exit_code}); its log ends:\n{tail}"
+        return f"{self.process.preset.name} is not running (exit code {exit_code}); its log ends:\n{tail}"
 
     def config_problems(self, test: ReplayTest) -> list[str]:
         return fixture_config_mismatches(test.network, test.config)
@@ -134,10 +176,11 @@ class _GethClient:
 
 
 @dataclass(frozen=True)
-class ManagedGeth:
-    """geth started by balgen, one node per genesis group."""
+class ManagedClient:
+    """A client balgen starts from a preset, one node per genesis group."""
 
-    geth_bin: Path
+    preset: ClientPreset
+    binary: Path
     client_args: tuple[str, ...] = ()
     temp_parent: Path | None = None
     rpc_timeout: float = RPC_TIMEOUT
@@ -146,17 +189,18 @@ class ManagedGeth:
 
     @contextmanager
     def open(self, genesis: GenesisSource) -> Iterator[ReplayClient]:
-        """Write the group's genesis, start geth on it, stop it afterwards."""
+        """Write the group's genesis in the preset's format, start the client on it, stop it afterwards."""
         with tempfile.TemporaryDirectory(prefix="balgen-genesis-", dir=self.temp_parent) as scratch:
-            genesis_path = Path(scratch) / "genesis.json"
+            genesis_path = Path(scratch) / self.preset.genesis_format.file_name
             header, pre = genesis.load()
-            write_geth_genesis(genesis_path, genesis.network, header, pre, chain_id=genesis.chain_id)
-            del header, pre  # the alloc can be large; geth has it now
-            extra_args = [*SLOW_BLOCK_FLAGS, *self.client_args]
-            with GethProcess(
-                self.geth_bin, genesis_path, extra_args=extra_args, temp_parent=self.temp_parent
-            ) as geth:
-                client = _GethClient(geth, self.rpc_timeout, self.engine_timeout)
+            write_client_genesis(
+                genesis_path, self.preset.genesis_format, genesis.network, header, pre, chain_id=genesis.chain_id
+            )
+            del header, pre  # the alloc can be large; the client has it now
+            with ClientProcess(
+                self.preset, self.binary, genesis_path, extra_args=self.client_args, temp_parent=self.temp_parent
+            ) as process:
+                client = _ManagedClient(process, self.rpc_timeout, self.engine_timeout)
                 try:
                     yield client
                 finally:
@@ -169,6 +213,7 @@ class _UserClient:
     can_restart = False
     slow_blocks: SlowBlockLogReader | None = None
     process_id: int | None = None
+    rollback_method = Rollback.SET_HEAD
 
     def __init__(self, target: ExternalClient) -> None:
         self.engine = EngineClient(target.engine_url, target.jwt_secret, timeout=target.engine_timeout)
@@ -185,6 +230,12 @@ class _UserClient:
 
     def restart(self) -> None:
         raise RuntimeError("a client balgen did not start cannot be restarted")
+
+    def remember(self, number: int, block_hash: str) -> None:
+        del number, block_hash  # debug_setHead needs nothing kept
+
+    def rewind(self, number: int, block_hash: str) -> bool:
+        return rewind_by_set_head(self.rpc, number, block_hash)
 
     def log_tail(self) -> str:
         return ""
@@ -259,28 +310,28 @@ class ExternalClient:
             client.close()
 
 
-def target_description(target: ManagedGeth | ExternalClient) -> dict[str, object]:
+def target_description(target: ManagedClient | ExternalClient) -> dict[str, object]:
     """What results.json records about where the payloads went."""
-    if isinstance(target, ManagedGeth):
+    if isinstance(target, ManagedClient):
         return {
             "kind": target.kind,
-            "geth_bin": str(target.geth_bin),
+            "client": target.preset.name,
+            "client_bin": str(target.binary),
             "client_args": list(target.client_args),
+            "rollback": str(target.preset.rollback),
+            "figures": str(target.preset.figures),
         }
     return {"kind": target.kind, "engine_url": target.engine_url, "rpc_url": target.rpc_url}
 
 
-MANAGED_FLAGS = frozenset(
-    {"datadir", "port", "authrpc.addr", "authrpc.port", "authrpc.jwtsecret", "http.addr", "http.port", "ipcpath"}
-)
-"""geth flags balgen sets itself: it picks free loopback ports, a fresh
-datadir and a generated secret, and talks to geth through them, so the same
-flag in `--client-args` would point geth somewhere balgen never looks (and
-a fixed port may already be in use)."""
-
-
-def split_client_args(text: str | None) -> tuple[str, ...]:
-    """`--client-args "..."` split as a shell would, or `BadInput`."""
+def split_client_args(text: str | None, preset: ClientPreset) -> tuple[str, ...]:
+    """
+    `--client-args "..."` split as a shell would, or `BadInput`. A flag
+    the preset sets itself (`managed_flags`: the datadir, ports, JWT secret,
+    listen addresses) is refused: balgen picks free loopback ports, a fresh
+    datadir and a generated secret and talks to the client through them, so
+    the same flag here would point the client somewhere balgen never looks.
+    """
     if not text:
         return ()
     try:
@@ -289,10 +340,10 @@ def split_client_args(text: str | None) -> tuple[str, ...]:
         raise BadInput(f"--client-args {text!r}: {error}") from None
     for argument in arguments:
         name = argument.lstrip("-").split("=", 1)[0]
-        if argument.startswith("-") and name in MANAGED_FLAGS:
+        if argument.startswith("-") and name in managed_flags(preset):
             raise BadInput(
                 f"--client-args: --{name} is set by balgen (free ports on 127.0.0.1, a fresh "
-                "datadir and JWT secret per genesis); use --engine-url for a geth you configure"
+                "datadir and JWT secret per genesis); use --engine-url for a client you configure"
             )
     return arguments
 

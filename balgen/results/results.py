@@ -75,6 +75,8 @@ class FixtureResult(BaseModel):
     count_checks: list[str] = Field(default_factory=list)
     """geth's slow-block counters checked against the workload model, e.g.
     `writes.storage_slots 37 in [35, 67] (slots_written)`; what was not checked and why."""
+    rollback_method: str | None = None
+    """How the chain was rolled back for this test (`debug_setHead`, `restart_from_copy`); None if it did not run."""
 
     @property
     def passed(self) -> bool:

@@ -1,7 +1,7 @@
 """
 Engine fixtures imported into the pinned geth, by the replay's own machinery.
 
-Each genesis group gets a fresh geth (the replay's `ManagedGeth`); each test's
+Each genesis group gets a fresh geth (the replay's `ManagedClient` with the geth preset); each test's
 payloads are sent once, in order, and must all be answered as the fixture
 expects (VALID, unless it says otherwise), with the head ending at
 `lastblockhash`. It is a replay with no warm-up and one execution, so every
@@ -17,7 +17,8 @@ from ..replay.fixtures import FixtureRef, ReplayGroup, Suite, discover
 from ..replay.runner import ReplayOptions, replay_suite
 from ..results.measurements import Execution
 from ..results.results import FixtureResult
-from ..replay.targets import ManagedGeth
+from ..clients.client_presets import GETH
+from ..replay.targets import ManagedClient
 from .outcomes import Outcome, Verifier
 
 IMPORT_ONCE = ReplayOptions(warmup=0, repeat=1)
@@ -61,5 +62,5 @@ class _Collector:
 def engine_outcomes(suite: Suite, geth_bin: Path, finished: Callable[[Outcome], None]) -> list[Outcome]:
     """Import every test of `suite` into a geth started per genesis group."""
     collector = _Collector(finished)
-    replay_suite(suite, ManagedGeth(geth_bin), IMPORT_ONCE, collector)
+    replay_suite(suite, ManagedClient(GETH, geth_bin), IMPORT_ONCE, collector)
     return collector.outcomes

@@ -1,0 +1,69 @@
+"""
+`balgen replay --client reth`: a second real client, started by balgen from
+its preset on 127.0.0.1, replays a small Osaka suite with every check.
+
+reth answers `debug_setHead` with null and keeps its head, so its rollback
+is the universal one: restart from a copy of the datadir taken at the block.
+The test sends the benchmark payload twice (warm-up + measured) so that
+copies are taken at the genesis and after the setup block, and restored
+inside the test and at its end; the replay verifies the head after each
+restore and that the resent block was unknown, and reth's own slow-block
+timing must be read for every block. The reth build here is unoptimised
+(`../shared/clients/README.md`) and spends seconds on the first payload
+after each start: one test keeps this near a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from balgen.toolchain import bundled_reth
+
+from fill_runs import fill_fixtures
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        not bundled_reth().is_file(),
+        reason="no reth build at tools/bin/reth (make tools unpacks ../shared/clients/reth-*.gz when it exists)",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def osaka_fill(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Osaka workload with a setup block."""
+    return fill_fixtures(
+        tmp_path_factory.mktemp("osaka") / "fixtures",
+        "--fork", "Osaka", "--gas-benchmark-values", "1", "-k", "serial_chain-max",
+    )  # fmt: skip
+
+
+def test_reth_replays_with_verified_datadir_rollbacks(osaka_fill: Path, tmp_path: Path) -> None:
+    output = tmp_path / "results"
+    completed = subprocess.run(
+        [sys.executable, "-m", "balgen.cli", "replay", str(osaka_fill), "--client", "reth",
+         "--warmup", "1", "--repeat", "1", "--output", str(output)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    run = json.loads((output / "results.json").read_text())
+    assert run["target"]["client"] == "reth" and run["target"]["rollback"] == "restart_from_copy"
+    assert run["client_versions"][0].startswith("reth/")
+    assert [test["test_id"] for test in run["tests"]] == ["serial_chain-max-1M"]
+    for test in run["tests"]:
+        assert test["verdict"] == "passed", test["failure"]
+        assert test["rollback_method"] == "restart_from_copy"
+        benchmark = [execution for execution in test["executions"] if execution["role"] != "setup"]
+        assert [execution["role"] for execution in benchmark] == ["warmup", "measured"]
+        assert benchmark[1]["restarted_before"], "the warm-up's block was rolled back by a restore"
+        for execution in test["executions"]:
+            assert execution["status"] == "VALID" and not execution["known_before_send"]
+            timing = execution["geth"]
+            assert timing is not None, "reth's slow-block line for the block was read"
+            assert timing["block_hash"] == execution["block_hash"] and timing["gas_used"] == execution["gas_used"]
