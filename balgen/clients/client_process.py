@@ -47,7 +47,6 @@ _BIND_CONFLICT = "address already in use"
 """What geth and reth log (in some capitalisation) when a port picked as free was taken first."""
 _READY_POLL_INTERVAL = 0.05
 _PROBE_TIMEOUT = 2.0
-_STOP_SIGNAL_SENDS = 8
 _STOP_SIGNAL_INTERVAL = 0.5
 
 
@@ -438,15 +437,21 @@ class ClientProcess:
             self._process = None
 
     def _ask_to_stop(self, process: subprocess.Popen[bytes]) -> None:
-        sends = _STOP_SIGNAL_SENDS if self.preset.ignores_early_sigint else 1
-        for _ in range(sends):
+        """
+        SIGINT; for a client started with SIGINT ignored, re-sent every
+        half second until it exits or logs that it is stopping (under load
+        geth installs its handler seconds after it answers RPC), for at most
+        `stop_timeout`. One SIGINT after the handled one is at most sent.
+        """
+        deadline = time.monotonic() + self.stop_timeout
+        while True:
             process.send_signal(signal.SIGINT)
             process.send_signal(signal.SIGCONT)  # a stopped node acts on the signal only once continued
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=_STOP_SIGNAL_INTERVAL)
                 return
             acknowledged = self.preset.stop_acknowledged
-            if acknowledged is None or acknowledged in self._log_since_spawn():
+            if acknowledged is None or acknowledged in self._log_since_spawn() or time.monotonic() >= deadline:
                 return
 
     def _log_since_spawn(self) -> bytes:
