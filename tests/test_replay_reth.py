@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from balgen.toolchain import bundled_reth
+from balgen.toolchain import bundled_reth, release_bin
 
 from fill_runs import fill_fixtures
 
@@ -67,3 +67,26 @@ def test_reth_replays_with_verified_datadir_rollbacks(osaka_fill: Path, tmp_path
             timing = execution["geth"]
             assert timing is not None, "reth's slow-block line for the block was read"
             assert timing["block_hash"] == execution["block_hash"] and timing["gas_used"] == execution["gas_used"]
+
+
+@pytest.mark.skipif(not (release_bin("v1.17.5") / "evm").is_file(), reason="go-ethereum v1.17.5's evm not built (make tools)")
+def test_reth_replays_amsterdam_of_the_t8n_it_implements(tmp_path: Path) -> None:
+    """
+    This reth implements go-ethereum v1.17.5's Amsterdam (docs/formats.md): a
+    fixture filled with that t8n replays through the preset with every check
+    (v1.17.8's are refused at their first block, with a failure naming the
+    payload, reth's validation error, the t8n and reth's version).
+    """
+    earlier = fill_fixtures(
+        tmp_path / "v1.17.5", "--gas-benchmark-values", "1", "-k", "serial_chain-max",
+        "--evm-bin", release_bin("v1.17.5") / "evm",
+    )  # fmt: skip
+    output = tmp_path / "results"
+    completed = subprocess.run(
+        [sys.executable, "-m", "balgen.cli", "replay", str(earlier), "--client", "reth",
+         "--warmup", "0", "--repeat", "1", "--output", str(output)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    (test,) = json.loads((output / "results.json").read_text())["tests"]
+    assert test["verdict"] == "passed" and {e["status"] for e in test["executions"]} == {"VALID"}
