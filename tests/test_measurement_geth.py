@@ -24,8 +24,9 @@ from typing import Any
 import httpx
 import pytest
 
-from balgen.clients.genesis import write_geth_genesis
-from balgen.clients.geth_process import GethProcess
+from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
+from balgen.clients.client_presets import GETH as GETH_PRESET
+from balgen.clients.client_process import ClientProcess
 from balgen.replay.command import run_replay
 from balgen.replay.fixtures import discover
 from balgen.replay.page_cache import drop_caches_problem
@@ -87,18 +88,18 @@ class _LateEngine(BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GethProcess]:
+def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientProcess]:
     """A geth the user runs, on the suite's group genesis (runs rewind it to where they start)."""
     scratch = tmp_path_factory.mktemp("geth")
     (group,) = discover(filled / "blockchain_tests_engine_x").groups
     header, pre = group.genesis.load()
-    write_geth_genesis(scratch / "genesis.json", group.genesis.network, header, pre)
-    with GethProcess(pinned_geth(), scratch / "genesis.json", temp_parent=scratch) as geth:
+    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    with ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch) as geth:
         yield geth
 
 
 @pytest.fixture(scope="module")
-def late_engine_url(user_geth: GethProcess) -> Iterator[str]:
+def late_engine_url(user_geth: ClientProcess) -> Iterator[str]:
     _LateEngine.upstream = user_geth.engine_url
     proxy = ThreadingHTTPServer(("127.0.0.1", 0), _LateEngine)
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
@@ -109,12 +110,12 @@ def late_engine_url(user_geth: GethProcess) -> Iterator[str]:
         proxy.server_close()
 
 
-def _client(engine_url: str, geth: GethProcess) -> list[str]:
+def _client(engine_url: str, geth: ClientProcess) -> list[str]:
     return ["--engine-url", engine_url, "--jwt-secret", str(geth.jwt_secret_path), "--rpc-url", geth.rpc_url]
 
 
 def test_an_aa_pair_is_no_change_and_a_late_client_is_slower(
-    filled: Path, tmp_path: Path, user_geth: GethProcess, late_engine_url: str
+    filled: Path, tmp_path: Path, user_geth: ClientProcess, late_engine_url: str
 ) -> None:
     """
     The three runs go at the same time: the machine's load (other work on
@@ -151,7 +152,7 @@ def test_an_aa_pair_is_no_change_and_a_late_client_is_slower(
     assert bounds["state_root-max-contract_per_tx-1M"] > 10, "independent writers: the bound is recorded"
 
 
-def test_repeat_auto_stops_at_the_target_width_or_the_cap(filled: Path, tmp_path: Path, user_geth: GethProcess) -> None:
+def test_repeat_auto_stops_at_the_target_width_or_the_cap(filled: Path, tmp_path: Path, user_geth: ClientProcess) -> None:
     client = _client(user_geth.engine_url, user_geth)
     auto = ["-k", "serial_chain", "--repeat", "auto", "--repeat-cap", "6"]
     # An interval 10 times the median wide is met as soon as there is one (6 executions), however
