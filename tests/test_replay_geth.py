@@ -108,7 +108,9 @@ def _tampered(filled: Path, name: str, expect_invalid: bool) -> dict[str, Any]:
 def _resent_known_block(filled: Path, name: str) -> dict[str, Any]:
     """An engine fixture that sends its first block again at the end."""
     fixture = json.loads(next((filled / "blockchain_tests_engine").rglob(f"{name}.json")).read_text())[name]
-    fixture["engineNewPayloads"].append(fixture["engineNewPayloads"][0])
+    payloads = fixture["engineNewPayloads"]
+    payloads[-1] = {**payloads[-1], "phase": "setup"}
+    payloads.append({**payloads[0], "phase": "testing"})  # the resent block is the one measured
     return fixture
 
 
