@@ -12,9 +12,10 @@ another command or from the pytest plugin.
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+import re
+from typing import Callable, NoReturn
 
-from _pytest.mark.expression import Expression
+import pyparsing as pp
 from rich.console import Console
 
 from .errors import BadInput
@@ -33,22 +34,69 @@ class OneLineParser(argparse.ArgumentParser):
         raise BadInput(message)
 
 
-def keyword_matcher(expression: str | None) -> Expression | None:
-    """pytest's `-k` grammar (and, or, not, parentheses over substrings)."""
-    if expression is None:
+KeywordExpression = Callable[[str], bool]
+"""A compiled `-k` expression: whether it selects a test id (given lower-cased)."""
+
+_IDENTIFIER_CHARACTERS = r"\w:+\-.\[\]\\/"
+"""What pytest's `-k` reads as one word: letters, digits, `_ : + - . [ ] \\ /`."""
+
+
+def _operator(word: str) -> pp.Regex:
+    """`and`/`or`/`not` as a whole word: `and-x` is one identifier, as in pytest."""
+    return pp.Regex(f"{word}(?![{_IDENTIFIER_CHARACTERS}])")
+
+
+def _substring(tokens: pp.ParseResults) -> KeywordExpression:
+    word = str(tokens[0]).lower()
+    return lambda name: word in name
+
+
+def _negation(tokens: pp.ParseResults) -> KeywordExpression:
+    operand = tokens[0][1]
+    return lambda name: not operand(name)
+
+
+def _all_of(tokens: pp.ParseResults) -> KeywordExpression:
+    operands = list(tokens[0][0::2])
+    return lambda name: all(operand(name) for operand in operands)
+
+
+def _any_of(tokens: pp.ParseResults) -> KeywordExpression:
+    operands = list(tokens[0][0::2])
+    return lambda name: any(operand(name) for operand in operands)
+
+
+_AND, _OR, _NOT = _operator("and"), _operator("or"), _operator("not")
+_IDENTIFIER = ~(_AND | _OR | _NOT) + pp.Regex(f"[{_IDENTIFIER_CHARACTERS}]+")
+_IDENTIFIER.set_parse_action(_substring)
+_KEYWORD_GRAMMAR = pp.infix_notation(
+    _IDENTIFIER,
+    [(_NOT, 1, pp.OpAssoc.RIGHT, _negation), (_AND, 2, pp.OpAssoc.LEFT, _all_of), (_OR, 2, pp.OpAssoc.LEFT, _any_of)],
+)
+"""pytest's `-k` grammar: `not` binds tighter than `and`, `and` than `or`; parentheses group."""
+
+
+def keyword_matcher(expression: str | None) -> KeywordExpression | None:
+    """
+    pytest's `-k` (and, or, not, parentheses over case-insensitive substrings),
+    so that every command selects as `balgen fill` does; None, or an empty
+    expression, selects everything, as in pytest.
+    """
+    if expression is None or not expression.strip():
         return None
     try:
-        return Expression.compile(expression)
-    except SyntaxError as error:
-        raise BadInput(f"-k {expression!r}: {error.msg}") from None
+        return _KEYWORD_GRAMMAR.parse_string(expression, parse_all=True)[0]
+    except pp.ParseBaseException as error:
+        word = re.match(f"[{_IDENTIFIER_CHARACTERS}]+|\\S|$", expression[error.loc :])
+        found = repr(word.group()) if word and word.group() else "end of expression"
+        raise BadInput(
+            f"-k {expression!r}: unexpected {found} at column {error.col} (words joined by and, or, not, parentheses)"
+        ) from None
 
 
-def matches(expression: Expression | None, test_id: str) -> bool:
+def matches(expression: KeywordExpression | None, test_id: str) -> bool:
     """Whether a test id matches `-k`, case-insensitively by substring, as pytest does."""
-    if expression is None:
-        return True
-    name = test_id.lower()
-    return expression.evaluate(lambda word, /, **_: word.lower() in name)
+    return expression is None or expression(test_id.lower())
 
 
 def wide_console() -> Console:

@@ -1,14 +1,20 @@
 """
 Every `balgen` subcommand parses its options with the same `OneLineParser`:
 a usage error is one line naming the command and the option, exit code 2.
+Every `-k` selects test ids as pytest's own `-k` does, and a malformed one is
+one line naming the word and column.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from balgen.cli import COMMANDS, main
-from balgen.command_line import BAD_INPUT_EXIT_CODE
+from balgen.command_line import BAD_INPUT_EXIT_CODE, keyword_matcher, matches
+from balgen.errors import BadInput
 
 USAGE_ERRORS = {
     "fill": ["fill", "--output"],
@@ -35,3 +41,53 @@ def test_usage_error_is_one_line_and_exit_2(command: str, capsys: pytest.Capture
     prog = " ".join(argv[:2]) if command == "export" else argv[0]
     assert captured.err == f"balgen {prog}: argument {argv[-1]}: expected one argument\n"
     assert captured.out == ""
+
+
+# -- `-k` selects as pytest's own `-k` does -----------------------------------
+
+TEST_IDS = [
+    "serial_chain-max-1M", "serial_chain-half-30M", "keccak_chain-max-1M", "extcodesize-greedy-64KB-1M", "and-x-1M",
+]  # fmt: skip
+KEYWORDS = [
+    "serial_chain", "not serial", "MAX or (keccak and 1m)", "extcodesize-greedy", "not not half",
+    "max and not 30m or extcode", "and-x", "(half)", "chain and (not max or 30M)",
+]  # fmt: skip
+MALFORMED_KEYWORDS = ["max and", "(max", "max half", "and", "max )", "not"]
+
+
+def pytest_selection(tmp_path: Path, keyword: str) -> list[str] | None:
+    """The ids pytest's own `-k` selects among TEST_IDS; None if pytest rejects the expression."""
+    module = tmp_path / "test_selection.py"
+    module.write_text(f"import pytest\n\n@pytest.mark.parametrize('name', {TEST_IDS!r}, ids={TEST_IDS!r})\ndef test_a(name):\n    pass\n")
+
+    class Selected:
+        ids: list[str] = []
+
+        def pytest_collection_finish(self, session: pytest.Session) -> None:
+            self.ids = [item.name.partition("[")[2].rstrip("]") for item in session.items]
+
+    selected = Selected()
+    arguments = [str(module), f"--rootdir={tmp_path}", "-p", "no:cacheprovider", "--import-mode=importlib", "--collect-only", "-q", "-k", keyword]
+    code = pytest.main(arguments, plugins=[selected])
+    return None if code == pytest.ExitCode.USAGE_ERROR else selected.ids
+
+
+@pytest.mark.parametrize("keyword", KEYWORDS)
+def test_k_selects_as_pytest_does(tmp_path: Path, keyword: str) -> None:
+    expression = keyword_matcher(keyword)
+    ours = [test_id for test_id in TEST_IDS if matches(expression, test_id)]
+    assert ours == pytest_selection(tmp_path, keyword)
+
+
+@pytest.mark.parametrize("keyword", MALFORMED_KEYWORDS)
+def test_malformed_k_is_rejected_as_pytest_rejects_it(tmp_path: Path, keyword: str) -> None:
+    with pytest.raises(BadInput, match=rf"^-k {re.escape(repr(keyword))}: unexpected .* at column \d+ \(") as raised:
+        keyword_matcher(keyword)
+    assert "\n" not in str(raised.value)
+    assert pytest_selection(tmp_path, keyword) is None
+
+
+def test_malformed_k_names_the_word_and_column() -> None:
+    with pytest.raises(BadInput) as raised:
+        keyword_matcher("max half")
+    assert str(raised.value) == "-k 'max half': unexpected 'half' at column 5 (words joined by and, or, not, parentheses)"

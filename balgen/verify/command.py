@@ -19,12 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _pytest.mark.expression import Expression
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, matches, wide_console
+from ..command_line import BAD_INPUT_EXIT_CODE, KeywordExpression, OneLineParser, keyword_matcher, matches, wide_console
 from ..errors import BadInput
 from ..fixtures.files import ENGINE, ENGINE_X, fixture_files, fixture_format, read_json_object
 from ..fixtures.models import BlockchainFixture
@@ -67,7 +66,7 @@ class Selection:
 
     keyword: str | None = None
     names: frozenset[str] | None = None
-    expression: Expression | None = field(init=False, repr=False)
+    expression: KeywordExpression | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # A malformed -k is bad input before anything runs.
