@@ -1,0 +1,41 @@
+"""
+Fixture files are written by balgen's own JSON renderer (`fixtures/streamed_json.py`),
+which must give exactly the bytes `json.dumps` gives, so fixtures stay byte-identical
+whichever renders them; a streamed member must render as if it were held.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from balgen.fixtures.streamed_json import StreamedObject, compact_sorted_chunks, indented_chunks
+
+scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False)
+json_values = st.recursive(
+    scalars,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=30,
+)
+
+
+def streamed(members: dict[str, Any]) -> StreamedObject:
+    return StreamedObject(lambda: iter(sorted(members.items())))
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_indented_rendering_is_json_dumps(value: Any) -> None:
+    assert "".join(indented_chunks(value)) == json.dumps(value, indent=4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), json_values, max_size=5), st.dictionaries(st.text(max_size=6), json_values, max_size=4))
+def test_a_streamed_object_renders_as_the_object_it_stands_for(members: dict[str, Any], rest: dict[str, Any]) -> None:
+    held = {"a": rest, "pre": dict(sorted(members.items())), "z": [rest]}
+    document = {"a": rest, "pre": streamed(members), "z": [rest]}
+    assert "".join(indented_chunks(document)) == json.dumps(held, indent=4)
+    assert "".join(compact_sorted_chunks(document)) == json.dumps(held, sort_keys=True, separators=(",", ":"))
