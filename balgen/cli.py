@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -25,13 +26,10 @@ from .fill_options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
 from .forks import FORKS, fork_by_name
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .output_files import check_output_writable
-from .plugin import filled_names, stopped_by
+from .plugin import filled_names, filler_folder, stopped_by
 from .printable import escaped
 from .stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
-from .toolchain import pinned_evm
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-FILLERS = PROJECT_ROOT / "fillers"
+from .toolchain import required_tool
 
 
 def fill_parser() -> argparse.ArgumentParser:
@@ -64,7 +62,7 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
     keyword_matcher(args.keyword)  # pytest's own error would be two lines and exit code 4
     if args.workers is not None and not (args.workers == "auto" or args.workers.isdigit()):
         raise BadInput(f"-n: {args.workers!r} is not a number of workers")
-    evm = TransitionTool(args.evm_bin or pinned_evm())
+    evm = TransitionTool(args.evm_bin or required_tool("evm", "give --evm-bin"))
     evm.version()
     with tempfile.TemporaryDirectory(prefix="balgen-calibration-") as scratch:
         calibrated_fork(evm, fork_by_name(args.fork), Path(scratch))  # a t8n balgen cannot model stops here
@@ -77,10 +75,22 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
 
 
 def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
-    """The pytest command line that fills what `args` asks for."""
+    """
+    The pytest command line that fills what `args` asks for. The folder that
+    holds `fillers/` is the root, so that test ids read `fillers/test_x.py::...`
+    from a checkout and an installed wheel alike; no ini file or conftest.py
+    outside the fillers applies (a project the venv lives in keeps its pytest
+    settings to itself); the plugin is named, so that it fills even where
+    plugin autoloading is off.
+    """
+    fillers = filler_folder()
     arguments = [
-        str(FILLERS),
-        f"--rootdir={PROJECT_ROOT}",
+        str(fillers),
+        f"--rootdir={fillers.parent}",
+        f"--config-file={os.devnull}",
+        f"--confcutdir={fillers}",
+        "-p",
+        "balgen.plugin",
         "-p",
         "no:cacheprovider",
         "--tb=no",

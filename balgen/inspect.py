@@ -29,7 +29,7 @@ from .command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, m
 from .errors import BadInput
 from .fixtures.files import fixture_files, read_json_object
 from .printable import check_test_id, escaped
-from .toolchain import pinned_evm
+from .toolchain import required_tool
 
 WIDE = 160
 """Table width when the output is not a terminal (rich would wrap at 80)."""
@@ -65,15 +65,16 @@ class GraphSource:
     """Where graphs come from: a fixture's `_info`, else a t8n trace (t8n started on first need)."""
 
     def __init__(self, evm_bin: Path | None, retrace: bool, scratch: Path) -> None:
-        self._evm_bin = evm_bin or pinned_evm()
+        self._evm_bin = evm_bin
         self._retrace = retrace
         self._scratch = scratch
         self._t8n: TransitionTool | None = None
 
     def t8n(self) -> TransitionTool:
         if self._t8n is None:
-            probe_version(self._evm_bin)
-            self._t8n = TransitionTool(self._evm_bin)
+            binary = self._evm_bin or required_tool("evm", "give --evm-bin")
+            probe_version(binary)
+            self._t8n = TransitionTool(binary)
         return self._t8n
 
     def graph(self, path: Path, name: str, fixture: Mapping[str, Any]) -> tuple[DependencyGraph, str]:

@@ -1,6 +1,12 @@
 """
 balgen's pytest plugin: turns the fillers in `fillers/` into fixtures.
 
+It is registered through the `pytest11` entry point `balgen.plugin`, so it is
+loaded into every pytest run of the environment balgen is installed in; it
+acts only in a run that collects the fillers (`fills`), and leaves every other
+run (the project's own tests, another project's) as it is: no signal handlers,
+no scratch folder, no rewritten failure reports.
+
 A filler is a test marked with the generator of its workload family:
 
     @pytest.mark.workload(family=serial_chain.FAMILY)
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from importlib import resources
 import tempfile
 import threading
 from pathlib import Path
@@ -35,13 +42,28 @@ from .forks import DEFAULT_FORK, Fork, fork_by_name
 from .generators.catalog import Family, PlannedWorkload, planned_workloads
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .stop_signals import install_stop_handlers, restore_handlers
-from .toolchain import pinned_evm
+from .toolchain import required_tool
 from .workload import Placement, Workload
 
 _session_key = pytest.StashKey[FillSession]()
 _scratch_key = pytest.StashKey[Path]()
 _signal_handlers_key = pytest.StashKey[dict[int, object]]()
 _options_key = pytest.StashKey["FillOptions"]()
+_fills_key = pytest.StashKey[bool]()
+
+
+def filler_folder() -> Path:
+    """Where the fillers are: `fillers/` of the checkout, or `balgen/fillers/` of an installed wheel."""
+    return Path(str(resources.files("balgen.fillers")))
+
+
+def fills(config: pytest.Config) -> bool:
+    """Whether this run collects balgen's fillers: one of its paths is, or lies in, the filler folder."""
+    if _fills_key not in config.stash:
+        fillers = filler_folder().resolve()
+        paths = [(config.invocation_params.dir / argument.split("::")[0]).resolve() for argument in config.args]
+        config.stash[_fills_key] = any(path == fillers or fillers in path.parents for path in paths)
+    return config.stash[_fills_key]
 
 
 class FillOptions:
@@ -94,7 +116,7 @@ def read_options(config: pytest.Config) -> FillOptions:
     options = FillOptions(
         fork=fork,
         gas_values=parse_gas_values(config.getoption("gas_benchmark_values")),
-        evm_bin=Path(evm) if evm else pinned_evm(),
+        evm_bin=Path(evm) if evm else required_tool("evm", "give --evm-bin"),
         output=Path(config.getoption("output")),
         placement=Placement(config.getoption("setup")),
         code_sizes=parse_code_sizes(config.getoption("code_sizes"), fork),
@@ -115,6 +137,8 @@ def pytest_configure(config: pytest.Config) -> None:
     as an interrupted one: t8n stopped, no partial fixture, scratch removed.
     """
     config.addinivalue_line("markers", "workload(family): a balgen workload family filler")
+    if not fills(config):
+        return
     _stopped_by.clear()  # a fill run in-process after an interrupted one starts afresh
     _filled_names.clear()
     if threading.current_thread() is threading.main_thread():
@@ -126,6 +150,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if not fills(config):
+        return
     scratch = config.stash.get(_scratch_key, None)
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -187,7 +213,7 @@ def _options(config: pytest.Config) -> FillOptions:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("workload")
-    if marker is None or "workload" not in metafunc.fixturenames:
+    if marker is None or "workload" not in metafunc.fixturenames or not fills(metafunc.config):
         return
     options = _options(metafunc.config)
     family: Family = marker.kwargs["family"]
@@ -262,6 +288,8 @@ def fill(request: pytest.FixtureRequest) -> Callable[[Workload], FillResult]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[Any]:
     report = yield
+    if not fills(item.config):
+        return report
     if call.excinfo is not None and isinstance(call.excinfo.value, (FillCheckFailed, BadInput)):
         name = item.callspec.id if hasattr(item, "callspec") else item.name
         message = str(call.excinfo.value)
@@ -297,6 +325,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not fills(session.config):
+        return
     fill_session = session.config.stash.get(_session_key, None)
     if fill_session is not None:
         fill_session.close()

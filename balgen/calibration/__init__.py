@@ -5,7 +5,8 @@ Gas rules measured from the t8n a fill is given, not assumed.
 and fork under a tracer, derives the gas rules from what t8n did
 (`measure`), checks that they explain the whole block, and names the spec
 they match. The result is cached under the binary's SHA-256 in
-`.cache/gas-rules/` of the checkout (`BALGEN_CACHE` elsewhere), so a fill
+`.cache/gas-rules/` of the checkout (`BALGEN_CACHE` elsewhere; an installed
+balgen without a checkout uses the user's cache folder), so a fill
 pays the calibration once per binary: about a second.
 """
 
@@ -25,6 +26,7 @@ from ..chain.t8n import TransitionTool
 from ..errors import BadInput
 from ..forks import Fork
 from ..gas_costs import KNOWN_SPECS, GasCosts
+from ..toolchain import checkout_root
 from ..transactions import sign
 from .measure import STEP_TRACER, UnmodelledRule, check_receipts, check_static_costs, measure_rules, observations
 from .probe import CalibrationBlock
@@ -34,9 +36,19 @@ CALIBRATION_VERSION = 1
 
 
 def cache_folder() -> Path:
-    """Where measured rules are kept: `BALGEN_CACHE`, or the checkout's git-ignored `.cache/`."""
+    """
+    Where measured rules are kept: `BALGEN_CACHE`, the checkout's git-ignored
+    `.cache/`, or (installed without a checkout) `$XDG_CACHE_HOME/balgen`,
+    by default `~/.cache/balgen`.
+    """
     configured = os.environ.get("BALGEN_CACHE")
-    root = Path(configured) if configured else Path(__file__).resolve().parents[2] / ".cache"
+    checkout = checkout_root()
+    if configured:
+        root = Path(configured)
+    elif checkout is not None:
+        root = checkout / ".cache"
+    else:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "balgen"
     return root / "gas-rules"
 
 

@@ -38,7 +38,7 @@ from ..results.measurements import Execution
 from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
 from ..results.results import FixtureResult, RunResult, RunState
 from ..stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
-from ..toolchain import bundled_reth, pinned_geth
+from ..toolchain import required_tool
 from .fixtures import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
 from .outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
 from .page_cache import drop_caches_problem
@@ -183,13 +183,10 @@ def _client_binary(preset: ClientPreset, given: Path | None) -> Path:
     """`--client-bin`, or the pinned geth / bundled reth, checked to be runnable."""
     if given is not None:
         return check_executable(given, "--client-bin")
-    default = {"geth": pinned_geth(), "reth": bundled_reth()}.get(preset.name)
-    if default is None:
+    if preset.name not in ("geth", "reth"):
         raise BadInput(f"--client {preset.name} needs --client-bin PATH (balgen has no {preset.name} build)")
-    if not default.is_file():
-        hint = "run `make tools`" if preset.name == "geth" else "unpack ../shared/clients/reth-*.gz with `make tools`"
-        raise BadInput(f"{preset.name} binary {default}: not there ({hint}) - or give --client-bin PATH")
-    return check_executable(default, f"{preset.name} binary")
+    # `make tools` builds geth, and unpacks reth from ../shared/clients/reth-*.gz where that exists.
+    return required_tool(preset.name, "give --client-bin PATH")
 
 
 def _target(args: argparse.Namespace) -> ManagedClient | ExternalClient:

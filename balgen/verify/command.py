@@ -30,7 +30,7 @@ from ..fixtures.models import BlockchainFixture
 from ..printable import escaped
 from ..replay.fixtures import Suite
 from ..stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
-from ..toolchain import pinned_evm, pinned_geth, pinned_revme
+from ..toolchain import required_tool
 from .engine_import import engine_outcomes, engine_suite
 from .evm_runners import RunningVerifiers
 from .outcomes import Outcome, Verifier
@@ -90,8 +90,14 @@ class Tools:
         return {Verifier.GETH: self.evm, Verifier.REVM: self.revme, Verifier.ENGINE: self.geth}[verifier] is not None
 
 
-def _binary(path: Path, what: str, without: str) -> Path:
-    """`path` if it is a runnable file, else `BadInput` saying how to get it or go on without it."""
+def _binary(given: Path | None, what: str, without: str) -> Path:
+    """
+    The binary given, or else the one on balgen's tool search path, checked to
+    run; else `BadInput` saying how to get it or go on without it.
+    """
+    if given is None:
+        return required_tool(what, f"leave it out with --without {without}")
+    path = given
     if not path.is_file():
         raise BadInput(f"{what} {path}: not built (run `make tools`), or leave it out with --without {without}")
     if not os.access(path, os.X_OK):
@@ -110,9 +116,9 @@ def tools_for(
     if left_out == {verifier.value for verifier in Verifier}:
         raise BadInput("--without: every verifier left out, nothing would be checked")
     return Tools(
-        evm=None if "geth" in left_out else _binary(evm_bin or pinned_evm(), "evm", "geth"),
-        revme=None if "revm" in left_out else _binary(revme_bin or pinned_revme(), "revme", "revm"),
-        geth=None if "engine" in left_out else _binary(geth_bin or pinned_geth(), "geth", "engine"),
+        evm=None if "geth" in left_out else _binary(evm_bin, "evm", "geth"),
+        revme=None if "revm" in left_out else _binary(revme_bin, "revme", "revm"),
+        geth=None if "engine" in left_out else _binary(geth_bin, "geth", "engine"),
     )
 
 

@@ -1,3 +1,0 @@
-"""Registers balgen's fill plugin for the fillers in `fillers/`."""
-
-pytest_plugins = ["balgen.plugin"]
