@@ -57,6 +57,7 @@ def fill_parser() -> argparse.ArgumentParser:
 
 def validate_fill_inputs(args: argparse.Namespace) -> None:
     """Check every input up front; raises BadInput naming the option."""
+    filler_folder()  # an installation without the fillers stops here, in one line
     parse_code_sizes(args.code_sizes, fork_by_name(args.fork))
     parse_gas_values(args.gas_benchmark_values)
     keyword_matcher(args.keyword)  # pytest's own error would be two lines and exit code 4

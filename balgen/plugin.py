@@ -54,7 +54,10 @@ _fills_key = pytest.StashKey[bool]()
 
 def filler_folder() -> Path:
     """Where the fillers are: `fillers/` of the checkout, or `balgen/fillers/` of an installed wheel."""
-    return Path(str(resources.files("balgen.fillers")))
+    try:
+        return Path(str(resources.files("balgen.fillers")))
+    except ModuleNotFoundError:  # an editable install made before the fillers became `balgen.fillers`
+        raise BadInput("balgen.fillers is not installed: reinstall balgen (`pip install -e '.[dev]'` in the checkout)") from None
 
 
 def fills(config: pytest.Config) -> bool:
