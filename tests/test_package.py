@@ -5,20 +5,25 @@ what it does not ship.
 A user who installs the wheel has no checkout: the fillers and the package
 data must be inside the package, the pytest plugin must come from the
 `pytest11` entry point without disturbing any other pytest run of that
-environment, and the binaries are found on a documented search path.
+environment, and the binaries are found on a documented search path. What
+pyproject.toml declares is exactly what the code imports.
 """
 
 from __future__ import annotations
 
+import ast
 import filecmp
+import importlib.metadata
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import sysconfig
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -42,6 +47,51 @@ def test_every_package_ships() -> None:
     assert sorted(set(setuptools["packages"]) ^ on_disk) == [], "pyproject.toml's [tool.setuptools] packages"
     assert setuptools["package-dir"] == {"balgen.fillers": "fillers"}
     assert PYPROJECT["project"]["entry-points"]["pytest11"] == {"balgen.plugin": "balgen.plugin"}
+
+
+# -- dependencies are declared exactly as imported ---------------------------------
+
+RUNTIME_SOURCES = ("balgen", "fillers", "benchmarks", "scripts")
+DEV_SOURCES = ("tests",)
+USED_WITHOUT_IMPORT = {"pytest-xdist": "balgen fill -n", "setuptools": "test_the_wheel_fills_outside_the_checkout builds with it"}
+
+
+def _distribution(requirement: str) -> str:
+    """`rlp[rust-backend]>=4` -> `rlp`, normalized as PyPI compares names."""
+    return re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9._-]+", requirement).group()).lower()
+
+
+def _imported_distributions(folders: tuple[str, ...], providers: Mapping[str, list[str]]) -> dict[str, str]:
+    """Each third-party distribution the Python files under `folders` import, with one file importing it."""
+    found: dict[str, str] = {}
+    for folder in folders:
+        local = {path.stem for path in (ROOT / folder).rglob("*.py")}
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for top in {name.split(".")[0] for name in names} - local - set(sys.stdlib_module_names) - {"balgen"}:
+                    for distribution in providers.get(top, [f"<no installed distribution provides {top!r}>"]):
+                        found.setdefault(_distribution(distribution), str(path.relative_to(ROOT)))
+    return found
+
+
+def test_dependencies_are_declared_as_imported() -> None:
+    """What balgen and its tools import is a runtime dependency, what only the tests import a dev one, nothing more."""
+    runtime = {_distribution(r) for r in PYPROJECT["project"]["dependencies"]}
+    dev = {_distribution(r) for r in PYPROJECT["project"]["optional-dependencies"]["dev"]}
+    providers = importlib.metadata.packages_distributions()
+    imported_at_runtime = _imported_distributions(RUNTIME_SOURCES, providers)
+    imported_by_tests = _imported_distributions(DEV_SOURCES, providers)
+    undeclared = {d: f for d, f in imported_at_runtime.items() if d not in runtime}
+    undeclared |= {d: f for d, f in imported_by_tests.items() if d not in runtime | dev}
+    assert undeclared == {}, "imported (by the file shown) but not declared in pyproject.toml"
+    unused = (runtime - set(imported_at_runtime) | dev - set(imported_by_tests)) - set(USED_WITHOUT_IMPORT)
+    assert unused == set(), "declared in pyproject.toml but imported nowhere"
 
 
 # -- the plugin acts in fills only ----------------------------------------------
