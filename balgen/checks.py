@@ -21,6 +21,7 @@ from pathlib import Path
 from .analysis import DependencyGraph, TracedBlock, model_access_sets, trace_block
 from .analysis import first_difference as first_trace_difference
 from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain, block_env
+from .chain.header import has_block_access_list
 from .chain.t8n import TransitionTool
 from .errors import FillCheckFailed
 from .forks import Fork
@@ -50,7 +51,7 @@ def check_chain(workload: Workload, chain: BuiltChain) -> None:
     for spec, block in zip(workload.blocks, chain.blocks):
         check_transactions_succeeded(block, spec)
         check_block_size(workload.fork, block)
-        if workload.fork.has_block_access_list:
+        if has_block_access_list(workload.fork):
             check_access_list(workload.fork, spec, block)
     check_gas_used(chain.blocks[-1], workload.gas_benchmark_value)
     check_access_list_items(workload.fork, chain.blocks[-1], workload.gas_benchmark_value)

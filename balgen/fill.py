@@ -26,7 +26,7 @@ from .chain.alloc import (
     AllocJson, alloc_json, genesis_accounts, genesis_entries, iter_alloc, read_alloc, write_alloc,
     write_alloc_entries,
 )
-from .chain.header import Header
+from .chain.header import Header, has_block_access_list
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from .chain.t8n import TransitionTool
 from .analysis import INFO_KEY, DependencyGraph
@@ -253,7 +253,7 @@ class FillSession:
             ]
         else:
             own_post = read_alloc(own.post_alloc_path)
-            changed = accounts_changed_in_access_lists(shared) if workload.fork.has_block_access_list else None
+            changed = accounts_changed_in_access_lists(shared) if has_block_access_list(workload.fork) else None
             shared_post = read_alloc(shared.post_alloc_path, only=changed)
             group_pre = group.alloc or {}
             candidates = changed if changed is not None else group_pre.keys() | shared_post.keys()

@@ -1,8 +1,11 @@
 """
 The forks balgen fills for, and the protocol facts each one fixes.
 
-A fork here is plain data: which header fields exist, which Engine API
-versions carry its payloads, which system contracts its genesis needs, the
+A fork here is plain data: the upgrades it is made of (each with its blob
+schedule entry and the EIPs a client switches one by one; a header field says
+from which upgrade on it exists, `balgen.chain.header`, and the client chain
+configs are derived from the same upgrades, `balgen.clients.chain_config`),
+which Engine API versions carry its payloads, which system contracts its genesis needs, the
 per-transaction gas cap and the default gas costs (`balgen.gas_costs`; a fill
 replaces them with the ones it measures from its t8n, `balgen.calibration`).
 """
@@ -10,7 +13,7 @@ replaces them with the ones it measures from its t8n, `balgen.calibration`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
@@ -42,31 +45,88 @@ class BlobParams:
     base_fee_update_fraction: int
 
 
-CANCUN_BLOBS = BlobParams(3, 6, 3338477)
-PRAGUE_BLOBS = BlobParams(6, 9, 5007716)
-BPO1_BLOBS = BlobParams(10, 15, 8346193)
-BPO2_BLOBS = BlobParams(14, 21, 11684671)
+@dataclass(frozen=True)
+class Upgrade:
+    """
+    One timestamp-activated network upgrade from Shanghai on: the steps a
+    fork is made of. A client chain config switches each one on by name;
+    the pre-merge block forks and Paris are the same for every fork here and
+    belong to the config formats (`balgen.clients.chain_config`).
+    """
+
+    name: str
+    blobs: BlobParams | None = None
+    """The EIP-7840 blob schedule entry it sets; None: the previous one stays."""
+    eips: tuple[int, ...] = ()
+    """Its execution-layer EIPs a client switches one by one (a Nethermind chainspec's
+    `eip<N>TransitionTimestamp`, as hive's mapper lists them, July 2026)."""
+
+
+UPGRADES: tuple[Upgrade, ...] = (
+    Upgrade("Shanghai", eips=(3651, 3855, 3860, 4895)),
+    Upgrade("Cancun", BlobParams(3, 6, 3338477), eips=(4844, 4788, 1153, 5656, 6780)),
+    Upgrade("Prague", BlobParams(6, 9, 5007716), eips=(2537, 2935, 6110, 7002, 7251, 7685, 7702, 7623)),
+    Upgrade("Osaka", eips=(7594, 7823, 7825, 7883, 7918, 7951, 7939, 7934)),
+    Upgrade("BPO1", BlobParams(10, 15, 8346193)),
+    Upgrade("BPO2", BlobParams(14, 21, 11684671)),
+    Upgrade(
+        "Amsterdam",
+        eips=(2780, 7708, 7778, 7843, 7928, 7954, 7976, 7981, 7997, 8024, 8037, 8038, 8246, 8282),
+    ),
+)
+"""Every upgrade in activation order; blob parameters as go-ethereum v1.17.8's
+`params.Default*BlobConfig`."""
+
+
+def upgrades_through(name: str) -> tuple[Upgrade, ...]:
+    """The upgrades up to and including `name`: what a chain running it has switched on."""
+    names = [upgrade.name for upgrade in UPGRADES]
+    return UPGRADES[: names.index(name) + 1]
 
 
 @dataclass(frozen=True)
 class Fork:
     """A fork balgen can fill for, with the facts that shape its blocks."""
 
-    name: str
+    upgrades: tuple[Upgrade, ...]
+    """The upgrades it runs, in activation order, ending with its own."""
     new_payload_version: int
     forkchoice_updated_version: int
-    has_block_access_list: bool
-    has_slot_number: bool
     tx_gas_limit_cap: int | None
     max_code_size: int
     gas: GasCosts
     system_contracts: tuple[str, ...]
     """Keys into `balgen/data/system_contracts.json` the genesis must hold."""
-    blob_schedule: dict[str, BlobParams] = field(hash=False)
     max_block_rlp_size: int | None = None
     """EIP-7934's block size limit, from Osaka on."""
     bal_item_cost: int | None = None
     """EIP-7928's gas per access-list item, on forks with block access lists."""
+
+    @property
+    def name(self) -> str:
+        """The fork's name, as fixtures' `network` and the t8n spell it."""
+        return self.upgrades[-1].name
+
+    def includes(self, upgrade: str) -> bool:
+        """Whether a chain on this fork has `upgrade` switched on (`Upgrade.name`)."""
+        if upgrade not in {known.name for known in UPGRADES}:
+            raise ValueError(f"{upgrade!r} is no upgrade of balgen.forks.UPGRADES")
+        return any(own.name == upgrade for own in self.upgrades)
+
+    @property
+    def blob_schedule(self) -> dict[str, BlobParams]:
+        """
+        The blob parameters in force at each upgrade from Cancun on, by name,
+        as fixtures' `config.blobSchedule` lists them: an upgrade that sets
+        none carries the previous entry over.
+        """
+        schedule: dict[str, BlobParams] = {}
+        current: BlobParams | None = None
+        for upgrade in self.upgrades:
+            current = upgrade.blobs or current
+            if current is not None:
+                schedule[upgrade.name] = current
+        return schedule
 
     def max_bal_items(self, gas_limit: int) -> int | None:
         """The most access-list items a block of `gas_limit` may carry (None: no limit)."""
@@ -102,38 +162,30 @@ class Fork:
 
 
 PRAGUE = Fork(
-    name="Prague",
+    upgrades=upgrades_through("Prague"),
     new_payload_version=4,
     forkchoice_updated_version=3,
-    has_block_access_list=False,
-    has_slot_number=False,
     tx_gas_limit_cap=None,
     max_code_size=24576,
     gas=LEGACY_GAS,
     system_contracts=("eip4788", "eip2935", "eip7002", "eip7251"),
-    blob_schedule={"Cancun": CANCUN_BLOBS, "Prague": PRAGUE_BLOBS},
 )
 
 OSAKA = Fork(
-    name="Osaka",
+    upgrades=upgrades_through("Osaka"),
     new_payload_version=4,
     forkchoice_updated_version=3,
-    has_block_access_list=False,
-    has_slot_number=False,
     tx_gas_limit_cap=TX_GAS_LIMIT_CAP,
     max_code_size=24576,
     gas=LEGACY_GAS,
     system_contracts=("eip4788", "eip2935", "eip7002", "eip7251"),
-    blob_schedule={"Cancun": CANCUN_BLOBS, "Prague": PRAGUE_BLOBS, "Osaka": PRAGUE_BLOBS},
     max_block_rlp_size=MAX_RLP_BLOCK_SIZE,
 )
 
 AMSTERDAM = Fork(
-    name="Amsterdam",
+    upgrades=upgrades_through("Amsterdam"),
     new_payload_version=5,
     forkchoice_updated_version=4,
-    has_block_access_list=True,
-    has_slot_number=True,
     tx_gas_limit_cap=TX_GAS_LIMIT_CAP,
     max_code_size=65536,
     gas=AMSTERDAM_GAS,
@@ -146,14 +198,6 @@ AMSTERDAM = Fork(
         "eip8282_exit",
         "eip7997",
     ),
-    blob_schedule={
-        "Cancun": CANCUN_BLOBS,
-        "Prague": PRAGUE_BLOBS,
-        "Osaka": PRAGUE_BLOBS,
-        "BPO1": BPO1_BLOBS,
-        "BPO2": BPO2_BLOBS,
-        "Amsterdam": BPO2_BLOBS,
-    },
     max_block_rlp_size=MAX_RLP_BLOCK_SIZE,
     bal_item_cost=BAL_ITEM_COST,
 )
@@ -162,12 +206,12 @@ FORKS: dict[str, Fork] = {fork.name: fork for fork in (PRAGUE, OSAKA, AMSTERDAM)
 DEFAULT_FORK = AMSTERDAM
 
 
-def fork_by_name(name: str) -> Fork:
-    """Look a fork up by name, case-insensitively, or say which names exist."""
+def fork_by_name(name: str, where: str = "--fork") -> Fork:
+    """Look a fork up by name, case-insensitively, or say (at `where`) which names exist."""
     for fork in FORKS.values():
         if fork.name.lower() == name.lower():
             return fork
-    raise BadInput(f"--fork: unknown fork {name!r} (known: {', '.join(FORKS)})")
+    raise BadInput(f"{where}: unknown fork {name!r} (known: {', '.join(FORKS)})")
 
 
 @cache

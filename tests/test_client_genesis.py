@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from balgen.clients.client_genesis import GenesisFormat, chain_config, nethermind_params, write_client_genesis
+from balgen.clients.chain_config import besu_config, chain_config, geth_blob_schedule, nethermind_params
+from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
 from balgen.clients.client_presets import PRESETS, check_template, render_command
 from balgen.errors import BadInput
+from balgen.forks import AMSTERDAM, OSAKA
 from balgen.system_calls import system_address
 
 HEADER = {
@@ -85,11 +87,18 @@ def test_nethermind_chainspec_turns_forks_into_eip_transitions(tmp_path: Path) -
     assert set(chainspec["accounts"]) == set(PRE)
 
 
-def test_blob_schedule_keeps_one_entry_per_activation_time() -> None:
-    config = chain_config("Amsterdam", 1)
-    config["bpo2Time"] = 100
-    schedule = nethermind_params(config)["blobSchedule"]
-    assert [(entry["timestamp"], entry["max"]) for entry in schedule] == [("0x0", "0xf"), ("0x64", "0x15")]
+def test_an_upgrade_without_blob_parameters_keeps_the_previous_ones() -> None:
+    """Fixtures list the parameters in force at every upgrade; geth's config only the upgrades that set them."""
+    schedule = AMSTERDAM.blob_schedule
+    assert list(schedule) == ["Cancun", "Prague", "Osaka", "BPO1", "BPO2", "Amsterdam"]
+    assert schedule["Osaka"] == schedule["Prague"] and schedule["Amsterdam"] == schedule["BPO2"]
+    assert list(geth_blob_schedule(AMSTERDAM)) == ["cancun", "prague", "bpo1", "bpo2"]
+    assert list(OSAKA.blob_schedule) == ["Cancun", "Prague", "Osaka"]
+
+
+def test_every_format_takes_the_chain_id_given() -> None:
+    assert nethermind_params(OSAKA, 1337)["chainID"] == "0x539"
+    assert besu_config(OSAKA, 1337)["chainId"] == 1337 == chain_config(OSAKA, 1337)["chainId"]
 
 
 def test_besu_genesis_names_the_request_contracts(tmp_path: Path) -> None:

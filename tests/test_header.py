@@ -17,9 +17,8 @@ import rlp
 from eth_hash.auto import keccak
 
 from balgen.chain.builder import genesis_state_root
-from balgen.chain.header import (
-    EMPTY_BLOCK_ACCESS_LIST_HASH, EMPTY_REQUESTS_HASH, EMPTY_TRIE_ROOT, Header, next_base_fee,
-)
+from balgen.chain.header import Header, next_base_fee
+from balgen.chain_constants import EMPTY_BLOCK_ACCESS_LIST_HASH, EMPTY_REQUESTS_HASH, EMPTY_TRIE_ROOT
 from balgen.chain.t8n import TransitionTool
 from balgen.fill import FillSession
 from balgen.fixtures.models import FixtureEnvironment
@@ -77,7 +76,37 @@ def test_json_round_trip_keeps_the_hash() -> None:
     assert "0x" + Header.model_validate(data).hash.hex() == stated
 
 
-# --- (b) headers of filled fixtures ----------------------------------------
+# --- (b) which fields a fork's header has ----------------------------------
+
+FORK_FIELDS = {
+    # the optional fields of each fork's header, in consensus order (go-ethereum's types.Header)
+    PRAGUE: ["withdrawals_root", "blob_gas_used", "excess_blob_gas", "parent_beacon_block_root", "requests_hash"],
+    OSAKA: ["withdrawals_root", "blob_gas_used", "excess_blob_gas", "parent_beacon_block_root", "requests_hash"],
+    AMSTERDAM: [
+        "withdrawals_root", "blob_gas_used", "excess_blob_gas", "parent_beacon_block_root", "requests_hash",
+        "block_access_list_hash", "slot_number",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("fork", FORK_FIELDS, ids=lambda fork: fork.name)
+def test_each_fork_requires_the_header_fields_of_its_upgrades(fork: Fork) -> None:
+    optional = [name for name in Header.model_fields if Header.upgrade_of(name) is not None]
+    assert [name for name in optional if Header.requires(fork, name)] == FORK_FIELDS[fork]
+
+
+def test_a_header_for_a_fork_drops_the_fields_it_lacks_and_names_the_one_missing() -> None:
+    base = {name: value for name, value in mainnet_block_1().model_dump().items() if value is not None}
+    later = {"base_fee_per_gas": 7, "withdrawals_root": bytes(32), "blob_gas_used": 0, "excess_blob_gas": 0,
+             "parent_beacon_block_root": bytes(32), "requests_hash": bytes(32)}  # fmt: skip
+    prague = Header.for_fork(PRAGUE, **base, **later, block_access_list_hash=bytes(32), slot_number=5)
+    assert prague.block_access_list_hash is None and prague.slot_number is None
+    assert len(rlp.decode(prague.rlp)) == 15 + len(FORK_FIELDS[PRAGUE]) + 1  # + the base fee
+    with pytest.raises(ValueError, match="Amsterdam header requires block_access_list_hash, slot_number"):
+        Header.for_fork(AMSTERDAM, **base, **later)
+
+
+# --- (c) headers of filled fixtures ----------------------------------------
 
 CASES = [
     (AMSTERDAM, Placement.BLOCKS),
@@ -195,9 +224,9 @@ def test_engine_x_payloads_chain_from_the_group_genesis(filled: tuple[Fork, Path
         "withdrawalsRoot": EMPTY_TRIE_ROOT,  # the root of the environment's empty withdrawals list
         "requestsHash": EMPTY_REQUESTS_HASH,
     }
-    if fork.has_block_access_list:
+    if Header.requires(fork, "block_access_list_hash"):
         fields["blockAccessListHash"] = EMPTY_BLOCK_ACCESS_LIST_HASH
-    if fork.has_slot_number:
+    if Header.requires(fork, "slot_number"):
         fields["slotNumber"] = 0
     genesis_hash = "0x" + Header.model_validate(fields).hash.hex()
     for name, fixture in load_fixtures(root):
@@ -209,7 +238,7 @@ def test_engine_x_payloads_chain_from_the_group_genesis(filled: tuple[Fork, Path
         assert fixture["lastblockhash"] == parent, name
 
 
-# --- (c) EIP-1559 base fee --------------------------------------------------
+# --- (d) EIP-1559 base fee --------------------------------------------------
 
 
 def parent_with(gas_limit: int, gas_used: int, base_fee: int) -> Header:

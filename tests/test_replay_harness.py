@@ -24,14 +24,15 @@ from eth_hash.auto import keccak
 from balgen.errors import BadInput
 from balgen.clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
 from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
-from balgen.clients.genesis import (
+from balgen.chain_constants import (
     EMPTY_BLOCK_ACCESS_LIST_HASH,
+    EMPTY_OMMERS_HASH,
     EMPTY_REQUESTS_HASH,
     EMPTY_TRIE_ROOT,
-    EMPTY_UNCLE_HASH,
-    fixture_config_mismatches,
-    geth_chain_config,
 )
+from balgen.clients.chain_config import geth_chain_config, network_fork
+from balgen.clients.genesis import fixture_config_mismatches
+from balgen.hextypes import data_hex
 from balgen.clients.client_presets import GETH as GETH_PRESET
 from balgen.clients.client_process import ClientError, ClientProcess
 from balgen.replay.fixtures import discover
@@ -140,7 +141,7 @@ _BPO2 = {"target": 14, "max": 21, "baseFeeUpdateFraction": 11684671}
 _DEPOSIT = "0x00000000219ab540356cBB839Cbe05303d7705Fa"
 
 # Written out by hand from go-ethereum v1.17.8 tests/init.go and
-# params/config.go, independently of the table in balgen.clients.genesis.
+# params/config.go, independently of balgen.forks' upgrades.
 EXPECTED_CONFIGS: dict[str, dict[str, Any]] = {
     "Prague": {
         "chainId": 1,
@@ -182,12 +183,12 @@ EXPECTED_CONFIGS: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("network", sorted(EXPECTED_CONFIGS))
 def test_chain_config_is_geths_test_config(network: str) -> None:
-    assert geth_chain_config(network) == EXPECTED_CONFIGS[network]
+    assert geth_chain_config(network_fork(network)) == EXPECTED_CONFIGS[network]
 
 
 def test_unknown_network_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="Cancun"):
-        geth_chain_config("Cancun")
+        network_fork("Cancun")
     with pytest.raises(BadInput):
         write_client_genesis(tmp_path / "g.json", GenesisFormat.GETH, "Cancun", {"gasLimit": "0x01"}, {})
     assert not list(tmp_path.iterdir())
@@ -215,11 +216,11 @@ def _header(network: str, pre: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """An EEST-style genesis header for `pre`, with its hash computed here."""
     header: dict[str, Any] = {
         "parentHash": ZERO32,
-        "uncleHash": EMPTY_UNCLE_HASH,
+        "uncleHash": data_hex(EMPTY_OMMERS_HASH),
         "coinbase": "0x" + "00" * 20,
         "stateRoot": "0x" + _state_root(pre).hex(),
-        "transactionsTrie": EMPTY_TRIE_ROOT,
-        "receiptTrie": EMPTY_TRIE_ROOT,
+        "transactionsTrie": data_hex(EMPTY_TRIE_ROOT),
+        "receiptTrie": data_hex(EMPTY_TRIE_ROOT),
         "bloom": "0x" + "00" * 256,
         "difficulty": "0x00",
         "number": "0x00",
@@ -230,14 +231,14 @@ def _header(network: str, pre: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "mixHash": ZERO32,
         "nonce": "0x0000000000000000",
         "baseFeePerGas": "0x07",
-        "withdrawalsRoot": EMPTY_TRIE_ROOT,
+        "withdrawalsRoot": data_hex(EMPTY_TRIE_ROOT),
         "blobGasUsed": "0x00",
         "excessBlobGas": "0x00",
         "parentBeaconBlockRoot": ZERO32,
-        "requestsHash": EMPTY_REQUESTS_HASH,
+        "requestsHash": data_hex(EMPTY_REQUESTS_HASH),
     }
     if network == "Amsterdam":
-        header["blockAccessListHash"] = EMPTY_BLOCK_ACCESS_LIST_HASH
+        header["blockAccessListHash"] = data_hex(EMPTY_BLOCK_ACCESS_LIST_HASH)
         header["slotNumber"] = "0x00"
     header["hash"] = "0x" + keccak(rlp.encode(_header_rlp_fields(header))).hex()
     return header
@@ -276,7 +277,7 @@ def _state_root(pre: dict[str, dict[str, Any]]) -> bytes:
         [
             int(account.get("nonce", "0x00"), 16),
             int(account["balance"], 16),
-            bytes.fromhex(EMPTY_TRIE_ROOT[2:]),
+            EMPTY_TRIE_ROOT,
             EMPTY_CODE_HASH,
         ]
     )

@@ -21,7 +21,8 @@ from typing import Any, Mapping, Sequence, TypeVar
 import rlp
 from pydantic import TypeAdapter, ValidationError
 
-from ..chain.header import EMPTY_OMMERS_HASH, Header
+from ..chain.header import Header
+from ..chain_constants import EMPTY_OMMERS_HASH
 from ..errors import BadInput
 from ..fixtures.files import ENGINE, ENGINE_X, find_pre_alloc, fixture_format, pre_hash_of, read_json_object
 from ..hextypes import Data, data_hex, quantity_hex

@@ -21,8 +21,9 @@ from pathlib import Path
 
 
 from ..chain.alloc import genesis_entries, write_alloc_entries
-from ..chain.builder import CHAIN_ID, block_env, genesis_header, genesis_state_root
+from ..chain.builder import block_env, genesis_header, genesis_state_root
 from ..chain.t8n import TransitionTool
+from ..chain_constants import CHAIN_ID
 from ..errors import BadInput
 from ..forks import Fork
 from ..gas_costs import KNOWN_SPECS, GasCosts

@@ -15,20 +15,20 @@ from typing import Sequence
 
 import rlp
 
+from ..chain_constants import (
+    CHAIN_ID,
+    EMPTY_BLOCK_ACCESS_LIST_HASH,
+    EMPTY_REQUESTS_HASH,
+    EMPTY_TRIE_ROOT,
+    ZERO_HASH,
+)
 from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, Fork
 from ..transactions import SignedTx, sign
 from ..workload import BlockSpec, Phase
 from .bal import AccountChanges, decode_block_access_list
-from .header import (
-    EMPTY_BLOCK_ACCESS_LIST_HASH,
-    EMPTY_REQUESTS_HASH,
-    EMPTY_TRIE_ROOT,
-    Header,
-    next_base_fee,
-)
+from .header import Header, has_block_access_list, next_base_fee
 from .t8n import T8nResult, TransitionTool
 
-CHAIN_ID = 1
 FEE_RECIPIENT = bytes.fromhex("2adc25665018aa1fe0e6bc666dac8fc2697ff9ba")
 """execution-spec-tests' default coinbase."""
 GENESIS_BASE_FEE = 7
@@ -90,8 +90,9 @@ class BuiltChain:
 
 def genesis_header(fork: Fork, state_root: bytes) -> Header:
     """The genesis header of a benchmark chain with state `state_root`."""
-    return Header(
-        parent_hash=bytes(32),
+    return Header.for_fork(
+        fork,
+        parent_hash=ZERO_HASH,
         fee_recipient=FEE_RECIPIENT,
         state_root=state_root,
         number=0,
@@ -102,10 +103,10 @@ def genesis_header(fork: Fork, state_root: bytes) -> Header:
         withdrawals_root=EMPTY_TRIE_ROOT,
         blob_gas_used=0,
         excess_blob_gas=0,
-        parent_beacon_block_root=bytes(32),
+        parent_beacon_block_root=ZERO_HASH,
         requests_hash=EMPTY_REQUESTS_HASH,
-        block_access_list_hash=EMPTY_BLOCK_ACCESS_LIST_HASH if fork.has_block_access_list else None,
-        slot_number=0 if fork.has_slot_number else None,
+        block_access_list_hash=EMPTY_BLOCK_ACCESS_LIST_HASH,
+        slot_number=0,
     )
 
 
@@ -156,7 +157,7 @@ def block_env(fork: Fork, parent: Header, blocks_so_far: Sequence[Header]) -> di
         "withdrawals": [],
         "blockHashes": {str(h.number): "0x" + h.hash.hex() for h in blocks_so_far},
     }
-    if fork.has_slot_number:
+    if Header.requires(fork, "slot_number"):
         env["slotNumber"] = hex(number)
     return env
 
@@ -164,7 +165,8 @@ def block_env(fork: Fork, parent: Header, blocks_so_far: Sequence[Header]) -> di
 def block_header(fork: Fork, parent: Header, env: dict, result: T8nResult) -> Header:
     """Header of a block from its environment and t8n's result."""
     r = result.result
-    return Header(
+    return Header.for_fork(
+        fork,
         parent_hash=parent.hash,
         fee_recipient=FEE_RECIPIENT,
         state_root=result.state_root,
@@ -180,12 +182,10 @@ def block_header(fork: Fork, parent: Header, env: dict, result: T8nResult) -> He
         withdrawals_root=bytes.fromhex(r["withdrawalsRoot"][2:]),
         blob_gas_used=int(r.get("blobGasUsed", "0x0"), 16),
         excess_blob_gas=int(r.get("currentExcessBlobGas", "0x0"), 16),
-        parent_beacon_block_root=bytes(32),
+        parent_beacon_block_root=ZERO_HASH,
         requests_hash=bytes.fromhex(r["requestsHash"][2:]),
-        block_access_list_hash=(
-            bytes.fromhex(r["blockAccessListHash"][2:]) if fork.has_block_access_list else None
-        ),
-        slot_number=int(env["slotNumber"], 16) if fork.has_slot_number else None,
+        block_access_list_hash=r.get("blockAccessListHash"),
+        slot_number=env.get("slotNumber"),
     )
 
 
@@ -230,7 +230,7 @@ def build_chain(
                 phase=block.phase,
                 txs=txs,
                 requests=tuple(result.requests),
-                block_access_list=result.block_access_list if fork.has_block_access_list else None,
+                block_access_list=result.block_access_list if has_block_access_list(fork) else None,
                 t8n=result,
                 t8n_seconds=t8n.busy_seconds - t8n_before,
             )

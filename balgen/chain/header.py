@@ -4,24 +4,31 @@ Block headers: their fields per fork, their RLP, their hash.
 The header is a pydantic model whose aliases are the blockchain-test JSON
 names, so the header hashed here and the one written to fixtures are the same
 object. Optional fields that a fork does not have are None and left out of
-both the RLP and the JSON.
+both the RLP and the JSON. Each field a fork adds says from which upgrade on
+it is required (`RequiredFrom`, execution-spec-tests' `HeaderForkRequirement`
+turned around: the field names the upgrade, the fork says whether it has it).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
+from typing import Annotated, Any
 
 import rlp
 from eth_hash.auto import keccak
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..chain_constants import EMPTY_OMMERS_HASH, EMPTY_TRIE_ROOT
+from ..forks import Fork
 from ..hextypes import Data, ZeroPaddedHex
 
-EMPTY_OMMERS_HASH = bytes.fromhex("1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347")
-EMPTY_TRIE_ROOT = bytes.fromhex("56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421")
-EMPTY_REQUESTS_HASH = bytes.fromhex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-EMPTY_BLOCK_ACCESS_LIST_HASH = keccak(rlp.encode([]))
-"""keccak256(0xc0): the access-list hash of a genesis block."""
+
+@dataclass(frozen=True)
+class RequiredFrom:
+    """Marks a header field that every fork from `upgrade` (`balgen.forks.UPGRADES`) on has."""
+
+    upgrade: str
 
 
 class Header(BaseModel):
@@ -45,13 +52,46 @@ class Header(BaseModel):
     prev_randao: Data = Field(bytes(32), alias="mixHash")
     nonce: Data = Field(bytes(8), alias="nonce")
     base_fee_per_gas: ZeroPaddedHex | None = Field(None, alias="baseFeePerGas")
-    withdrawals_root: Data | None = Field(None, alias="withdrawalsRoot")
-    blob_gas_used: ZeroPaddedHex | None = Field(None, alias="blobGasUsed")
-    excess_blob_gas: ZeroPaddedHex | None = Field(None, alias="excessBlobGas")
-    parent_beacon_block_root: Data | None = Field(None, alias="parentBeaconBlockRoot")
-    requests_hash: Data | None = Field(None, alias="requestsHash")
-    block_access_list_hash: Data | None = Field(None, alias="blockAccessListHash")
-    slot_number: ZeroPaddedHex | None = Field(None, alias="slotNumber")
+    withdrawals_root: Annotated[Data | None, RequiredFrom("Shanghai")] = Field(None, alias="withdrawalsRoot")
+    blob_gas_used: Annotated[ZeroPaddedHex | None, RequiredFrom("Cancun")] = Field(None, alias="blobGasUsed")
+    excess_blob_gas: Annotated[ZeroPaddedHex | None, RequiredFrom("Cancun")] = Field(None, alias="excessBlobGas")
+    parent_beacon_block_root: Annotated[Data | None, RequiredFrom("Cancun")] = Field(
+        None, alias="parentBeaconBlockRoot"
+    )
+    requests_hash: Annotated[Data | None, RequiredFrom("Prague")] = Field(None, alias="requestsHash")
+    block_access_list_hash: Annotated[Data | None, RequiredFrom("Amsterdam")] = Field(
+        None, alias="blockAccessListHash"
+    )
+    slot_number: Annotated[ZeroPaddedHex | None, RequiredFrom("Amsterdam")] = Field(None, alias="slotNumber")
+
+    @classmethod
+    def upgrade_of(cls, field: str) -> str | None:
+        """The upgrade `field` comes with, or None for a field every fork has."""
+        rules = [rule for rule in cls.model_fields[field].metadata if isinstance(rule, RequiredFrom)]
+        return rules[0].upgrade if rules else None
+
+    @classmethod
+    def requires(cls, fork: Fork, field: str) -> bool:
+        """Whether a header of `fork` carries `field`."""
+        upgrade = cls.upgrade_of(field)
+        return upgrade is None or fork.includes(upgrade)
+
+    @classmethod
+    def for_fork(cls, fork: Fork, **fields: Any) -> Header:
+        """
+        The header of a `fork` block from `fields`: the fields the fork does
+        not have are dropped, and one it has must be given (`ValueError`
+        naming it), as execution-spec-tests' `FixtureHeader` checks.
+        """
+        kept = {name: value for name, value in fields.items() if cls.requires(fork, name)}
+        missing = [
+            name
+            for name in cls.model_fields
+            if cls.upgrade_of(name) is not None and cls.requires(fork, name) and kept.get(name) is None
+        ]
+        if missing:
+            raise ValueError(f"a {fork.name} header requires {', '.join(missing)}, not given")
+        return cls(**kept)
 
     def rlp_fields(self) -> list[bytes | int]:
         """Header fields in consensus order, the absent optional ones left out."""
@@ -76,6 +116,11 @@ class Header(BaseModel):
         data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
         data["hash"] = "0x" + self.hash.hex()
         return data
+
+
+def has_block_access_list(fork: Fork) -> bool:
+    """Whether `fork`'s blocks carry an EIP-7928 access list: its headers hash one."""
+    return Header.requires(fork, "block_access_list_hash")
 
 
 BASE_FEE_MAX_CHANGE_DENOMINATOR = 8

@@ -25,12 +25,14 @@ from typing import Any, Generic, Self, TypeVar
 
 import httpx
 
+from ..chain_constants import ZERO_HASH
+from ..hextypes import data_hex
 from ..printable import escaped
 from .jwt_auth import make_jwt_token
 
 T = TypeVar("T")
 
-ZERO_HASH = "0x" + "00" * 32
+UNKNOWN_BLOCK_HASH = data_hex(ZERO_HASH)
 """Safe and finalized block hash sent in forkchoice updates: the harness has
 no consensus layer, so nothing is ever safe or final (as EEST's consume engine
 and benchmarkoor send)."""
@@ -293,7 +295,7 @@ class EngineClient(_EndpointClient):
         """
         state = {
             "headBlockHash": head_hash,
-            "safeBlockHash": ZERO_HASH,
-            "finalizedBlockHash": ZERO_HASH,
+            "safeBlockHash": UNKNOWN_BLOCK_HASH,
+            "finalizedBlockHash": UNKNOWN_BLOCK_HASH,
         }
         return self.call(f"engine_forkchoiceUpdatedV{version}", [state, None])

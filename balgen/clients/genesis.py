@@ -1,12 +1,11 @@
 """
-A fixture's genesis as go-ethereum's genesis fields and chain config, from
-which `client_genesis` writes each client's genesis file.
+A fixture's genesis as go-ethereum's genesis fields, from which
+`client_genesis` writes each client's genesis file.
 
 A fixture carries its genesis as a block header plus the `pre` alloc, and
 names its rules only by fork ("Prague"); the client needs an explicit chain
-config. The config written here is, field for field, the one go-ethereum's
-own blockchain-test runner uses for that fork name (`tests/init.go`, table
-`Forks`, in v1.17.8): with it, a genesis hash that differs from the
+config, `chain_config`'s, the one go-ethereum's own blockchain-test runner
+uses for that fork name: with it, a genesis hash that differs from the
 fixture's means the fixture or the conversion is wrong, not the config.
 
 Only the header fields `core.Genesis` stores are copied; the client derives
@@ -18,146 +17,24 @@ genesis hash with the fixture's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from ..errors import BadInput
-
-MAINNET_DEPOSIT_CONTRACT = "0x00000000219ab540356cBB839Cbe05303d7705Fa"
-"""`params.MainnetChainConfig.DepositContractAddress`, which the test configs reuse."""
-
-TEST_CHAIN_ID = 1
-"""The chain id of every config in go-ethereum's `tests.Forks` table."""
-
-EMPTY_TRIE_ROOT = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421"
-EMPTY_UNCLE_HASH = "0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347"
-EMPTY_REQUESTS_HASH = "0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-EMPTY_BLOCK_ACCESS_LIST_HASH = EMPTY_UNCLE_HASH
-"""keccak256(rlp([])), the same bytes as the empty uncle hash."""
-ZERO_HASH = "0x" + "00" * 32
-EMPTY_BLOOM = "0x" + "00" * 256
-
-
-@dataclass(frozen=True)
-class BlobConfig:
-    """One `params.BlobConfig`: blob target, maximum and base-fee update fraction."""
-
-    target: int
-    max: int
-    base_fee_update_fraction: int
-
-    def to_geth_json(self) -> dict[str, int]:
-        """The object `params.BlobConfig` unmarshals."""
-        return {
-            "target": self.target,
-            "max": self.max,
-            "baseFeeUpdateFraction": self.base_fee_update_fraction,
-        }
-
-
-# go-ethereum v1.17.8 params/config.go, Default*BlobConfig.
-DEFAULT_BLOB_CONFIGS: dict[str, BlobConfig] = {
-    "cancun": BlobConfig(3, 6, 3338477),
-    "prague": BlobConfig(6, 9, 5007716),
-    "bpo1": BlobConfig(10, 15, 8346193),
-    "bpo2": BlobConfig(14, 21, 11684671),
-}
-
-# Block-numbered forks every post-merge entry of `tests.Forks` activates at
-# block 0, in `params.ChainConfig` field order. DAO and Gray Glacier are
-# deliberately absent: the table leaves them unset for these forks.
-_GENESIS_BLOCK_FORKS = (
-    "homesteadBlock",
-    "eip150Block",
-    "eip155Block",
-    "eip158Block",
-    "byzantiumBlock",
-    "constantinopleBlock",
-    "petersburgBlock",
-    "istanbulBlock",
-    "muirGlacierBlock",
-    "berlinBlock",
-    "londonBlock",
-    "arrowGlacierBlock",
-    "mergeNetsplitBlock",
+from ..chain.header import Header
+from ..chain_constants import (
+    CHAIN_ID,
+    EMPTY_BLOCK_ACCESS_LIST_HASH,
+    EMPTY_BLOOM,
+    EMPTY_OMMERS_HASH,
+    EMPTY_REQUESTS_HASH,
+    EMPTY_TRIE_ROOT,
+    ZERO_HASH,
 )
+from ..errors import BadInput
+from ..forks import BlobParams
+from ..hextypes import data_hex
+from .chain_config import geth_blob_schedule, network_fork
 
-
-@dataclass(frozen=True)
-class GethTestFork:
-    """What one `tests.Forks` entry activates beyond the block forks."""
-
-    time_forks: tuple[str, ...]
-    """`params.ChainConfig` timestamp fields set to 0, in field order."""
-    blob_schedule: tuple[str, ...]
-    """Keys of `DEFAULT_BLOB_CONFIGS` in the entry's `BlobScheduleConfig`."""
-    has_requests_hash: bool
-    has_block_access_list: bool
-
-
-# Transcribed from go-ethereum v1.17.8 tests/init.go. Osaka and Amsterdam
-# declare no blob config of their own: they inherit the latest earlier entry.
-GETH_TEST_FORKS: dict[str, GethTestFork] = {
-    "Prague": GethTestFork(
-        time_forks=("shanghaiTime", "cancunTime", "pragueTime"),
-        blob_schedule=("cancun", "prague"),
-        has_requests_hash=True,
-        has_block_access_list=False,
-    ),
-    "Osaka": GethTestFork(
-        time_forks=("shanghaiTime", "cancunTime", "pragueTime", "osakaTime"),
-        blob_schedule=("cancun", "prague"),
-        has_requests_hash=True,
-        has_block_access_list=False,
-    ),
-    "Amsterdam": GethTestFork(
-        time_forks=(
-            "shanghaiTime",
-            "cancunTime",
-            "pragueTime",
-            "osakaTime",
-            "bpo1Time",
-            "bpo2Time",
-            "amsterdamTime",
-        ),
-        blob_schedule=("cancun", "prague", "bpo1", "bpo2"),
-        has_requests_hash=True,
-        has_block_access_list=True,
-    ),
-}
-
-
-def geth_test_fork(network: str) -> GethTestFork:
-    """The `tests.Forks` entry for `network`, or `BadInput` naming the ones known."""
-    try:
-        return GETH_TEST_FORKS[network]
-    except KeyError:
-        known = ", ".join(GETH_TEST_FORKS)
-        raise BadInput(
-            f"network {network!r}: no geth chain config for it (known: {known})"
-        ) from None
-
-
-def geth_chain_config(network: str, *, chain_id: int = TEST_CHAIN_ID) -> dict[str, Any]:
-    """
-    The `params.ChainConfig` JSON go-ethereum's test runner uses for `network`.
-
-    `chain_id` exists for fixtures filled with another chain id; left at its
-    default the result is exactly the `tests.Forks` entry.
-    """
-    fork = geth_test_fork(network)
-    config: dict[str, Any] = {"chainId": chain_id}
-    config.update((name, 0) for name in _GENESIS_BLOCK_FORKS)
-    config.update((name, 0) for name in fork.time_forks)
-    config["terminalTotalDifficulty"] = 0
-    config["depositContractAddress"] = MAINNET_DEPOSIT_CONTRACT
-    config["blobSchedule"] = {
-        name: DEFAULT_BLOB_CONFIGS[name].to_geth_json() for name in fork.blob_schedule
-    }
-    return config
-
-
-def fixture_blob_schedule(fixture_config: Mapping[str, Any]) -> dict[str, BlobConfig]:
+def fixture_blob_schedule(fixture_config: Mapping[str, Any]) -> dict[str, BlobParams]:
     """
     The `config.blobSchedule` of a fixture, by lower-cased fork name, or
     `BadInput` naming the malformed entry (discovery calls this, so that
@@ -171,7 +48,7 @@ def fixture_blob_schedule(fixture_config: Mapping[str, Any]) -> dict[str, BlobCo
         where = f"config.blobSchedule.{name}"
         if not isinstance(entry, Mapping):
             raise BadInput(f"{where}: not an object")
-        parsed[str(name).lower()] = BlobConfig(
+        parsed[str(name).lower()] = BlobParams(
             target=parse_quantity(entry.get("target"), f"{where}.target"),
             max=parse_quantity(entry.get("max"), f"{where}.max"),
             base_fee_update_fraction=parse_quantity(
@@ -192,12 +69,10 @@ def fixture_config_mismatches(network: str, fixture_config: Mapping[str, Any]) -
     fail later for a reason that is hard to trace back, so the replay
     reports it up front.
     """
-    fork = geth_test_fork(network)
     fixture_schedule = fixture_blob_schedule(fixture_config)
     problems: list[str] = []
-    for name in fork.blob_schedule:
+    for name, expected in geth_blob_schedule(network_fork(network)).items():
         found = fixture_schedule.get(name)
-        expected = DEFAULT_BLOB_CONFIGS[name]
         if found is not None and found != expected:
             problems.append(f"blobSchedule.{name} is {found}, geth uses {expected}")
     return problems
@@ -211,7 +86,7 @@ def fixture_chain_id(fixture_config: Mapping[str, Any] | None) -> int:
     for the usual fixtures it is 1 and the config is geth's exactly.
     """
     if not fixture_config or fixture_config.get("chainid") is None:
-        return TEST_CHAIN_ID
+        return CHAIN_ID
     return parse_quantity(fixture_config["chainid"], "config.chainid")
 
 
@@ -223,19 +98,22 @@ def derived_header_mismatches(network: str, header: Mapping[str, Any]) -> list[s
     A genesis hash mismatch alone says nothing about its cause; these
     constants are the usual suspects, so the replay lists them.
     """
-    fork = geth_test_fork(network)
-    expected: dict[str, str] = {
-        "uncleHash": EMPTY_UNCLE_HASH,
-        "transactionsTrie": EMPTY_TRIE_ROOT,
-        "receiptTrie": EMPTY_TRIE_ROOT,
-        "bloom": EMPTY_BLOOM,
-        "withdrawalsRoot": EMPTY_TRIE_ROOT,
-        "parentBeaconBlockRoot": ZERO_HASH,
+    fork = network_fork(network)
+    derived = {
+        "ommers_hash": EMPTY_OMMERS_HASH,
+        "transactions_trie": EMPTY_TRIE_ROOT,
+        "receipts_root": EMPTY_TRIE_ROOT,
+        "logs_bloom": EMPTY_BLOOM,
+        "withdrawals_root": EMPTY_TRIE_ROOT,
+        "parent_beacon_block_root": ZERO_HASH,
+        "requests_hash": EMPTY_REQUESTS_HASH,
+        "block_access_list_hash": EMPTY_BLOCK_ACCESS_LIST_HASH,
     }
-    if fork.has_requests_hash:
-        expected["requestsHash"] = EMPTY_REQUESTS_HASH
-    if fork.has_block_access_list:
-        expected["blockAccessListHash"] = EMPTY_BLOCK_ACCESS_LIST_HASH
+    expected = {
+        Header.model_fields[field].alias or field: data_hex(value)
+        for field, value in derived.items()
+        if Header.requires(fork, field)
+    }
     problems = []
     for key, value in expected.items():
         found = header.get(key)
@@ -303,7 +181,7 @@ def genesis_header_fields(network: str, header: Mapping[str, Any]) -> dict[str, 
     The optional fields are copied only when the header has them, as the
     runner does; the client fills in defaults for the rest.
     """
-    geth_test_fork(network)
+    network_fork(network)
     return _header_fields(header, "genesisBlockHeader")
 
 
@@ -318,14 +196,14 @@ def _header_fields(header: Mapping[str, Any], name: str) -> dict[str, Any]:
         "extraData": _data_hex(header.get("extraData", "0x"), f"{name}.extraData"),
         "gasLimit": _quantity_hex(_required(header, "gasLimit", name), f"{name}.gasLimit"),
         "difficulty": _quantity_hex(header.get("difficulty", 0), f"{name}.difficulty"),
-        "mixHash": _data_hex(header.get("mixHash", ZERO_HASH), f"{name}.mixHash", length=32),
+        "mixHash": _data_hex(header.get("mixHash", data_hex(ZERO_HASH)), f"{name}.mixHash", length=32),
         "coinbase": _data_hex(
             header.get("coinbase", "0x" + "00" * 20), f"{name}.coinbase", length=20
         ),
         "number": "0x0",
         "gasUsed": _quantity_hex(header.get("gasUsed", 0), f"{name}.gasUsed"),
         "parentHash": _data_hex(
-            header.get("parentHash", ZERO_HASH), f"{name}.parentHash", length=32
+            header.get("parentHash", data_hex(ZERO_HASH)), f"{name}.parentHash", length=32
         ),
     }
     for key in ("baseFeePerGas", "excessBlobGas", "blobGasUsed", "slotNumber"):

@@ -13,6 +13,7 @@ The deterministic deployment proxy a contract set needs is checked by its code.
 
 from __future__ import annotations
 
+from ..chain.header import Header, has_block_access_list
 from ..forks import Fork, system_contract_code
 from ..generators.deterministic_deployment import DETERMINISTIC_DEPLOYER
 from ..clients.engine_client import RpcClient, RpcError
@@ -31,20 +32,20 @@ def header_problem(latest: dict, fork: Fork, url: str) -> str | None:
     """The latest header's fields against the ones `fork` requires, or None when they agree."""
     number = int(latest["number"], 16)
     has_bal = "blockAccessListHash" in latest
-    if fork.has_block_access_list and not has_bal:
+    if has_block_access_list(fork) and not has_bal:
         return (
             f"{url} does not run {fork.name}: its latest header (block {number}) has no blockAccessListHash; "
             f"start geth with --override.amsterdam 0 (geth --dev --override.amsterdam 0), or export with "
             f"--fork Osaka for an Osaka chain"
         )
-    if has_bal and not fork.has_block_access_list:
+    if has_bal and not has_block_access_list(fork):
         return (
             f"{url} runs a fork with block access lists (block {number} has blockAccessListHash), whose gas "
             f"costs the {fork.name} export does not fit: check it against the default export (--fork Amsterdam), "
             f"or start a pure-{fork.name} chain (docs/devnet.md)"
         )
-    if fork.has_slot_number != ("slotNumber" in latest):
-        want = "has" if fork.has_slot_number else "has no"
+    if Header.requires(fork, "slot_number") != ("slotNumber" in latest):
+        want = "has" if Header.requires(fork, "slot_number") else "has no"
         return f"{url} does not run {fork.name}: {fork.name}'s header {want} slotNumber, block {number}'s differs"
     return None
 

@@ -21,7 +21,7 @@ from ..errors import BadInput
 from ..forks import FORKS, Fork, fork_by_name
 from ..generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, deterministic_deployer
 from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser
-from ..clients.genesis import geth_chain_config
+from ..clients.chain_config import geth_chain_config
 
 DEV_CHAIN_ID = 1337
 """go-ethereum's `--dev` chain id."""
@@ -37,7 +37,7 @@ def devnet_genesis(fork: Fork, funded: Sequence[bytes], gas_limit: int = GAS_LIM
     alloc = {"0x" + address.hex(): account_json(account) for address, account in sorted(accounts.items())}
     alloc |= {"0x" + address.hex(): {"balance": hex(FUNDING)} for address in funded}
     return {
-        "config": geth_chain_config(fork.name, chain_id=DEV_CHAIN_ID),
+        "config": geth_chain_config(fork, chain_id=DEV_CHAIN_ID),
         "nonce": "0x0",
         "timestamp": "0x0",
         "extraData": "0x",

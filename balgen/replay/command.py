@@ -25,7 +25,7 @@ from .. import __version__
 from ..clients.client_genesis import GenesisFormat
 from ..clients.client_presets import PRESETS, ClientPreset, custom_preset, preset_by_name
 from ..clients.client_process import check_executable
-from ..clients.genesis import geth_test_fork
+from ..clients.chain_config import network_fork
 from ..clients.jwt_auth import read_jwt_secret
 from ..command_line import (
     BAD_INPUT_EXIT_CODE,
@@ -216,7 +216,7 @@ def check_networks(suite: Suite) -> None:
     """balgen's genesis files need a chain config for every group's network."""
     for group in suite.groups:
         try:
-            geth_test_fork(group.genesis.network)
+            network_fork(group.genesis.network)
         except BadInput as error:
             first = group.tests[0]
             raise BadInput(f"{first.path}: test {first.test_id}: {error}") from None

@@ -49,6 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..chain.header import has_block_access_list
 from ..clients.block_counts import counter
 from ..clients.client_process import ClientError
 from ..clients.engine_client import RpcError, RpcTransportError
@@ -173,7 +174,7 @@ class _TestReplay:
         if self.client.slow_blocks is None:
             return ()
         try:
-            parallel = fork_by_name(self.test.network).has_block_access_list
+            parallel = has_block_access_list(fork_by_name(self.test.network))
         except BadInput:  # a network balgen has no fork for: the client's config decides
             parallel = True
         expectations = expected_counts(self.test.workload, parallel_execution=parallel)
