@@ -23,7 +23,7 @@ from .chain.t8n import TransitionTool
 from .command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher
 from .errors import BadInput
 from .fill_options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
-from .forks import FORKS, fork_by_name
+from .forks import DEFAULT_FORK, FORKS, fork_by_name
 from .generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from .output_files import check_output_writable
 from .plugin import filled_names, filler_folder, stopped_by
@@ -37,7 +37,9 @@ def fill_parser() -> argparse.ArgumentParser:
         prog="balgen fill",
         description="Fill the BAL benchmark fixtures (extra arguments go to pytest).",
     )
-    parser.add_argument("--fork", default="Amsterdam", help=f"one of {', '.join(FORKS)} (default Amsterdam)")
+    parser.add_argument(
+        "--fork", default=DEFAULT_FORK.name, help=f"one of {', '.join(FORKS)} (default {DEFAULT_FORK.name})"
+    )
     parser.add_argument("--gas-benchmark-values", default=DEFAULT_GAS_VALUES, help="gas values in millions, e.g. 30,60")
     parser.add_argument("--evm-bin", type=Path, default=None, help="t8n binary (default: pinned go-ethereum evm)")
     parser.add_argument("--output", type=Path, default=Path(DEFAULT_OUTPUT), help="output folder (default fixtures/)")

@@ -1,13 +1,15 @@
 """
 The forks balgen fills for, and the protocol facts each one fixes.
 
-A fork here is plain data: the upgrades it is made of (each with its blob
-schedule entry and the EIPs a client switches one by one; a header field says
-from which upgrade on it exists, `balgen.chain.header`, and the client chain
-configs are derived from the same upgrades, `balgen.clients.chain_config`),
-which Engine API versions carry its payloads, which system contracts its genesis needs, the
-per-transaction gas cap and the default gas costs (`balgen.gas_costs`; a fill
-replaces them with the ones it measures from its t8n, `balgen.calibration`).
+A fork here is plain data: the upgrades it is made of, each with the blob
+schedule entry it sets, its EIPs and the system contracts it adds; the Engine
+API versions that carry its payloads; and its default gas costs
+(`balgen.gas_costs`; a fill replaces them with the ones it measures from its
+t8n, `balgen.calibration`). Every other fork fact is derived from these once:
+the limits from the EIPs in force, the blob schedule of fixtures and client
+configs from the upgrades (`balgen.clients.chain_config`), and the header
+fields, each of which says from which upgrade on it exists
+(`balgen.chain.header`).
 """
 
 from __future__ import annotations
@@ -18,14 +20,20 @@ from functools import cache
 from importlib import resources
 
 from .errors import BadInput
-from .gas_costs import AMSTERDAM_GAS, LEGACY_GAS, GasCosts
+from .gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS, LEGACY_GAS, GasCosts
 
 TX_GAS_LIMIT_CAP = 2**24
-"""EIP-7825 per-transaction gas cap (Osaka and later)."""
+"""EIP-7825 per-transaction gas cap."""
 
 MAX_RLP_BLOCK_SIZE = 8_388_608
-"""EIP-7934 (Osaka and later): the largest RLP-encoded block (header, transactions, ommers,
+"""EIP-7934: the largest RLP-encoded block (header, transactions, ommers,
 withdrawals) a client accepts; go-ethereum's `params.MaxBlockSize`."""
+
+MAX_CODE_SIZE = 24_576
+"""EIP-170: the largest contract code a creation may leave."""
+
+EIP7954_MAX_CODE_SIZE = 65_536
+"""EIP-7954 (Amsterdam): the raised code size limit."""
 
 BAL_ITEM_COST = 2000
 """EIP-7928: a block's access list may hold at most `gas_limit // BAL_ITEM_COST` items (addresses
@@ -58,20 +66,33 @@ class Upgrade:
     blobs: BlobParams | None = None
     """The EIP-7840 blob schedule entry it sets; None: the previous one stays."""
     eips: tuple[int, ...] = ()
-    """Its execution-layer EIPs a client switches one by one (a Nethermind chainspec's
-    `eip<N>TransitionTimestamp`, as hive's mapper lists them, July 2026)."""
+    """Its execution-layer EIPs, as a client switches them one by one (a Nethermind chainspec's
+    `eip<N>TransitionTimestamp`; hive's mapper, July 2026)."""
+    system_contracts: tuple[str, ...] = ()
+    """Keys into `balgen/data/system_contracts.json` of the system contracts it adds to the genesis."""
 
 
 UPGRADES: tuple[Upgrade, ...] = (
     Upgrade("Shanghai", eips=(3651, 3855, 3860, 4895)),
-    Upgrade("Cancun", BlobParams(3, 6, 3338477), eips=(4844, 4788, 1153, 5656, 6780)),
-    Upgrade("Prague", BlobParams(6, 9, 5007716), eips=(2537, 2935, 6110, 7002, 7251, 7685, 7702, 7623)),
+    Upgrade(
+        "Cancun",
+        BlobParams(3, 6, 3338477),
+        eips=(4844, 4788, 1153, 5656, 6780),
+        system_contracts=("eip4788",),
+    ),
+    Upgrade(
+        "Prague",
+        BlobParams(6, 9, 5007716),
+        eips=(2537, 2935, 6110, 7002, 7251, 7685, 7702, 7623),
+        system_contracts=("eip2935", "eip7002", "eip7251"),
+    ),
     Upgrade("Osaka", eips=(7594, 7823, 7825, 7883, 7918, 7951, 7939, 7934)),
     Upgrade("BPO1", BlobParams(10, 15, 8346193)),
     Upgrade("BPO2", BlobParams(14, 21, 11684671)),
     Upgrade(
         "Amsterdam",
         eips=(2780, 7708, 7778, 7843, 7928, 7954, 7976, 7981, 7997, 8024, 8037, 8038, 8246, 8282),
+        system_contracts=("eip8282_deposit", "eip8282_exit", "eip7997"),
     ),
 )
 """Every upgrade in activation order; blob parameters as go-ethereum v1.17.8's
@@ -92,15 +113,16 @@ class Fork:
     """The upgrades it runs, in activation order, ending with its own."""
     new_payload_version: int
     forkchoice_updated_version: int
-    tx_gas_limit_cap: int | None
-    max_code_size: int
     gas: GasCosts
-    system_contracts: tuple[str, ...]
-    """Keys into `balgen/data/system_contracts.json` the genesis must hold."""
-    max_block_rlp_size: int | None = None
-    """EIP-7934's block size limit, from Osaka on."""
-    bal_item_cost: int | None = None
-    """EIP-7928's gas per access-list item, on forks with block access lists."""
+    earlier_gas: tuple[GasCosts, ...] = ()
+    """The gas tables of earlier versions of the fork's spec that a t8n may still implement,
+    newest first: calibration names the one it measures (`balgen.calibration`)."""
+
+    @property
+    def known_gas(self) -> tuple[GasCosts, ...]:
+        """Every gas table balgen knows for the fork, the default (newest) first."""
+        return (self.gas, *self.earlier_gas)
+
 
     @property
     def name(self) -> str:
@@ -112,6 +134,35 @@ class Fork:
         if upgrade not in {known.name for known in UPGRADES}:
             raise ValueError(f"{upgrade!r} is no upgrade of balgen.forks.UPGRADES")
         return any(own.name == upgrade for own in self.upgrades)
+
+    def has_eip(self, number: int) -> bool:
+        """Whether EIP-`number` is in force on this fork (one of its upgrades' `eips`)."""
+        return any(number in upgrade.eips for upgrade in self.upgrades)
+
+    @property
+    def system_contracts(self) -> tuple[str, ...]:
+        """Keys into `balgen/data/system_contracts.json` the genesis must hold: every upgrade's."""
+        return tuple(key for upgrade in self.upgrades for key in upgrade.system_contracts)
+
+    @property
+    def tx_gas_limit_cap(self) -> int | None:
+        """EIP-7825's per-transaction gas cap, or None before it."""
+        return TX_GAS_LIMIT_CAP if self.has_eip(7825) else None
+
+    @property
+    def max_block_rlp_size(self) -> int | None:
+        """EIP-7934's block size limit, or None before it."""
+        return MAX_RLP_BLOCK_SIZE if self.has_eip(7934) else None
+
+    @property
+    def max_code_size(self) -> int:
+        """The largest code a creation may leave: EIP-7954's, or EIP-170's before it."""
+        return EIP7954_MAX_CODE_SIZE if self.has_eip(7954) else MAX_CODE_SIZE
+
+    @property
+    def bal_item_cost(self) -> int | None:
+        """EIP-7928's gas per access-list item, or None on forks without block access lists."""
+        return BAL_ITEM_COST if self.has_eip(7928) else None
 
     @property
     def blob_schedule(self) -> dict[str, BlobParams]:
@@ -135,7 +186,7 @@ class Fork:
     @property
     def predeploys_deterministic_deployer(self) -> bool:
         """EIP-7997 makes the deterministic deployment proxy part of every genesis."""
-        return "eip7997" in self.system_contracts
+        return self.has_eip(7997)
 
     @property
     def output_name(self) -> str:
@@ -161,57 +212,26 @@ class Fork:
         return self.gas.intrinsic_gas(data, create=create)
 
 
-PRAGUE = Fork(
-    upgrades=upgrades_through("Prague"),
-    new_payload_version=4,
-    forkchoice_updated_version=3,
-    tx_gas_limit_cap=None,
-    max_code_size=24576,
-    gas=LEGACY_GAS,
-    system_contracts=("eip4788", "eip2935", "eip7002", "eip7251"),
-)
-
-OSAKA = Fork(
-    upgrades=upgrades_through("Osaka"),
-    new_payload_version=4,
-    forkchoice_updated_version=3,
-    tx_gas_limit_cap=TX_GAS_LIMIT_CAP,
-    max_code_size=24576,
-    gas=LEGACY_GAS,
-    system_contracts=("eip4788", "eip2935", "eip7002", "eip7251"),
-    max_block_rlp_size=MAX_RLP_BLOCK_SIZE,
-)
-
+PRAGUE = Fork(upgrades_through("Prague"), new_payload_version=4, forkchoice_updated_version=3, gas=LEGACY_GAS)
+OSAKA = Fork(upgrades_through("Osaka"), new_payload_version=4, forkchoice_updated_version=3, gas=LEGACY_GAS)
 AMSTERDAM = Fork(
-    upgrades=upgrades_through("Amsterdam"),
+    upgrades_through("Amsterdam"),
     new_payload_version=5,
     forkchoice_updated_version=4,
-    tx_gas_limit_cap=TX_GAS_LIMIT_CAP,
-    max_code_size=65536,
     gas=AMSTERDAM_GAS,
-    system_contracts=(
-        "eip4788",
-        "eip2935",
-        "eip7002",
-        "eip7251",
-        "eip8282_deposit",
-        "eip8282_exit",
-        "eip7997",
-    ),
-    max_block_rlp_size=MAX_RLP_BLOCK_SIZE,
-    bal_item_cost=BAL_ITEM_COST,
+    earlier_gas=(AMSTERDAM_V1_17_5_GAS,),
 )
 
 FORKS: dict[str, Fork] = {fork.name: fork for fork in (PRAGUE, OSAKA, AMSTERDAM)}
 DEFAULT_FORK = AMSTERDAM
 
 
-def fork_by_name(name: str, where: str = "--fork") -> Fork:
-    """Look a fork up by name, case-insensitively, or say (at `where`) which names exist."""
+def fork_by_name(name: str) -> Fork:
+    """Look a fork up by name, case-insensitively, or say which names exist."""
     for fork in FORKS.values():
         if fork.name.lower() == name.lower():
             return fork
-    raise BadInput(f"{where}: unknown fork {name!r} (known: {', '.join(FORKS)})")
+    raise BadInput(f"--fork: unknown fork {name!r} (known: {', '.join(FORKS)})")
 
 
 @cache

@@ -190,10 +190,3 @@ AMSTERDAM_V1_17_5_GAS = replace(
     create2_base=11000,
     tx_gas_limit_total_cap=None,
 )
-
-KNOWN_SPECS: dict[str, tuple[GasCosts, ...]] = {
-    "Prague": (LEGACY_GAS,),
-    "Osaka": (LEGACY_GAS,),
-    "Amsterdam": (AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS),
-}
-"""Per fork, the gas tables of the specs balgen knows, the default (newest) first."""

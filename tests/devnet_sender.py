@@ -9,12 +9,12 @@ from pathlib import Path
 
 import yaml
 
-from balgen.keys import Sender, create_address, sender
 from balgen.clients.engine_client import RpcClient, RpcError
+from balgen.devnet.genesis import DEV_CHAIN_ID
+from balgen.keys import Sender, create_address, sender
 from balgen.transactions import sign
 from balgen.workload import GWEI, TxSpec
 
-DEV_CHAIN_ID = 1337
 FUNDING = 10**19
 FUNDING_GAS = 500_000
 """A transfer that creates an account costs state gas on Amsterdam: far more than 21,000."""

@@ -26,7 +26,7 @@ from ..chain.t8n import TransitionTool
 from ..chain_constants import CHAIN_ID
 from ..errors import BadInput
 from ..forks import Fork
-from ..gas_costs import KNOWN_SPECS, GasCosts
+from ..gas_costs import GasCosts
 from ..toolchain import checkout_root
 from ..transactions import sign
 from .measure import STEP_TRACER, UnmodelledRule, check_receipts, check_static_costs, measure_rules, observations
@@ -83,7 +83,7 @@ def calibrated_gas(t8n: TransitionTool, fork: Fork, workdir: Path) -> GasCosts:
 
 def measure_gas(t8n: TransitionTool, fork: Fork, workdir: Path) -> GasCosts:
     """Run the calibration block under the step tracer and derive, check and name its rules."""
-    specs = KNOWN_SPECS.get(fork.name, (fork.gas,))
+    specs = fork.known_gas
     block = CalibrationBlock(with_reservoir=specs[0].has_state_gas)
     workdir.mkdir(parents=True, exist_ok=True)
     alloc_path = workdir / "calibration-genesis.json"

@@ -23,6 +23,7 @@ from ..chain_constants import (
     ZERO_HASH,
 )
 from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, Fork
+from ..hextypes import data_hex
 from ..transactions import SignedTx, sign
 from ..workload import BlockSpec, Phase
 from .bal import AccountChanges, decode_block_access_list
@@ -128,10 +129,10 @@ def genesis_state_root(t8n: TransitionTool, alloc_path: Path, workdir: Path) -> 
         "currentGasLimit": hex(BENCHMARK_BLOCK_GAS_LIMIT),
         "currentNumber": "0x1",
         "currentTimestamp": "0x0",
-        "currentRandom": "0x" + bytes(32).hex(),
+        "currentRandom": data_hex(ZERO_HASH),
         "currentDifficulty": "0x0",
         "currentBaseFee": hex(GENESIS_BASE_FEE),
-        "parentUncleHash": "0x" + bytes(32).hex(),
+        "parentUncleHash": data_hex(ZERO_HASH),
         "withdrawals": [],
     }
     result = t8n.transition_raw(
@@ -148,11 +149,11 @@ def block_env(fork: Fork, parent: Header, blocks_so_far: Sequence[Header]) -> di
         "currentGasLimit": hex(parent.gas_limit),
         "currentNumber": hex(number),
         "currentTimestamp": hex(parent.timestamp + SECONDS_PER_SLOT),
-        "currentRandom": "0x" + bytes(32).hex(),
+        "currentRandom": data_hex(ZERO_HASH),
         "currentDifficulty": "0x0",
         "currentBaseFee": hex(next_base_fee(parent)),
         "currentExcessBlobGas": "0x0",
-        "parentBeaconBlockRoot": "0x" + bytes(32).hex(),
+        "parentBeaconBlockRoot": data_hex(ZERO_HASH),
         "parentUncleHash": "0x" + parent.ommers_hash.hex(),
         "withdrawals": [],
         "blockHashes": {str(h.number): "0x" + h.hash.hex() for h in blocks_so_far},

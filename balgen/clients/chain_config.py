@@ -18,7 +18,7 @@ from typing import Any
 
 from ..chain_constants import CHAIN_ID
 from ..errors import BadInput
-from ..forks import FORKS, BlobParams, Fork
+from ..forks import FORKS, MAX_CODE_SIZE, BlobParams, Fork
 from ..system_calls import system_address
 
 MAINNET_DEPOSIT_CONTRACT = "0x00000000219ab540356cBB839Cbe05303d7705Fa"
@@ -129,7 +129,7 @@ def nethermind_params(fork: Fork, chain_id: int) -> dict[str, Any]:
         "gasLimitBoundDivisor": "0x400",
         "maximumExtraDataSize": "0x20",
         "minGasLimit": "0x1388",
-        "maxCodeSize": "0x6000",
+        "maxCodeSize": hex(MAX_CODE_SIZE),  # EIP-170's; the EIP-7954 transition raises it
         "registrar": "0x" + "00" * 20,
         "terminalTotalDifficulty": hex(ACTIVATION_BLOCK),
         "depositContractAddress": MAINNET_DEPOSIT_CONTRACT,

@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..chain.alloc import account_json, system_accounts
+from ..chain_constants import ZERO_HASH
 from ..errors import BadInput
 from ..forks import FORKS, Fork, fork_by_name
+from ..hextypes import data_hex
 from ..generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, deterministic_deployer
 from ..command_line import BAD_INPUT_EXIT_CODE, OneLineParser
 from ..clients.chain_config import geth_chain_config
@@ -43,7 +45,7 @@ def devnet_genesis(fork: Fork, funded: Sequence[bytes], gas_limit: int = GAS_LIM
         "extraData": "0x",
         "gasLimit": hex(gas_limit),
         "difficulty": "0x0",
-        "mixHash": "0x" + "00" * 32,
+        "mixHash": data_hex(ZERO_HASH),
         "coinbase": "0x" + "00" * 20,
         "baseFeePerGas": hex(INITIAL_BASE_FEE),
         "alloc": alloc,

@@ -22,7 +22,7 @@ from ..errors import BadInput
 from ..fill_options import DEFAULT_GAS_VALUES, parse_gas_values
 from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
 from ..devnet.chain_fit import chain_fit_problem
-from ..forks import FORKS, Fork, fork_by_name
+from ..forks import DEFAULT_FORK, FORKS, Fork, fork_by_name
 from ..generators.catalog import PlannedWorkload, all_planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..printable import escaped
@@ -46,7 +46,9 @@ def spamoor_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--gas-benchmark-values", metavar="LIST", default=DEFAULT_GAS_VALUES, help="gas values in millions, e.g. 30,60"
     )
-    parser.add_argument("--fork", default="Amsterdam", help=f"one of {', '.join(FORKS)} (default Amsterdam)")
+    parser.add_argument(
+        "--fork", default=DEFAULT_FORK.name, help=f"one of {', '.join(FORKS)} (default {DEFAULT_FORK.name})"
+    )
     parser.add_argument(
         "--code-sizes",
         default=",".join(DEFAULT_CODE_SIZES),
