@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 
 import rlp
-from eth_hash.auto import keccak
+from .keccak import keccak
 
 CHAIN_ID = 1
 """The chain id balgen signs for and fixtures state: execution-spec-tests' and

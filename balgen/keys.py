@@ -8,7 +8,7 @@ workloads never share one (which lets many workloads share one genesis).
 
 from __future__ import annotations
 
-from eth_hash.auto import keccak
+from .keccak import keccak
 import rlp
 from coincurve import PublicKey
 

@@ -33,8 +33,9 @@ LAYERS: tuple[Layer, ...] = (
         "errors, command-line conventions, output files, hex types, fork facts, chain constants, opcodes, fixture file I/O",
         (
             "balgen", "balgen.errors", "balgen.toolchain", "balgen.command_line", "balgen.output_files",
-            "balgen.fill_options", "balgen.hextypes", "balgen.forks", "balgen.chain_constants", "balgen.gas_costs",
-            "balgen.bytecode", "balgen.data", "balgen.fixtures", "balgen.fixtures.files", "balgen.fixtures.streamed_json",
+            "balgen.fill_options", "balgen.hextypes", "balgen.keccak", "balgen.forks", "balgen.chain_constants",
+            "balgen.gas_costs", "balgen.bytecode", "balgen.data", "balgen.fixtures", "balgen.fixtures.files",
+            "balgen.fixtures.streamed_json",
         ),
     ),
     Layer(

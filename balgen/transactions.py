@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import rlp
 from rlp.sedes import CountableList, List, big_endian_int, binary
-from eth_hash.auto import keccak
+from .keccak import keccak
 from coincurve import PrivateKey
 
 from .workload import TxSpec

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Annotated, Any
 
 import rlp
-from eth_hash.auto import keccak
+from ..keccak import keccak
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..chain_constants import EMPTY_OMMERS_HASH, EMPTY_TRIE_ROOT

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Iterator, Mapping, Sequence
 
-from eth_hash.auto import keccak
+from ..keccak import keccak
 
 from ..bytecode import (
     ADD, ADDRESS, CALLDATALOAD, CODECOPY, CREATE2, DUP1, DUP2, DUP3, GT, ISZERO, JUMP, JUMPI, LT, MSTORE, MSTORE8, MUL, POP,

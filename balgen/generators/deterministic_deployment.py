@@ -15,7 +15,7 @@ has code, so a deployment through it happens once per chain.
 
 from __future__ import annotations
 
-from eth_hash.auto import keccak
+from ..keccak import keccak
 
 from ..bytecode import deployment_code
 from ..forks import Fork, system_contract_code

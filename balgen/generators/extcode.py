@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eth_hash.auto import keccak
+from ..keccak import keccak
 
 from ..bytecode import (
     ADD, CALLDATALOAD, DUP1, DUP2, DUP3, DUP4, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE, ISZERO, JUMP, JUMPI, LT,

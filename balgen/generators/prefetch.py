@@ -14,7 +14,7 @@ genesis or by setup calls that run the same contract's build loop.
 
 from __future__ import annotations
 
-from eth_hash.auto import keccak
+from ..keccak import keccak
 
 from ..bytecode import (
     CALLDATALOAD, DUP1, DUP2, ISZERO, JUMP, JUMPI, MSTORE, POP, PUSH0, SHA3, SLOAD, SSTORE, STOP, SUB, SWAP1,
