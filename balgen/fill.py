@@ -11,7 +11,9 @@ once every file of the workload is complete.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -130,6 +132,9 @@ class FillSession:
     staging: Path | None = None
     """Where files are written before they are renamed into `output`: the run's, shared by
     its workers and removed by the plugin; by default one of this session's own."""
+    group_folder: Path | None = None
+    """Where the pre-alloc group's genesis is built once for every worker of the run (the
+    plugin's run scratch folder, shared by its workers); by default in this session's scratch."""
     _group: PreAllocGroupState | None = None
 
     @property
@@ -192,31 +197,21 @@ class FillSession:
             shutil.rmtree(work, ignore_errors=True)
 
     def pre_alloc_group(self, fork: Fork) -> PreAllocGroupState:
-        """The run's shared genesis: system contracts plus every planned small workload's pre-state."""
+        """
+        The run's shared genesis: system contracts plus every planned small workload's pre-state.
+
+        Building it means building every planned workload, so the first worker
+        of the run that needs it builds it into `group_folder` while holding
+        the folder's lock, and every other worker reads it from there.
+        """
         if self._group is None:
-            # Only each workload's pre-state is kept: at a billion gas a workload's
-            # transactions take tens of MB, and the group holds every workload's.
-            pres: dict[str, Mapping[Address, Account]] = {}
-            for planned in self.planned:
-                if planned.family.sized_by_code:
-                    continue  # a contract set gets a group of its own
-                try:
-                    pres[planned.name] = planned.build().pre
-                except FillCheckFailed:
-                    # That workload fails its own test; it must not fail every other one.
-                    continue
-            alloc = alloc_json(genesis_accounts(fork, pres.values()))
-            path = self.scratch / "group" / "genesis.json"
-            write_alloc(path, alloc)
-            root = genesis_state_root(self.t8n, path, self.scratch / "group" / "root")
-            test_ids = sorted(pres)
-            self._group = PreAllocGroupState(
-                group_hash=group_hash(test_ids),
-                test_ids=test_ids,
-                alloc_path=path,
-                genesis=genesis_header(fork, root),
-                alloc=alloc,
-            )
+            folder = self.group_folder or self.scratch / "group"
+            folder.mkdir(parents=True, exist_ok=True)
+            with (folder / "lock").open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not (folder / GROUP_SUMMARY).exists():
+                    build_group_genesis(self.t8n, fork, self.planned, folder)
+            self._group = read_group_genesis(fork, folder)
         return self._group
 
     def _info(self, workload: Workload) -> dict[str, Any]:
@@ -287,6 +282,44 @@ class FillSession:
         document = pre_alloc_group(fork, group.test_ids, group.genesis).json_dict()
         document["pre"] = group.alloc if group.alloc is not None else StreamedObject(lambda: iter_alloc(group.alloc_path))
         return indented_chunks(document)
+
+
+GROUP_GENESIS = "genesis.json"
+GROUP_SUMMARY = "group.json"
+"""The group's test ids and state root, written last: a folder holding it holds a complete group."""
+
+
+def build_group_genesis(t8n: TransitionTool, fork: Fork, planned: Sequence[PlannedWorkload], folder: Path) -> None:
+    """Write the group genesis of `planned` (its alloc, and a summary of its test ids and state root) into `folder`."""
+    # Only each workload's pre-state is kept: at a billion gas a workload's
+    # transactions take tens of MB, and the group holds every workload's.
+    pres: dict[str, Mapping[Address, Account]] = {}
+    for workload in planned:
+        if workload.family.sized_by_code:
+            continue  # a contract set gets a group of its own
+        try:
+            pres[workload.name] = workload.build().pre
+        except FillCheckFailed:
+            # That workload fails its own test; it must not fail every other one.
+            continue
+    write_alloc(folder / GROUP_GENESIS, alloc_json(genesis_accounts(fork, pres.values())))
+    root = genesis_state_root(t8n, folder / GROUP_GENESIS, folder / "root")
+    summary = folder / f"{GROUP_SUMMARY}.partial"
+    summary.write_text(json.dumps({"test-ids": sorted(pres), "state-root": "0x" + root.hex()}))
+    summary.replace(folder / GROUP_SUMMARY)
+
+
+def read_group_genesis(fork: Fork, folder: Path) -> PreAllocGroupState:
+    """The group genesis `build_group_genesis` wrote into `folder`."""
+    summary = json.loads((folder / GROUP_SUMMARY).read_text())
+    test_ids = summary["test-ids"]
+    return PreAllocGroupState(
+        group_hash=group_hash(test_ids),
+        test_ids=test_ids,
+        alloc_path=folder / GROUP_GENESIS,
+        genesis=genesis_header(fork, bytes.fromhex(summary["state-root"][2:])),
+        alloc=json.loads((folder / GROUP_GENESIS).read_text()),
+    )
 
 
 def fixture_chunks(

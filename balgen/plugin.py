@@ -250,6 +250,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         planned=planned,
         scratch=Path(tempfile.mkdtemp(prefix="session-", dir=run_scratch)),
         staging=_staging_folder(options.output, run_scratch),
+        group_folder=run_scratch / "group",
     )
 
 
