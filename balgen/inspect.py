@@ -27,7 +27,8 @@ from .analysis.retrace import retrace
 from .chain.t8n import TransitionTool, probe_version
 from .command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, matches
 from .errors import BadInput
-from .fixtures.files import fixture_files, read_json_object
+from .fixtures.files import fixture_files
+from .fixtures.reading import read_fixture_document
 from .printable import check_test_id, escaped
 from .toolchain import required_tool
 
@@ -96,7 +97,7 @@ def fixtures_under(path: Path, keyword: str | None) -> Iterator[tuple[Path, str,
     """(file, name, fixture) for every fixture under `path` whose name matches `keyword`."""
     expression = keyword_matcher(keyword)
     for file in fixture_files(path):
-        for name, fixture in read_json_object(file).items():
+        for name, fixture in read_fixture_document(file).items():
             check_test_id(name, str(file))
             if not matches(expression, name):
                 continue

@@ -46,8 +46,8 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "chain",
-        "chain building through the t8n, headers, BALs, fixture format models, gas calibration",
-        ("balgen.chain", "balgen.system_calls", "balgen.fixtures.models", "balgen.calibration"),
+        "chain building through the t8n, headers, BALs, fixture format models and their reader, gas calibration",
+        ("balgen.chain", "balgen.system_calls", "balgen.fixtures.models", "balgen.fixtures.reading", "balgen.calibration"),
     ),
     Layer(
         "checks",

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,8 @@ from balgen.clients.chain_config import besu_config, chain_config, geth_blob_sch
 from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
 from balgen.clients.client_presets import PRESETS, check_template, render_command
 from balgen.errors import BadInput
+from balgen.fixtures.models import FixtureGenesisHeader
+from balgen.fixtures.reading import held_accounts, validated
 from balgen.forks import AMSTERDAM, OSAKA
 from balgen.system_calls import system_address
 
@@ -41,9 +44,15 @@ PRE = {
 }
 
 
+def write_genesis_of_dicts(path: Path, genesis_format: GenesisFormat, network: str, header: dict, pre: dict, **options: Any) -> None:
+    """`write_client_genesis` of a hand-built header and alloc, read through the fixture models as a file's are."""
+    genesis_header = validated(FixtureGenesisHeader, header, "hand-built", "genesisBlockHeader")
+    write_client_genesis(path, genesis_format, network, genesis_header, held_accounts(pre, "hand-built"), **options)
+
+
 def _written(tmp_path: Path, genesis_format: GenesisFormat, network: str) -> dict:
     path = tmp_path / genesis_format.file_name
-    write_client_genesis(path, genesis_format, network, HEADER, PRE, chain_id=1)
+    write_genesis_of_dicts(path, genesis_format, network, HEADER, PRE, chain_id=1)
     return json.loads(path.read_text())
 
 
@@ -111,7 +120,7 @@ def test_besu_genesis_names_the_request_contracts(tmp_path: Path) -> None:
 def test_a_malformed_account_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "genesis.json"
     with pytest.raises(BadInput, match=r"pre\[0x.*\]\.balance"):
-        write_client_genesis(path, GenesisFormat.NETHERMIND, "Osaka", HEADER, {"0x" + "cc" * 20: {"balance": "lots"}}, chain_id=1)
+        write_genesis_of_dicts(path, GenesisFormat.NETHERMIND, "Osaka", HEADER, {"0x" + "cc" * 20: {"balance": "lots"}}, chain_id=1)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -92,8 +92,7 @@ def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """A geth the user runs, on the suite's group genesis (runs rewind it to where they start)."""
     scratch = tmp_path_factory.mktemp("geth")
     (group,) = discover(filled / "blockchain_tests_engine_x").groups
-    header, pre = group.genesis.load()
-    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
     with ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch) as geth:
         yield geth
 

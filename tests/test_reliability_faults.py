@@ -290,8 +290,7 @@ def test_hung_client_times_out_its_test_and_is_replaced(filled: Path, scratch: P
 def test_a_stopped_geth_is_continued_and_exits_cleanly(filled: Path, scratch: Path) -> None:
     """A SIGSTOPped geth ignores the stop signal until continued: balgen continues it, so it ends cleanly, not by SIGKILL."""
     (group,) = discover(filled).groups
-    header, pre = group.genesis.load()
-    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
     geth = ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
     with geth:
         assert geth.pid is not None
@@ -314,8 +313,7 @@ def test_a_stop_signal_before_geth_handles_it_is_ignored_not_fatal(
     ignores the signal, starts, and still stops cleanly when asked.
     """
     (group,) = discover(filled).groups
-    header, pre = group.genesis.load()
-    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
     spawn = ClientProcess._spawn_node
     signalled: list[int] = []
 
@@ -406,10 +404,9 @@ def _proxy(upstream: str, rule: Callable[..., Any]) -> ThreadingHTTPServer:
 def user_geth(filled: Path, tmp_path: Path) -> Iterator[ClientProcess]:
     """A geth the user runs, on the suite's genesis (balgen must never stop it)."""
     (group,) = discover(filled).groups
-    header, pre = group.genesis.load()
     own = tmp_path / "user-geth"
     own.mkdir()
-    write_client_genesis(own / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    write_client_genesis(own / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
     with ClientProcess(GETH_PRESET, pinned_geth(), own / "genesis.json", temp_parent=own) as geth:
         yield geth
 

@@ -47,7 +47,9 @@ from balgen.analysis.fixture_chain import fixture_chain
 from balgen.errors import BadInput
 from balgen.inspect import run_inspect
 from balgen.replay.command import run_replay
-from balgen.replay.fixtures import discover, fixture_files, load_test, read_json_object
+from balgen.fixtures.files import fixture_files
+from balgen.fixtures.reading import read_fixture_document
+from balgen.replay.fixtures import discover, load_test
 from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
 from balgen.replay.outputs import RESULTS_JSON
 from balgen.results.results import RunResult
@@ -203,9 +205,8 @@ def test_fuzz_fixture_loader(suite: Suite) -> None:
                 return
             outcomes["loaded"] += 1
             for group in found.groups:  # what balgen's geth is given; discovery checked it all but the fork
-                header, pre = group.genesis.load()
                 try:
-                    write_client_genesis(root / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre, chain_id=group.genesis.chain_id)
+                    write_client_genesis(root / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts(), chain_id=group.genesis.chain_id)
                 except BadInput as error:
                     assert str(error).startswith(f"network {group.genesis.network!r}: no geth chain config"), str(error)
 
@@ -443,7 +444,7 @@ def _read_for_retrace(root: Path) -> str:
     """Every fixture through the reader `--retrace` feeds to t8n: `read` or `bad input`."""
     try:
         for path in fixture_files(root):
-            for name, fixture in read_json_object(path).items():
+            for name, fixture in read_fixture_document(path).items():
                 fixture_chain(path, name, fixture)
     except BadInput as error:
         assert str(error) and "\n" not in str(error), str(error)

@@ -167,8 +167,7 @@ class _SetHeadSwallower(BaseHTTPRequestHandler):
 def user_geth(filled: Path, tmp_path: Path) -> Iterator[ClientProcess]:
     """A geth the user runs themselves, on the suite's group genesis."""
     (group,) = discover(filled / "blockchain_tests_engine_x").groups
-    header, pre = group.genesis.load()
-    write_client_genesis(tmp_path / "genesis.json", GenesisFormat.GETH, group.genesis.network, header, pre)
+    write_client_genesis(tmp_path / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
     with ClientProcess(GETH_PRESET, pinned_geth(), tmp_path / "genesis.json", temp_parent=tmp_path) as geth:
         yield geth
 

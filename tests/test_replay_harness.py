@@ -22,6 +22,8 @@ import rlp
 from eth_hash.auto import keccak
 
 from balgen.errors import BadInput
+from balgen.fixtures.models import FixtureConfig, FixtureGenesisHeader
+from balgen.fixtures.reading import held_accounts, validated
 from balgen.clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
 from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
 from balgen.chain_constants import (
@@ -56,6 +58,12 @@ ZERO32 = "0x" + "00" * 32
 
 integration = pytest.mark.integration
 needs_geth = pytest.mark.skipif(not GETH.is_file(), reason="pinned geth not built")
+
+
+def write_genesis_of_dicts(path: Path, genesis_format: GenesisFormat, network: str, header: dict, pre: dict, **options: Any) -> None:
+    """`write_client_genesis` of a hand-built header and alloc, read through the fixture models as a file's are."""
+    genesis_header = validated(FixtureGenesisHeader, header, "hand-built", "genesisBlockHeader")
+    write_client_genesis(path, genesis_format, network, genesis_header, held_accounts(pre, "hand-built"), **options)
 
 
 # -- JWT ---------------------------------------------------------------------
@@ -190,7 +198,7 @@ def test_unknown_network_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="Cancun"):
         network_fork("Cancun")
     with pytest.raises(BadInput):
-        write_client_genesis(tmp_path / "g.json", GenesisFormat.GETH, "Cancun", {"gasLimit": "0x01"}, {})
+        write_genesis_of_dicts(tmp_path / "g.json", GenesisFormat.GETH, "Cancun", {"gasLimit": "0x01"}, {})
     assert not list(tmp_path.iterdir())
 
 
@@ -206,9 +214,9 @@ def test_fixture_blob_schedule_is_checked_against_geths() -> None:
             "BPO2": {"target": "0x0e", "max": "0x15", "baseFeeUpdateFraction": "0xb24b3f"},
         },
     }
-    assert fixture_config_mismatches("Amsterdam", config) == []
+    assert fixture_config_mismatches("Amsterdam", FixtureConfig.model_validate(config)) == []
     config["blobSchedule"]["BPO2"]["max"] = "0x14"  # type: ignore[index]
-    (problem,) = fixture_config_mismatches("Amsterdam", config)
+    (problem,) = fixture_config_mismatches("Amsterdam", FixtureConfig.model_validate(config))
     assert problem.startswith("blobSchedule.bpo2")
 
 
@@ -301,7 +309,7 @@ def test_genesis_json_has_geths_keys(tmp_path: Path) -> None:
     }
     header = _header("Amsterdam", _pre())
     path = tmp_path / "genesis.json"
-    write_client_genesis(path, GenesisFormat.GETH, "Amsterdam", header, pre)
+    write_genesis_of_dicts(path, GenesisFormat.GETH, "Amsterdam", header, pre)
     genesis = json.loads(path.read_text())
     assert genesis["config"].pop("terminalTotalDifficultyPassed") is True  # erigon reads it, geth ignores it
     assert genesis["config"] == EXPECTED_CONFIGS["Amsterdam"]
@@ -336,7 +344,7 @@ def test_genesis_json_has_geths_keys(tmp_path: Path) -> None:
 def test_genesis_must_be_block_zero(tmp_path: Path) -> None:
     header = _header("Prague", _pre()) | {"number": "0x01"}
     with pytest.raises(BadInput, match="number 0"):
-        write_client_genesis(tmp_path / "genesis.json", GenesisFormat.GETH, "Prague", header, _pre())
+        write_genesis_of_dicts(tmp_path / "genesis.json", GenesisFormat.GETH, "Prague", header, _pre())
     assert not list(tmp_path.iterdir()), "a rejected genesis leaves no file"
 
 
@@ -357,7 +365,7 @@ def _process_gone(pid: int) -> bool:
 def test_geth_genesis_hash_matches_the_header(tmp_path: Path, network: str) -> None:
     header = _header(network, _pre())
     genesis_path = tmp_path / "genesis.json"
-    write_client_genesis(genesis_path, GenesisFormat.GETH, network, header, _pre())
+    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, network, header, _pre())
     with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth:
         pid, datadir = geth.pid, geth.datadir
         assert pid is not None and datadir.is_dir()
@@ -382,7 +390,7 @@ def test_geth_genesis_hash_matches_the_header(tmp_path: Path, network: str) -> N
 def test_engine_api_auth_forkchoice_and_errors(tmp_path: Path) -> None:
     header = _header("Prague", _pre())
     genesis_path = tmp_path / "genesis.json"
-    write_client_genesis(genesis_path, GenesisFormat.GETH, "Prague", header, _pre())
+    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", header, _pre())
     with (
         ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth,
         geth.engine_client() as engine,
@@ -425,7 +433,7 @@ def test_geth_is_stopped_and_removed_when_the_body_raises(
     tmp_path: Path, interruption: type[BaseException]
 ) -> None:
     genesis_path = tmp_path / "genesis.json"
-    write_client_genesis(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
     geth = ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path)
     with pytest.raises(interruption), geth:
         pid, datadir = geth.pid, geth.datadir
@@ -677,7 +685,7 @@ def _geth_built_chain(
     pre = _builder_pre(network, sender.address)
     genesis_path = tmp_path / "builder-genesis.json"
     # geth fills in the derived header fields; only the stored ones matter here.
-    write_client_genesis(genesis_path, GenesisFormat.GETH, network, _header(network, _pre()), pre)
+    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, network, _header(network, _pre()), pre)
     with (
         ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth,
         geth.rpc_client() as rpc,

@@ -16,27 +16,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TypeVar
+from typing import Any, Mapping, Sequence
 
 import rlp
-from pydantic import TypeAdapter, ValidationError
 
 from ..chain.header import Header
 from ..chain_constants import EMPTY_OMMERS_HASH
 from ..errors import BadInput
-from ..fixtures.files import ENGINE, ENGINE_X, find_pre_alloc, fixture_format, pre_hash_of, read_json_object
-from ..hextypes import Data, data_hex, quantity_hex
+from ..fixtures.files import ENGINE, ENGINE_X, find_pre_alloc, fixture_format, pre_hash_of
 from ..fixtures.models import FixtureExecutionPayload
+from ..fixtures.reading import StreamedPre, read_fixture_document, validated, validated_value
+from ..hextypes import Hash32, data_hex, quantity_hex
 
 BLOCKCHAIN = "blockchain_test"
 FORMATS = (BLOCKCHAIN, ENGINE, ENGINE_X)
 TESTING_PHASE = "testing"
-
-T = TypeVar("T")
-
-HEADER = TypeAdapter(Header)
-PAYLOAD = TypeAdapter(FixtureExecutionPayload)
-HASH: TypeAdapter[bytes] = TypeAdapter(Data)
 
 
 @dataclass(frozen=True)
@@ -60,20 +54,11 @@ class FixtureChain:
     name: str
     format: str
     network: str
-    pre: Mapping[str, Any]
+    pre: StreamedPre
+    """The pre-state alloc, left in its file (a contract set's is gigabytes)."""
     blocks: tuple[ChainBlock, ...]
     benchmark: int
     """Index of the benchmark block in `blocks`."""
-
-
-def validated(adapter: TypeAdapter[T], value: Any, where: str) -> T:
-    """`value` validated by `adapter`, or a BadInput naming the first bad field."""
-    try:
-        return adapter.validate_python(value)
-    except ValidationError as error:
-        first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"])
-        raise BadInput(f"{where}.{location}: {first['msg']}" if location else f"{where}: {first['msg']}") from None
 
 
 def required(mapping: Any, key: str, where: str) -> Any:
@@ -122,11 +107,12 @@ def _int(value: bytes) -> int:
     return int.from_bytes(value, "big")
 
 
-def block_from_rlp(block: Mapping[str, Any], where: str) -> ChainBlock:
-    """A `blockchain_test` block: header from `blockHeader`, transactions and withdrawals from `rlp`."""
-    header = validated(HEADER, required(block, "blockHeader", where), f"{where}.blockHeader")
+def block_from_rlp(block: Mapping[str, Any], where: str, field: str) -> ChainBlock:
+    """A `blockchain_test` block (`field` in the test `where` names): header from `blockHeader`,
+    transactions and withdrawals from `rlp`."""
+    header = validated(Header, required(block, "blockHeader", f"{where}: {field}"), where, f"{field}.blockHeader")
     try:
-        body = rlp.decode(bytes.fromhex(str(required(block, "rlp", where)).removeprefix("0x")))
+        body = rlp.decode(bytes.fromhex(str(required(block, "rlp", f"{where}: {field}")).removeprefix("0x")))
         transactions = body[1]
         withdrawals = [
             {
@@ -138,15 +124,15 @@ def block_from_rlp(block: Mapping[str, Any], where: str) -> ChainBlock:
             for index, validator, address, amount in (body[3] if len(body) > 3 else [])
         ]
     except (ValueError, TypeError, IndexError, rlp.DecodingError):
-        raise BadInput(f"{where}.rlp: not a block's RLP") from None
+        raise BadInput(f"{where}: {field}.rlp: not a block's RLP") from None
     return chain_block(header, header.hash, transactions, withdrawals)
 
 
-def block_from_payload(params: Sequence[Any], where: str) -> ChainBlock:
-    """An `engineNewPayloads` entry's block: the payload, and the beacon root of V3+ calls."""
+def block_from_payload(params: Sequence[Any], where: str, field: str) -> ChainBlock:
+    """An `engineNewPayloads` entry's block (its `params` at `field`): the payload, and the beacon root of V3+ calls."""
     if not params:
-        raise BadInput(f"{where}: params is empty")
-    payload = validated(PAYLOAD, params[0], f"{where}[0]")
+        raise BadInput(f"{where}: {field} is empty")
+    payload = validated(FixtureExecutionPayload, params[0], where, f"{field}[0]")
     header = Header(
         parent_hash=payload.parent_hash,
         fee_recipient=payload.fee_recipient,
@@ -157,7 +143,7 @@ def block_from_payload(params: Sequence[Any], where: str) -> ChainBlock:
         prev_randao=payload.prev_randao,
         base_fee_per_gas=payload.base_fee_per_gas,
         excess_blob_gas=payload.excess_blob_gas,
-        parent_beacon_block_root=validated(HASH, params[2], f"{where}[2]") if len(params) > 2 else None,
+        parent_beacon_block_root=validated_value(Hash32, params[2], where, f"{field}[2]") if len(params) > 2 else None,
         slot_number=payload.slot_number,
     )
     transactions = [raw if raw[:1] < b"\xc0" else rlp.decode(raw) for raw in payload.transactions]
@@ -170,7 +156,7 @@ def blockchain_blocks(fixture: Mapping[str, Any], where: str) -> tuple[tuple[Cha
     if not isinstance(entries, list):
         raise BadInput(f"{where}: blocks: not a list")
     blocks = tuple(
-        block_from_rlp(entry, f"{where}: blocks[{index}]")
+        block_from_rlp(entry, where, f"blocks[{index}]")
         for index, entry in enumerate(entries)
         if not (isinstance(entry, Mapping) and "expectException" in entry)
     )
@@ -195,7 +181,7 @@ def engine_blocks(fixture: Mapping[str, Any], where: str) -> tuple[tuple[ChainBl
             raise BadInput(f"{entry_where}.params: not a list")
         if entry.get("phase") == TESTING_PHASE:
             benchmark = len(blocks)
-        blocks.append(block_from_payload(params, f"{entry_where}.params"))
+        blocks.append(block_from_payload(params, where, f"engineNewPayloads[{index}].params"))
     return tuple(blocks), len(blocks) - 1 if benchmark is None else benchmark
 
 
@@ -209,18 +195,18 @@ def fixture_network(fixture: Mapping[str, Any], where: str) -> str:
 
 @lru_cache(maxsize=1)
 def pre_alloc_group(path: Path) -> Mapping[str, Any]:
-    """A pre-alloc group file; consecutive fixtures usually share one, and it can be large."""
-    return read_json_object(path)
+    """A pre-alloc group file, its `pre` left in the file; consecutive fixtures usually share one."""
+    return read_fixture_document(path)
 
 
-def pre_state(fixture: Mapping[str, Any], path: Path, format_name: str, where: str) -> Mapping[str, Any]:
+def pre_state(fixture: Mapping[str, Any], path: Path, format_name: str, where: str) -> StreamedPre:
     """The fixture's pre-state alloc: its `pre`, or its pre-alloc group's."""
     if format_name != ENGINE_X:
         pre = required(fixture, "pre", where)
     else:
         group_path = find_pre_alloc(path, pre_hash_of(fixture, where), where)
         pre = required(pre_alloc_group(group_path), "pre", str(group_path))
-    if not isinstance(pre, Mapping):
+    if not isinstance(pre, StreamedPre):
         raise BadInput(f"{where}: pre: not an object")
     return pre
 

@@ -11,12 +11,11 @@ graph), then traces its benchmark block.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..chain.alloc import iter_alloc
+from ..chain.alloc import iter_alloc, write_alloc_entries
 from ..chain.t8n import TransitionTool
 from ..chain.tx_json import envelopes
 from ..errors import BadInput
@@ -72,7 +71,7 @@ def retrace(t8n: TransitionTool, chain: FixtureChain, workdir: Path, *, label: s
     """Run `chain` up to its benchmark block from its pre-state, and trace that block."""
     workdir.mkdir(parents=True, exist_ok=True)
     alloc_path = workdir / "pre.json"
-    alloc_path.write_text(json.dumps(chain.pre))
+    write_alloc_entries(alloc_path, chain.pre.raw_accounts())
     hashes: dict[int, str] = {}
     for index, block in enumerate(chain.blocks[: chain.benchmark + 1]):
         hashes.setdefault(block.number - 1, block.parent_hash)

@@ -21,16 +21,17 @@ shows it at once: the replay compares the hash with the fixture's.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..chain_constants import CHAIN_ID, ZERO_HASH
+from ..fixtures.models import FixtureAccount, FixtureGenesisHeader
 from ..hextypes import data_hex
 from ..output_files import atomic_text_writer
 from .chain_config import besu_config, chain_config, nethermind_params, network_fork
-from .genesis import _alloc_key, genesis_header_fields, geth_alloc_account
+from .genesis import genesis_header_fields, geth_alloc_account
 
 
 class GenesisFormat(StrEnum):
@@ -73,7 +74,7 @@ def nethermind_genesis(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _top_level(
-    genesis_format: GenesisFormat, network: str, header: Mapping[str, Any], chain_id: int
+    genesis_format: GenesisFormat, network: str, header: FixtureGenesisHeader, chain_id: int
 ) -> tuple[dict[str, Any], str]:
     """Everything but the alloc, and the key the alloc goes under."""
     fork = network_fork(network)
@@ -90,20 +91,17 @@ def _top_level(
     return {"config": chain_config(fork, chain_id), **fields}, "alloc"
 
 
-def _accounts(pre: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    for address, account in pre.items():
-        yield _alloc_key(address), geth_alloc_account(address, account)
-
-
-def _write_streamed(stream: TextIO, top: Mapping[str, Any], alloc_key: str, pre: Mapping[str, Any]) -> None:
+def _write_streamed(
+    stream: TextIO, top: Mapping[str, Any], alloc_key: str, accounts: Iterable[tuple[bytes, FixtureAccount]]
+) -> None:
     """The small fields first, then the alloc one account at a time (it can be large)."""
     stream.write("{")
     for key, value in top.items():
         stream.write(f"\n {json.dumps(key)}: {json.dumps(value)},")
     stream.write(f"\n {json.dumps(alloc_key)}: {{")
-    for index, (address, account) in enumerate(_accounts(pre)):
+    for index, (address, account) in enumerate(accounts):
         stream.write("," if index else "")
-        stream.write(f"\n{json.dumps(address)}:{json.dumps(account, separators=(',', ':'))}")
+        stream.write(f"\n{json.dumps(data_hex(address))}:{json.dumps(geth_alloc_account(account), separators=(',', ':'))}")
     stream.write("\n}\n}\n")
 
 
@@ -111,16 +109,16 @@ def write_client_genesis(
     path: Path,
     genesis_format: GenesisFormat,
     network: str,
-    header: Mapping[str, Any],
-    pre: Mapping[str, Any],
+    header: FixtureGenesisHeader,
+    accounts: Iterable[tuple[bytes, FixtureAccount]],
     *,
     chain_id: int = CHAIN_ID,
 ) -> None:
     """
     Write the genesis file of `genesis_format` for a fixture's genesis
-    atomically: a malformed header or account raises `BadInput` and leaves
-    nothing under `path`.
+    atomically, taking `accounts` one at a time (a `StreamedPre`'s): an
+    account that fails to read raises `BadInput` and leaves nothing under `path`.
     """
     top, alloc_key = _top_level(genesis_format, network, header, chain_id)
     with atomic_text_writer(Path(path)) as stream:
-        _write_streamed(stream, top, alloc_key, pre)
+        _write_streamed(stream, top, alloc_key, accounts)

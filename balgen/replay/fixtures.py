@@ -12,23 +12,23 @@ format, every payload entry through its typed model down to the length and
 range of each value, the hashes, the
 blob schedule, the pre-alloc reference, the genesis header and every `pre`
 account as balgen's geth will take them): a bad fixture is one line naming
-the file, the test and the field, exit code 2, and no half-finished run. Only
-the small facts are kept from discovery; payloads are read again when their
-test runs, so a suite of thousands of large fixtures never sits in memory.
+the file, the test and the field, exit code 2, and no half-finished run. Every
+value is read through the fixture models (`fixtures/models.py`) by
+`fixtures/reading.py`, which never holds a `pre` whole: it is checked one
+account at a time, and read again the same way into the client's genesis file.
+Only the small facts are kept from discovery; payloads are read again when
+their test runs, so a suite of thousands of large fixtures never sits in memory.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..clients.genesis import check_genesis_state, fixture_blob_schedule, fixture_chain_id, parse_quantity
 from ..command_line import keyword_matcher, matches
 from ..errors import BadInput
 from ..fixtures.files import (
@@ -38,13 +38,14 @@ from ..fixtures.files import (
     fixture_files,
     fixture_format,
     pre_hash_of,
-    read_json_object,
     string_field,
 )
-from ..fixtures.models import FixtureEnvironment
+from ..fixtures.models import FixtureAccount, FixtureConfig, FixtureEnvironment, FixtureGenesisHeader
+from ..fixtures.reading import StreamedPre, read_fixture_document, validated, validated_value
+from ..hextypes import Hash32, Uint64
 from ..fixtures.test_ids import INFO_KEY as TEST_ID_KEY
 from ..printable import check_test_id
-from .payloads import PayloadDirective, is_hash, parse_payload_directives
+from .payloads import PayloadDirective, parse_payload_directives
 
 REPLAYABLE_FORMATS = (ENGINE, ENGINE_X)
 
@@ -76,7 +77,7 @@ class FixtureRef:
 
 @dataclass(frozen=True)
 class GenesisSource:
-    """The genesis a group of tests starts from, and where to read its state."""
+    """The genesis a group of tests starts from: its header, and where its state is read from."""
 
     network: str
     chain_id: int
@@ -85,30 +86,24 @@ class GenesisSource:
     """The pre-alloc group file, or the engine fixture file holding the genesis."""
     test_id: str | None
     """For an engine fixture: its key in `path`; None for a pre-alloc group."""
+    header: FixtureGenesisHeader = field(compare=False)
+    """The genesis header (a pre-alloc group's: built from its environment, with the group's hash)."""
+    pre: StreamedPre = field(compare=False)
+    """The pre-state, left in `path` (see `accounts`)."""
     listed_test_ids: frozenset[str] | None = field(default=None, compare=False)
     """The tests a pre-alloc group's `testIds` says it holds, where it says."""
 
-    def load(self) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    @property
+    def where(self) -> str:
+        """The file, and the test for an engine fixture, as messages name them."""
+        return f"{self.path}" if self.test_id is None else f"{self.path}: test {self.test_id}"
+
+    def accounts(self) -> Iterator[tuple[bytes, FixtureAccount]]:
         """
-        The genesis header and the pre-state alloc, read from `path` again
-        (discovery checked them; a file changed since is still bad input).
-        A pre-alloc group gives the header its environment sets, with the
-        hash the group's tests start from (see `read_pre_alloc_genesis`).
+        The pre-state, read from `path` again one account at a time and
+        checked (discovery checked it; a file changed since is still bad input).
         """
-        document = read_json_object(self.path)
-        if self.test_id is None:
-            header, pre = _pre_alloc_header(document, f"{self.path}", self.genesis_hash), document.get("pre")
-            if not isinstance(pre, Mapping):
-                raise BadInput(f"{self.path}: no pre alloc")
-            return header, pre
-        holder: Any = document.get(self.test_id)
-        where = f"{self.path}: test {self.test_id}"
-        if not isinstance(holder, Mapping):
-            raise BadInput(f"{where}: no longer in the file")
-        header, pre = holder.get("genesisBlockHeader"), holder.get("pre")
-        if not isinstance(header, Mapping) or not isinstance(pre, Mapping):
-            raise BadInput(f"{where}: no genesisBlockHeader or no pre alloc")
-        return header, pre
+        return self.pre.accounts(self.where)
 
 
 @dataclass(frozen=True)
@@ -140,7 +135,8 @@ class ReplayTest:
     network: str
     payloads: tuple[PayloadDirective, ...]
     last_block_hash: str
-    config: Mapping[str, Any]
+    config: FixtureConfig | None
+    """The fixture's `config` (None where an older fixture has none)."""
     info: Mapping[str, Any] = field(default_factory=dict)
     """The fixture's `_info` (empty if it has none): balgen's carries the workload model's numbers."""
 
@@ -175,9 +171,9 @@ class ReplayTest:
 
 @lru_cache(maxsize=1)
 def _cached_fixture_file(path: Path, mtime_ns: int) -> dict[str, Any]:
-    """The last fixture file read: consecutive tests usually share a file."""
+    """The last fixture file read (its `pre` left in the file): consecutive tests usually share a file."""
     del mtime_ns  # part of the cache key only: a rewritten file is read again
-    return read_json_object(path)
+    return read_fixture_document(path)
 
 
 def _fixture_file(path: Path) -> dict[str, Any]:
@@ -188,29 +184,23 @@ def _fixture_file(path: Path) -> dict[str, Any]:
     return _cached_fixture_file(path, mtime_ns)
 
 
-def _hash_field(fixture: Mapping[str, Any], key: str, where: str) -> str:
-    """A 32-byte hash field, lower-cased; `BadInput` naming the field if absent or malformed."""
-    value = fixture.get(key)
+def _hash(value: Any, where: str, field_name: str) -> str:
+    """A 32-byte hash field as lower-case 0x-hex; `BadInput` naming the field if absent or malformed."""
     if value is None:
-        raise BadInput(f"{where}: no {key}")
-    if not is_hash(value):
-        raise BadInput(f"{where}: {key} {value!r:.80} is not a 32-byte hex hash")
-    return str(value).lower()
+        raise BadInput(f"{where}: no {field_name}")
+    return "0x" + validated_value(Hash32, value, where, field_name).hex()
 
 
-def _hash_of_header(header: Any, key: str, where: str) -> str:
-    """The `hash` of the genesis header stored under `key`."""
-    if not isinstance(header, Mapping):
-        raise BadInput(f"{where}: no {key} object")
-    return _hash_field(header, "hash", f"{where}: {key}")
+def _config(fixture: Mapping[str, Any], where: str) -> FixtureConfig | None:
+    """The fixture's `config` through its model (network, chain id, blob schedule)."""
+    config = fixture.get("config")
+    return None if config is None else validated(FixtureConfig, config, where, "config")
 
 
-def _checked_genesis_state(header: Any, pre: Any, header_key: str, where: str) -> None:
-    """The genesis as balgen's geth will take it (see `check_genesis_state`), naming `where`."""
-    try:
-        check_genesis_state(header, pre, header_name=header_key)
-    except BadInput as error:
-        raise BadInput(f"{where}: {error}") from None
+def _checked_accounts(genesis: GenesisSource) -> None:
+    """Every `pre` account read and checked as the client's genesis file will take it, one at a time."""
+    for _ in genesis.accounts():
+        pass
 
 
 def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
@@ -222,19 +212,12 @@ def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
         payloads = parse_payload_directives(fixture)
     except BadInput as error:
         raise BadInput(f"{where}: {error}") from None
-    config = fixture.get("config")
-    if config is not None and not isinstance(config, Mapping):
-        raise BadInput(f"{where}: config: not an object")
-    try:
-        fixture_blob_schedule(config or {})
-    except BadInput as error:
-        raise BadInput(f"{where}: {error}") from None
     return ReplayTest(
         ref=ref,
         network=string_field(fixture, "network", where),
         payloads=payloads,
-        last_block_hash=_hash_field(fixture, "lastblockhash", where),
-        config=config or {},
+        last_block_hash=_hash(fixture.get("lastblockhash"), where, "lastblockhash"),
+        config=_config(fixture, where),
         info=info if isinstance(info := fixture.get("_info"), Mapping) else {},
     )
 
@@ -265,30 +248,29 @@ def load_test(ref: FixtureRef) -> ReplayTest:
 # -- genesis of a test --------------------------------------------------------
 
 
-def _pre_alloc_header(document: Mapping[str, Any], where: str, genesis_hash: str) -> Mapping[str, Any]:
+def _pre_alloc_header(document: Mapping[str, Any], where: str, genesis_hash: str) -> FixtureGenesisHeader:
     """
     The genesis header of a pre-alloc group: built from its `environment`
     (execution-spec-tests' group file), or its `genesis` object (the layout
     of older releases, which still carried the header).
     """
-    if isinstance(document.get("genesis"), Mapping):
-        return document["genesis"]
+    if document.get("genesis") is not None:
+        return validated(FixtureGenesisHeader, document["genesis"], where, "genesis")
     if document.get("environment") is None:
         raise BadInput(f"{where}: no environment object (nor a genesis header)")
+    environment = validated(FixtureEnvironment, document["environment"], where, "environment")
     try:
-        environment = FixtureEnvironment.model_validate(document.get("environment"))
-        return {**environment.genesis_header_fields(), "hash": genesis_hash}
-    except (ValidationError, ValueError) as error:
-        raise BadInput(f"{where}: environment: {_first_problem(error)}") from None
+        fields = environment.genesis_header_fields()
+    except ValueError as error:
+        raise BadInput(f"{where}: environment: {error}") from None
+    return validated(FixtureGenesisHeader, {**fields, "hash": genesis_hash}, where, "environment")
 
 
-def _first_problem(error: Exception) -> str:
-    """One line from a pydantic error (its first problem), or the error's text."""
-    if isinstance(error, ValidationError):
-        first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"])
-        return f"{location}: {first['msg']}" if location else first["msg"]
-    return str(error)
+def _streamed_pre(document: Mapping[str, Any], where: str) -> StreamedPre:
+    pre = document.get("pre")
+    if not isinstance(pre, StreamedPre):
+        raise BadInput(f"{where}: no pre alloc")
+    return pre
 
 
 def read_pre_alloc_genesis(path: Path, first_parent_hash: str) -> GenesisSource:
@@ -300,38 +282,35 @@ def read_pre_alloc_genesis(path: Path, first_parent_hash: str) -> GenesisSource:
     that found the file; every other test must agree), and the client, which
     builds the genesis from the environment and `pre`, must arrive at it.
     """
-    document = read_json_object(path)
+    document = read_fixture_document(path)
     where = f"{path}"
     network = string_field(document, "network", where)
-    if isinstance(document.get("genesis"), Mapping):
-        genesis_hash = _hash_of_header(document.get("genesis"), "genesis", where)
-    else:
-        genesis_hash = first_parent_hash
-    if not isinstance(document.get("pre"), Mapping):
-        raise BadInput(f"{where}: no pre alloc")
-    header = _pre_alloc_header(document, where, genesis_hash)
-    _checked_genesis_state(header, document["pre"], "genesis", where)
-    chain_id = (
-        parse_quantity(document["chainId"], f"{where}: chainId")
-        if document.get("chainId") is not None
-        else 1
-    )
+    header = _pre_alloc_header(document, where, first_parent_hash)
+    if header.hash is None:
+        raise BadInput(f"{where}: genesis: no hash")
+    chain_id = 1 if document.get("chainId") is None else validated_value(Uint64, document["chainId"], where, "chainId")
     test_ids = document.get("testIds")
     listed = frozenset(str(test_id) for test_id in test_ids) if isinstance(test_ids, list) else None
-    return GenesisSource(network, chain_id, genesis_hash, path, None, listed)
+    genesis = GenesisSource(
+        network, chain_id, "0x" + header.hash.hex(), path, None, header, _streamed_pre(document, where), listed
+    )
+    _checked_accounts(genesis)
+    return genesis
 
 
-def _engine_genesis(ref: FixtureRef, fixture: Mapping[str, Any], network: str) -> GenesisSource:
+def _engine_genesis(ref: FixtureRef, fixture: Mapping[str, Any], test: ReplayTest) -> GenesisSource:
     where = f"{ref.path}: test {ref.test_id}"
-    if not isinstance(fixture.get("pre"), Mapping):
-        raise BadInput(f"{where}: no pre alloc")
-    genesis_hash = _hash_of_header(fixture.get("genesisBlockHeader"), "genesisBlockHeader", where)
-    _checked_genesis_state(fixture["genesisBlockHeader"], fixture["pre"], "genesisBlockHeader", where)
-    try:
-        chain_id = fixture_chain_id(fixture.get("config"))
-    except BadInput as error:
-        raise BadInput(f"{where}: {error}") from None
-    return GenesisSource(network, chain_id, genesis_hash, ref.path, ref.test_id)
+    if fixture.get("genesisBlockHeader") is None:
+        raise BadInput(f"{where}: no genesisBlockHeader object")
+    header = validated(FixtureGenesisHeader, fixture["genesisBlockHeader"], where, "genesisBlockHeader")
+    if header.hash is None:
+        raise BadInput(f"{where}: genesisBlockHeader: no hash")
+    chain_id = 1 if test.config is None else test.config.chain_id
+    genesis = GenesisSource(
+        test.network, chain_id, "0x" + header.hash.hex(), ref.path, ref.test_id, header, _streamed_pre(fixture, where)
+    )
+    _checked_accounts(genesis)
+    return genesis
 
 
 class _GenesisResolver:
@@ -342,7 +321,7 @@ class _GenesisResolver:
 
     def genesis_of(self, ref: FixtureRef, fixture: Mapping[str, Any], test: ReplayTest) -> GenesisSource:
         if ref.format == ENGINE:
-            return _engine_genesis(ref, fixture, test.network)
+            return _engine_genesis(ref, fixture, test)
         where = f"{ref.path}: test {ref.test_id}"
         path = find_pre_alloc(ref.path, pre_hash_of(fixture, where), where)
         parent = test.payloads[0].parent_hash.lower()
@@ -369,7 +348,7 @@ class _GenesisResolver:
 
 def _refs_of_file(path: Path) -> Iterable[tuple[FixtureRef | str, Any]]:
     """(ref, fixture) for each replayable fixture, or (format, None) for a skipped one."""
-    document = read_json_object(path)
+    document = read_fixture_document(path)
     for test_id, fixture in document.items():
         check_test_id(test_id, str(path))
         if not isinstance(fixture, Mapping):

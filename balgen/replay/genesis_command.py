@@ -169,14 +169,11 @@ def write_genesis_files(
         for item in planned:
             target = staging / item.relative_path
             target.parent.mkdir(parents=True, exist_ok=True)
-            header, pre = item.group.genesis.load()
-            try:
-                write_client_genesis(
-                    target, item.genesis_format, item.group.genesis.network, header, pre,
-                    chain_id=item.group.genesis.chain_id,
-                )  # fmt: skip
-            except BadInput as error:
-                raise BadInput(f"{item.group.genesis.path}: {error}") from None
+            genesis = item.group.genesis
+            write_client_genesis(
+                target, item.genesis_format, genesis.network, genesis.header, genesis.accounts(),
+                chain_id=genesis.chain_id,
+            )  # fmt: skip
         if layout == "balgen":
             write_text_atomically(staging / "README.md", readme(suite.groups, planned, presets))
         written = []

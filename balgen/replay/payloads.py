@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from ..errors import BadInput
 from ..fixtures.models import FixtureEngineNewPayload
+from ..fixtures.reading import validation_problem
 
 VALID = "VALID"
 INVALID = "INVALID"
@@ -100,23 +101,6 @@ def _error_code(value: str | None, where: str) -> int | None:
         raise BadInput(f"{where}.errorCode: {value!r} is not a number") from None
 
 
-def first_validation_problem(error: ValidationError) -> str:
-    """
-    One line from a model's validation error: the most specific problem (the
-    deepest field; a payload that fails every `params` shape fails deepest in
-    the shape its length matches), as `field.path: message`.
-    """
-    problem = max(error.errors(), key=lambda item: len(item["loc"]))
-    path = ""
-    for part in problem["loc"]:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif "[" not in part:  # a union member's name, not a field
-            path += f".{part}"
-    message = problem["msg"].removeprefix("Value error, ")
-    return f"{path.lstrip('.')}: {message}"
-
-
 def parse_payload_directive(index: int, entry: Any, where: str) -> PayloadDirective:
     """Check one `engineNewPayloads` entry through its model and pull out what the replay needs."""
     if not isinstance(entry, Mapping):
@@ -128,7 +112,7 @@ def parse_payload_directive(index: int, entry: Any, where: str) -> PayloadDirect
     try:
         model = FixtureEngineNewPayload.model_validate(entry)
     except ValidationError as error:
-        raise BadInput(f"{where}.{first_validation_problem(error)}") from None
+        raise BadInput(validation_problem(error, where)) from None
     payload = model.params[0]
     return PayloadDirective(
         index=index,

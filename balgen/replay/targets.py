@@ -161,17 +161,16 @@ class _ManagedClient:
         return f"{self.process.preset.name} is not running (exit code {exit_code}); its log ends:\n{tail}"
 
     def config_problems(self, test: ReplayTest) -> list[str]:
-        return fixture_config_mismatches(test.network, test.config)
+        return [] if test.config is None else fixture_config_mismatches(test.network, test.config)
 
     def genesis_problems(self, genesis: GenesisSource, found: dict[str, object] | None) -> list[str]:
-        header, _ = genesis.load()
-        if "stateRoot" not in header:
+        header = genesis.header
+        if header.state_root is None:
             return []  # built from a group's environment: only its hash is the fixture's to compare
         problems = []
-        if found and str(found.get("stateRoot", "")).lower() != str(header.get("stateRoot", "")).lower():
-            problems.append(
-                f"state root {found.get('stateRoot')} is not the fixture's {header.get('stateRoot')}"
-            )
+        state_root = "0x" + header.state_root.hex()
+        if found and str(found.get("stateRoot", "")).lower() != state_root:
+            problems.append(f"state root {found.get('stateRoot')} is not the fixture's {state_root}")
         return problems + derived_header_mismatches(genesis.network, header)
 
 
@@ -192,11 +191,10 @@ class ManagedClient:
         """Write the group's genesis in the preset's format, start the client on it, stop it afterwards."""
         with tempfile.TemporaryDirectory(prefix="balgen-genesis-", dir=self.temp_parent) as scratch:
             genesis_path = Path(scratch) / self.preset.genesis_format.file_name
-            header, pre = genesis.load()
             write_client_genesis(
-                genesis_path, self.preset.genesis_format, genesis.network, header, pre, chain_id=genesis.chain_id
-            )
-            del header, pre  # the alloc can be large; the client has it now
+                genesis_path, self.preset.genesis_format, genesis.network, genesis.header, genesis.accounts(),
+                chain_id=genesis.chain_id,
+            )  # fmt: skip
             with ClientProcess(
                 self.preset, self.binary, genesis_path, extra_args=self.client_args, temp_parent=self.temp_parent
             ) as process:

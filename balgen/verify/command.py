@@ -25,7 +25,8 @@ from rich.table import Table
 
 from ..command_line import BAD_INPUT_EXIT_CODE, KeywordExpression, OneLineParser, keyword_matcher, matches, wide_console
 from ..errors import BadInput
-from ..fixtures.files import ENGINE, ENGINE_X, fixture_files, fixture_format, read_json_object
+from ..fixtures.files import ENGINE, ENGINE_X, fixture_files, fixture_format
+from ..fixtures.reading import read_fixture_document
 from ..fixtures.models import BlockchainFixture
 from ..printable import escaped
 from ..replay.fixtures import Suite
@@ -146,7 +147,7 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     ids: set[str] = set()
     has_engine = False
     for file in fixture_files(path):
-        for test_id, fixture in read_json_object(file).items():
+        for test_id, fixture in read_fixture_document(file).items():
             found = fixture_format(fixture) if isinstance(fixture, dict) else None
             if not selection(test_id) or found not in (BLOCKCHAIN, ENGINE, ENGINE_X):
                 continue
