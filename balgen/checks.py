@@ -61,7 +61,7 @@ def check_block_size(fork: Fork, block: BuiltBlock) -> None:
     """The block's RLP is within EIP-7934's maximum block size, which clients enforce on import."""
     if fork.max_block_rlp_size is None:
         return
-    size = len(block.rlp)
+    size = block.rlp_size
     if size > fork.max_block_rlp_size:
         raise FillCheckFailed(
             f"block {block.header.number}: RLP size {size} bytes exceeds "
@@ -71,7 +71,7 @@ def check_block_size(fork: Fork, block: BuiltBlock) -> None:
 
 def access_list_items(block: BuiltBlock) -> int:
     """EIP-7928's item count: every address plus every storage key written or read."""
-    return sum(1 + len(entry.storage_changes) + len(entry.storage_reads) for entry in block.access_list)
+    return sum(1 + len(entry.storage_changes) + len(entry.storage_reads) for entry in block.access_list_accounts())
 
 
 def check_access_list_items(fork: Fork, block: BuiltBlock, gas_limit: int) -> None:
@@ -101,8 +101,8 @@ def check_same_execution(fork: Fork, own: BuiltChain, shared: BuiltChain) -> Non
         if [_outcome(r) for r in mine.t8n.receipts] != [_outcome(r) for r in theirs.t8n.receipts]:
             raise FillCheckFailed(f"block {number}: receipts on the shared genesis differ from the own genesis")
         system = set(system_accesses(fork, mine.header)) | set(system_accesses(fork, theirs.header))
-        if [e for e in mine.access_list if e.address not in system] != [
-            e for e in theirs.access_list if e.address not in system
+        if [e for e in mine.access_list_accounts() if e.address not in system] != [
+            e for e in theirs.access_list_accounts() if e.address not in system
         ]:
             raise FillCheckFailed(f"block {number}: access list on the shared genesis differs from the own genesis")
 
@@ -171,6 +171,6 @@ def check_gas_used(block: BuiltBlock, gas_value: int) -> None:
 
 def check_access_list(fork: Fork, spec: BlockSpec, block: BuiltBlock) -> None:
     """The BAL t8n computed equals the predicted one, entry by entry (balance values aside)."""
-    difference = first_difference(predicted_access_list(fork, spec, block.header), block.access_list)
+    difference = first_difference(predicted_access_list(fork, spec, block.header), list(block.access_list_accounts()))
     if difference:
         raise FillCheckFailed(f"block {block.header.number}: access list differs from the design: {difference}")

@@ -238,7 +238,7 @@ class FillSession:
         # Each fixture is built only when its file is written, so one format's
         # document is held at a time (at a billion gas each holds tens of
         # thousands of transactions).
-        builders: list[tuple[type[FixtureModel], Callable[[], FixtureModel]]]
+        builders: list[tuple[type[FixtureModel], Callable[[], dict[str, Any]]]]
         if workload.large_state:
             # Gigabytes of post-state in three files would help no one: its root stands for it.
             builders = [
@@ -268,7 +268,7 @@ class FillSession:
             format_name = model.format_name  # type: ignore[attr-defined]
             path = self.output / format_dir(format_name) / folder / workload.family / f"{workload.name}.json"
             test_id = eest_test_id(test_function, workload, format_name)
-            pending.append((path, fixture_chunks(workload.name, build, {**info, TEST_ID_KEY: test_id}, pre)))
+            pending.append((path, fixture_chunks(workload.name, format_name, build, {**info, TEST_ID_KEY: test_id}, pre)))
         if not group.written:
             pending.append((self._group_file(group), self._group_json(workload.fork, group)))
         write_all_or_nothing(pending, self.staging_folder)
@@ -323,10 +323,10 @@ def read_group_genesis(fork: Fork, folder: Path) -> PreAllocGroupState:
 
 
 def fixture_chunks(
-    name: str, build: Callable[[], FixtureModel], info: Mapping[str, Any], pre: StreamedObject
+    name: str, format_name: str, build: Callable[[], dict[str, Any]], info: Mapping[str, Any], pre: StreamedObject
 ) -> Iterator[str]:
     """The file of fixture `name` as text chunks, the fixture built when the first chunk is asked for."""
-    yield from indented_chunks({name: fixture_document(build(), info, pre=pre)})
+    yield from indented_chunks({name: fixture_document(format_name, build(), info, pre=pre)})
 
 
 def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupState:
@@ -344,7 +344,7 @@ def accounts_changed_in_access_lists(chain: BuiltChain) -> set[str]:
     return {
         "0x" + entry.address.hex()
         for block in chain.blocks
-        for entry in block.access_list
+        for entry in block.access_list_accounts()
         if entry.storage_changes or entry.balance_changes or entry.nonce_changes or entry.code_changes
     }
 

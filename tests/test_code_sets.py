@@ -156,9 +156,9 @@ def test_the_attack_reads_exactly_the_n_contracts_and_what_the_pre_state_holds(
     assert len(codes) == n and {len(code) for code in codes.values()} == {2048}
     assert len({keccak(code) for code in codes.values()}) == n
 
-    read = {"0x" + entry.address.hex() for entry in chain.blocks[-1].access_list} & set_addresses
+    read = {"0x" + entry.address.hex() for entry in chain.blocks[-1].access_list_accounts()} & set_addresses
     assert read == set_addresses  # every contract of the set read, each once (every access cold)
-    assert not {"0x" + create2_address(factory, n, digest).hex()} & {"0x" + e.address.hex() for e in chain.blocks[-1].access_list}
+    assert not {"0x" + create2_address(factory, n, digest).hex()} & {"0x" + e.address.hex() for e in chain.blocks[-1].access_list_accounts()}
 
     value = {
         "extcodesize": len,

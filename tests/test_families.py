@@ -87,7 +87,7 @@ def test_genesis_and_setup_blocks_give_the_same_benchmark_block(
         # Balances differ by the setup's fees paid; the rest must be identical.
         return [
             dataclasses.replace(entry, balance_changes=tuple(i for i, _ in entry.balance_changes))
-            for entry in chain.blocks[-1].access_list
+            for entry in chain.blocks[-1].access_list_accounts()
             if entry.address not in system
         ]
 

@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 import rlp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from balgen.chain.alloc import genesis_entries, write_alloc_entries
+from balgen.chain.bal import AccountChanges, iter_block_access_list
 from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
 from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.checks import check_access_list_items, check_block_size
@@ -83,6 +86,50 @@ def test_an_access_list_over_the_eip7928_item_bound_is_refused_naming_it() -> No
     with pytest.raises(FillCheckFailed, match="6 items, over EIP-7928's bound of 5 for a block of 11999 gas"):
         check_access_list_items(AMSTERDAM, block, 6 * 2000 - 1)
     check_access_list_items(OSAKA, block, 1)  # no access lists before Amsterdam, so no bound
+
+
+def signed_with_envelope(raw: bytes) -> SignedTx:
+    spec = TxSpec(sender=sender("scale", "big"), nonce=0, to=None, data=b"", gas_limit=1)
+    return SignedTx(spec=spec, chain_id=1, v=0, r=0, s=0, raw=raw)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=70), max_size=40), st.sampled_from([0, 60_000]))
+def test_a_block_streamed_in_pieces_is_its_rlp(envelopes: list[bytes], padding: int) -> None:
+    """The pieces a fixture's `rlp` is written from, and the size EIP-7934 is checked on, are the block's RLP
+    (short and long length prefixes, one-byte envelopes included)."""
+    block = synthetic_block(tuple(signed_with_envelope(raw) for raw in [*envelopes, bytes(padding)]))
+    whole = rlp.encode([block.header.rlp_fields(), [tx.raw for tx in block.txs], [], []])
+    assert b"".join(block.rlp_pieces()) == whole
+    assert block.rlp_size == len(whole)
+
+
+words = st.integers(0, 2**256 - 1)
+slot_changes = st.lists(st.tuples(words, st.lists(st.tuples(st.integers(0, 99), words), max_size=2)), max_size=3)
+account_entries = st.tuples(
+    st.binary(min_size=20, max_size=20), slot_changes, st.lists(words, max_size=3),
+    st.lists(st.tuples(st.integers(0, 99), st.integers(0, 2**96)), max_size=2),
+    st.lists(st.tuples(st.integers(0, 99), st.integers(0, 2**64 - 1)), max_size=2),
+    st.lists(st.tuples(st.integers(0, 99), st.binary(max_size=80)), max_size=1),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(account_entries, max_size=6))
+def test_an_access_list_decoded_account_by_account_is_the_encoded_one(accounts: list[tuple]) -> None:
+    encoded = rlp.encode([list(account) for account in accounts])
+    expected = [
+        AccountChanges(
+            address=address,
+            storage_changes={slot: list(changes) for slot, changes in storage},
+            storage_reads=tuple(reads),
+            balance_changes=tuple(balances),
+            nonce_changes=tuple(nonces),
+            code_changes=tuple(codes),
+        )
+        for address, storage, reads, balances, nonces, codes in accounts
+    ]
+    assert list(iter_block_access_list(encoded)) == expected
 
 
 SCALE_GAS_VALUES = "300,1000"

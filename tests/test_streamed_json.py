@@ -12,7 +12,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from balgen.fixtures.streamed_json import StreamedObject, compact_sorted_chunks, indented_chunks
+from balgen.fixtures.streamed_json import (
+    StreamedArray, StreamedObject, StreamedText, compact_sorted_chunks, indented_chunks,
+)
 
 scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False)
 json_values = st.recursive(
@@ -39,3 +41,51 @@ def test_a_streamed_object_renders_as_the_object_it_stands_for(members: dict[str
     document = {"a": rest, "pre": streamed(members), "z": [rest]}
     assert "".join(indented_chunks(document)) == json.dumps(held, indent=4)
     assert "".join(compact_sorted_chunks(document)) == json.dumps(held, sort_keys=True, separators=(",", ":"))
+
+
+def streamed_items(items: list[Any]) -> StreamedArray:
+    return StreamedArray(lambda: iter(items))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.dictionaries(st.text(max_size=6), json_values, max_size=4), max_size=5),
+    st.lists(st.text(max_size=8), max_size=4),
+    json_values,
+)
+def test_streamed_arrays_and_text_render_as_what_they_stand_for(
+    items: list[dict[str, Any]], pieces: list[str], rest: Any
+) -> None:
+    # A block as a fixture streams it: transactions as an array of objects, the RLP as text,
+    # the access list as an array whose items hold a streamed object in turn.
+    bal = [{"x": dict(sorted(item.items()))} for item in items]
+    held = {"blocks": [{"transactions": items, "rlp": "".join(pieces), "bal": bal}], "z": rest}
+    document = {
+        "blocks": [
+            {
+                "transactions": streamed_items(items),
+                "rlp": StreamedText(lambda: iter(pieces)),
+                "bal": streamed_items([{"x": streamed(item)} for item in items]),
+            }
+        ],
+        "z": rest,
+    }
+    assert "".join(indented_chunks(document)) == json.dumps(held, indent=4)
+    assert "".join(compact_sorted_chunks(document)) == json.dumps(held, sort_keys=True, separators=(",", ":"))
+
+
+def test_a_streamed_array_is_pulled_one_item_at_a_time() -> None:
+    """The writer holds one item's text at a time: the next item is made only after the previous one was yielded."""
+    made: list[int] = []
+
+    def items():
+        for index in range(3):
+            made.append(index)
+            yield {"index": index}
+
+    chunks = indented_chunks({"transactions": StreamedArray(items)})
+    seen = ""
+    while '"index": 0' not in seen:
+        seen += next(chunks)
+    assert made == [0]
+    assert "".join([seen, *chunks]) == json.dumps({"transactions": [{"index": i} for i in range(3)]}, indent=4)

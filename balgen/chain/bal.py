@@ -10,8 +10,10 @@ post-execution system calls.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import rlp
+from rlp.codec import consume_length_prefix
 
 
 @dataclass(frozen=True)
@@ -31,21 +33,29 @@ def _int(value: bytes) -> int:
     return int.from_bytes(value, "big")
 
 
-def decode_block_access_list(encoded: bytes) -> list[AccountChanges]:
-    """Decode a BAL from its RLP, keeping the canonical order."""
-    accounts = []
-    for address, storage, reads, balances, nonces, codes in rlp.decode(encoded):
-        accounts.append(
-            AccountChanges(
-                address=bytes(address),
-                storage_changes={
-                    _int(slot): [(_int(index), _int(value)) for index, value in changes]
-                    for slot, changes in storage
-                },
-                storage_reads=tuple(_int(slot) for slot in reads),
-                balance_changes=tuple((_int(i), _int(v)) for i, v in balances),
-                nonce_changes=tuple((_int(i), _int(v)) for i, v in nonces),
-                code_changes=tuple((_int(i), bytes(code)) for i, code in codes),
-            )
-        )
-    return accounts
+def iter_block_access_list(encoded: bytes) -> Iterator[AccountChanges]:
+    """
+    A BAL's accounts in canonical order, each decoded when it is reached: a
+    billion-gas block's access list is written out one account at a time.
+    """
+    _, _, length, start = consume_length_prefix(encoded, 0)
+    end = start + length
+    while start < end:
+        _, _, item_length, item_start = consume_length_prefix(encoded, start)
+        yield _account_changes(rlp.decode(encoded[start : item_start + item_length]))
+        start = item_start + item_length
+
+
+def _account_changes(fields: list) -> AccountChanges:
+    """One account's entry from its decoded RLP fields."""
+    address, storage, reads, balances, nonces, codes = fields
+    return AccountChanges(
+        address=bytes(address),
+        storage_changes={
+            _int(slot): [(_int(index), _int(value)) for index, value in changes] for slot, changes in storage
+        },
+        storage_reads=tuple(_int(slot) for slot in reads),
+        balance_changes=tuple((_int(i), _int(v)) for i, v in balances),
+        nonce_changes=tuple((_int(i), _int(v)) for i, v in nonces),
+        code_changes=tuple((_int(i), bytes(code)) for i, code in codes),
+    )

@@ -9,11 +9,11 @@ root), the header and its hash, and the transaction RLP.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import rlp
+from rlp.codec import length_prefix
 
 from ..chain_constants import (
     CHAIN_ID,
@@ -26,7 +26,7 @@ from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, Fork
 from ..hextypes import data_hex
 from ..transactions import SignedTx, sign
 from ..workload import BlockSpec, Phase
-from .bal import AccountChanges, decode_block_access_list
+from .bal import AccountChanges, iter_block_access_list
 from .header import Header, has_block_access_list, next_base_fee
 from .t8n import T8nResult, TransitionTool
 
@@ -51,19 +51,62 @@ class BuiltBlock:
     t8n_seconds: float = 0.0
     """Time t8n took to build this block."""
 
-    @cached_property
-    def access_list(self) -> list[AccountChanges]:
-        """The decoded BAL (empty on forks without one)."""
-        if self.block_access_list is None:
-            return []
-        return decode_block_access_list(self.block_access_list)
+    def access_list_accounts(self) -> Iterator[AccountChanges]:
+        """
+        The BAL's accounts (none on forks without one), decoded afresh one at a
+        time: a billion-gas block's decoded access list is tens of MB, so a
+        chain keeps only its RLP (`block_access_list`) while its checks and
+        fixtures are made.
+        """
+        if self.block_access_list is not None:
+            yield from iter_block_access_list(self.block_access_list)
+
+    def rlp_pieces(self) -> Iterator[bytes]:
+        """
+        The block RLP as blockchain tests carry it (header, txs, ommers,
+        withdrawals), in pieces, one per transaction: a block of tens of
+        thousands of transactions is written out without its RLP held whole.
+
+        A typed transaction sits in the list as an RLP byte string (its envelope).
+        """
+        block_prefix, txs_prefix, _ = self._rlp_prefixes()
+        yield block_prefix
+        yield self.header.rlp
+        yield txs_prefix
+        for tx in self.txs:
+            yield rlp.encode(tx.raw)
+        yield EMPTY_LISTS
+
+    @property
+    def rlp_size(self) -> int:
+        """Bytes of the block's RLP (what EIP-7934 bounds), counted without encoding it."""
+        block_prefix, txs_prefix, txs_length = self._rlp_prefixes()
+        return len(block_prefix) + len(self.header.rlp) + len(txs_prefix) + txs_length + len(EMPTY_LISTS)
 
     @property
     def rlp(self) -> bytes:
-        """The block RLP as blockchain tests carry it: header, txs, ommers, withdrawals.
+        """The block RLP, whole."""
+        return b"".join(self.rlp_pieces())
 
-        A typed transaction sits in the list as an RLP byte string (its envelope)."""
-        return rlp.encode([self.header.rlp_fields(), [tx.raw for tx in self.txs], [], []])
+    def _rlp_prefixes(self) -> tuple[bytes, bytes, int]:
+        """The length prefixes of the block's list and of its transactions' list, and the latter's length."""
+        txs_length = sum(_byte_string_length(tx.raw) for tx in self.txs)
+        txs_prefix = length_prefix(txs_length, LIST_OFFSET)
+        body_length = len(self.header.rlp) + len(txs_prefix) + txs_length + len(EMPTY_LISTS)
+        return length_prefix(body_length, LIST_OFFSET), txs_prefix, txs_length
+
+
+LIST_OFFSET = 0xC0
+"""RLP's length-prefix offset for a list (0x80 for a byte string)."""
+EMPTY_LISTS = rlp.encode([]) * 2
+"""The block's empty ommers and withdrawals lists."""
+
+
+def _byte_string_length(value: bytes) -> int:
+    """Bytes `value` takes RLP-encoded as a byte string, without encoding it."""
+    if len(value) == 1 and value[0] < 0x80:
+        return 1
+    return len(length_prefix(len(value), 0x80)) + len(value)
 
 
 @dataclass(frozen=True)
