@@ -1,0 +1,61 @@
+"""
+The fixture reader (`balgen/fixtures/reading.py`): a `pre` is left in its
+file and read one account at a time through `FixtureAccount`; the rest of a
+document is built as `json` would; bad input is one line naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from balgen.errors import BadInput
+from balgen.fixtures import files
+from balgen.fixtures.reading import StreamedPre, read_fixture_document
+
+ADDRESS = "0x" + "aa" * 20
+ACCOUNT = {"nonce": "0x01", "balance": "0x0de0b6b3a7640000", "code": "0x6001", "storage": {"0x01": "0x02"}}
+
+
+def _write(path: Path, document: object) -> Path:
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_a_tests_pre_and_a_groups_pre_stay_in_the_file(tmp_path: Path) -> None:
+    fixture = _write(tmp_path / "f.json", {"t-1M": {"network": "Osaka", "pre": {ADDRESS: ACCOUNT}, "_info": {"n": [1, 2.5]}}})
+    group = _write(tmp_path / "g.json", {"network": "Osaka", "pre": {ADDRESS: ACCOUNT}})
+    document = read_fixture_document(fixture)
+    assert document["t-1M"]["_info"] == {"n": [1, 2.5]} and document["t-1M"]["network"] == "Osaka"
+    pre = document["t-1M"]["pre"]
+    assert isinstance(pre, StreamedPre) and pre.keys == ("t-1M", "pre")
+    ((address, account),) = pre.accounts("here")
+    assert address == bytes.fromhex("aa" * 20)
+    assert (account.nonce, account.balance, account.code, account.storage) == (1, 10**18, b"\x60\x01", {1: 2})
+    assert list(read_fixture_document(group)["pre"].raw_accounts()) == [(ADDRESS, ACCOUNT)]
+
+
+def test_a_bad_account_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    bad = {**ACCOUNT, "storage": {"0xzz": "0x01"}}
+    pre = read_fixture_document(_write(tmp_path / "f.json", {"pre": {ADDRESS: bad}}))["pre"]
+    with pytest.raises(BadInput, match=rf"^here: pre\[{ADDRESS}\]\.storage key: '0xzz' is not a number$"):
+        list(pre.accounts("here"))
+
+
+def test_an_address_given_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "f.json"
+    path.write_text(f'{{"pre": {{"{ADDRESS}": {{}}, "{ADDRESS}": {{}}}}}}')
+    with pytest.raises(BadInput, match="appears twice in one object"):
+        list(read_fixture_document(path)["pre"].raw_accounts())
+
+
+def test_a_file_larger_than_memory_allows_is_still_read_streaming(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a whole read (to describe a JSON error by line and column) needs the file to fit in memory."""
+    path = _write(tmp_path / "f.json", {"pre": {ADDRESS: ACCOUNT}})
+    monkeypatch.setattr(files, "_available_memory", lambda: 16)
+    assert len(list(read_fixture_document(path)["pre"].accounts("here"))) == 1
+    path.write_text(path.read_text()[:-3])
+    with pytest.raises(BadInput, match=r"f\.json: malformed JSON: parse error: premature EOF$"):
+        read_fixture_document(path)
