@@ -19,17 +19,20 @@ import, the payloads). The median and the spread (min-max) over `--runs`.
 
 FIXTURES is a `balgen fill` output folder holding the test; without it the
 test is filled first (`balgen fill --code-sizes 64 --setup genesis
---gas-benchmark-values 30`, about 5 GB on disk and a few minutes), into
+--gas-benchmark-values 30`, about 3.7 GB on disk, 9 minutes here under load), into
 `--keep DIR` or a temporary folder deleted afterwards.
 
 Figures on this machine (2 cores, shared with other engineers' fills and
-tests while measured, so the wall times are noisy), 3 runs each, median
-(min-max):
+test suites while measured, so the wall times are noisy), median (min-max):
 
 - before (main f9abd9a, every fixture file read whole with `json.load`):
-  see docs/replay.md#memory
-- after (`pre` read one account at a time with ijson, accounts validated by
-  the fixture models): see docs/replay.md#memory
+  balgen peak RSS 3,573 MiB (3,573.2-3,573.5, 3 runs); wall 566 s (540-595 s)
+- after (415fe9b, `pre` read one account at a time with ijson, accounts validated by
+  the fixture models): balgen peak RSS 80 MiB (2 runs, the second stopped
+  after the peak when geth's genesis init hit balgen's 600 s limit under
+  load); wall 676 s (1 run, under about three times the load)
+
+docs/replay.md#memory has the table.
 """
 
 from __future__ import annotations
