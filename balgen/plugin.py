@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from importlib import resources
 import tempfile
 import threading
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
