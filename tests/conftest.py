@@ -6,13 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from fill_runs import fill_fixtures
+from fill_runs import shared_fill
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def serial_chain_fill(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One small fixture (`serial_chain-max-1M`) in the three formats and its pre-alloc group, as `balgen fill` writes them."""
-    return fill_fixtures(tmp_path_factory.mktemp("filled") / "fixtures", "--gas-benchmark-values", "1", "-k", "serial_chain-max")
+    """
+    One small fixture (`serial_chain-max-1M`) in the three formats and its
+    pre-alloc group, as `balgen fill` writes them; filled once for the
+    session, so users must not change it (copy it first).
+    """
+    completed, output = shared_fill(tmp_path_factory, "--gas-benchmark-values", "1", "-k", "serial_chain-max")
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return output
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -24,7 +24,7 @@ from balgen.generators.catalog import all_planned_workloads
 from balgen.toolchain import GO_ETHEREUM_VERSION, pinned_evm
 from balgen.workload import Placement
 
-from fill_runs import run_fill
+from fill_runs import run_fill, shared_suite_fill
 
 FORMATS = {
     "blockchain_tests": "blockchain_test",
@@ -68,17 +68,10 @@ def evm_version() -> str:
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Fill once per distinct command in this module (per xdist worker) and remember the result."""
-    cache: dict[tuple[str, ...], tuple[subprocess.CompletedProcess[str], Path]] = {}
+    """The default suite at 1M (for a fork, with extra arguments), filled once per session."""
 
-    def fill(*args: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-        if args not in cache:
-            output = tmp_path_factory.mktemp("fill") / "out"
-            completed = run_fill(
-                "--gas-benchmark-values", "1", "--output", output, *args, cwd=tmp_path_factory.getbasetemp()
-            )
-            cache[args] = (completed, output)
-        return cache[args]
+    def fill(*args: str, fork: str = "Amsterdam") -> tuple[subprocess.CompletedProcess[str], Path]:
+        return shared_suite_fill(tmp_path_factory, fork, *args)
 
     return fill
 
@@ -89,7 +82,7 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.mark.integration
 @pytest.mark.parametrize("fork", ["Amsterdam", "Osaka", "Prague"])
 def test_fill_writes_the_documented_layout_and_formats(filled: Any, evm_version: str, fork: str) -> None:
-    completed, output = filled() if fork == "Amsterdam" else filled("--fork", fork)
+    completed, output = filled(fork=fork)
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
 
     files = files_under(output)
@@ -131,22 +124,7 @@ def test_fill_writes_the_documented_layout_and_formats(filled: Any, evm_version:
     assert group["network"] == fork and group["chainId"] == 1
 
 
-# --- (b) determinism ------------------------------------------------------------
-
-
-@pytest.mark.integration
-def test_two_fills_are_byte_identical(filled: Any, tmp_path: Path) -> None:
-    first, first_output = filled()
-    second_output = tmp_path / "again"
-    second = run_fill("--gas-benchmark-values", "1", "--output", second_output, cwd=tmp_path)
-    assert first.returncode == 0 and second.returncode == 0, second.stderr
-    first_files, second_files = files_under(first_output), files_under(second_output)
-    assert sorted(first_files) == sorted(second_files)
-    differing = [path for path in first_files if first_files[path] != second_files[path]]
-    assert not differing, f"files differ between two identical fills: {differing}"
-
-
-# --- (c) selection and parallel workers -------------------------------------------
+# --- (b) selection, determinism and parallel workers ---------------------------------
 
 
 @pytest.mark.integration
@@ -179,19 +157,20 @@ def test_keyword_matching_nothing_is_bad_input(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_parallel_workers_give_the_same_bytes(filled: Any) -> None:
+def test_two_fills_serial_and_parallel_give_the_same_bytes(filled: Any) -> None:
+    """Determinism and parallel workers at once: a second fill, with `-n 2`, must match the first byte for byte."""
     serial, serial_output = filled()
     parallel, parallel_output = filled("-n", "2")
     assert serial.returncode == 0 and parallel.returncode == 0, parallel.stdout[-2000:] + parallel.stderr[-2000:]
     serial_files, parallel_files = files_under(serial_output), files_under(parallel_output)
     assert sorted(serial_files) == sorted(parallel_files)
     differing = [path for path in serial_files if serial_files[path] != parallel_files[path]]
-    assert not differing, f"-n 2 changed: {differing}"
+    assert not differing, f"files differ between a serial and a -n 2 fill: {differing}"
     leftovers = [path.name for output in (serial_output, parallel_output) for path in output.iterdir() if path.name.startswith(".")]
     assert not leftovers, f"hidden staging folders left in the output: {leftovers}"
 
 
-# --- (d) bad input ----------------------------------------------------------------
+# --- (c) bad input ----------------------------------------------------------------
 
 
 def crashing_t8n(folder: Path) -> Path:
@@ -280,7 +259,7 @@ def test_gas_value_below_the_floor_is_refused_before_filling(tmp_path: Path) -> 
     assert not output.exists()
 
 
-# --- (e) t8n killed in the middle of the run ------------------------------------------
+# --- (d) t8n killed in the middle of the run ------------------------------------------
 
 
 def dying_t8n(folder: Path, good_calls: int) -> Path:

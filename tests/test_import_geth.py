@@ -23,7 +23,7 @@ from balgen.replay.command import run_replay
 from balgen.toolchain import pinned_revme
 from balgen.verify.command import run_verify
 
-from fill_runs import fill_fixtures
+from fill_runs import shared_suite_fill
 
 pytestmark = pytest.mark.integration
 
@@ -33,8 +33,9 @@ CASES = [("Amsterdam", "blocks"), ("Amsterdam", "genesis"), ("Osaka", "blocks"),
 @pytest.fixture(scope="module", params=CASES, ids=[f"{fork}-{setup}" for fork, setup in CASES])
 def filled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     fork, setup = request.param
-    output = tmp_path_factory.mktemp(f"fill-{fork}-{setup}")
-    return fork, fill_fixtures(output, "--fork", fork, "--setup", setup, "--gas-benchmark-values", "1")
+    completed, output = shared_suite_fill(tmp_path_factory, fork, *(["--setup", setup] if setup != "blocks" else []))
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return fork, output
 
 
 def fixtures_of(folder: Path) -> list[tuple[str, dict]]:

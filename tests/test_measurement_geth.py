@@ -1,8 +1,8 @@
 """
 Measurements against the real pinned geth on 127.0.0.1, on a small 1M suite:
 an A/A pair (two runs of the same build) comes out "no significant change"
-and the report prints its noise floor; a client that answers `newPayload`
-late is reported significantly slower on every test; `--repeat auto` stops
+and the report prints its noise floor; the same geth given a quarter of the
+CPU is reported significantly slower on every test; `--repeat auto` stops
 for the reason it records; geth's slow-block counters are checked against
 the workload model and a deliberately wrong prediction fails the test with
 both numbers; `--drop-caches` records how each execution was prepared.
@@ -11,17 +11,17 @@ both numbers; `--drop-caches` records how each execution was prepared.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
@@ -46,9 +46,6 @@ SUITE_K = "serial_chain-max or state_root-max"
 """Three 1M fixtures in one pre-alloc group: a chain, and the two state_root variants (whose slot
 count geth's slow-block log confirms)."""
 
-LATE_BY = 0.3
-"""Seconds the slowed client waits before answering each newPayload: several times a 1M block's time."""
-
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -63,28 +60,12 @@ def replay(filled: Path, output: Path, *args: str) -> int:
     return run_replay([str(filled / "blockchain_tests_engine_x"), "--output", str(output), *args])
 
 
-# -- a client, and the same client answering late ------------------------------
+# -- a client, and the same client slowed down --------------------------------
 
-
-class _LateEngine(BaseHTTPRequestHandler):
-    """Forwards Engine API calls to geth, answering each newPayload `LATE_BY` seconds late."""
-
-    upstream = ""
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        if b"engine_newPayload" in body:
-            time.sleep(LATE_BY)
-        headers = {"Content-Type": "application/json", "Authorization": self.headers.get("Authorization", "")}
-        reply = httpx.post(self.upstream, content=body, headers=headers, timeout=60).content
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *_args: object) -> None:
-        pass
+RUNNING_SHARE = 0.25
+"""Share of wall time the slowed geth may run: a client on a CPU a quarter as fast."""
+THROTTLE_PERIOD = 0.02
+"""Seconds of one stop/continue cycle, short against a 1M block's execution, as `cpulimit` does."""
 
 
 @pytest.fixture(scope="module")
@@ -97,24 +78,44 @@ def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield geth
 
 
-@pytest.fixture(scope="module")
-def late_engine_url(user_geth: ClientProcess) -> Iterator[str]:
-    _LateEngine.upstream = user_geth.engine_url
-    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _LateEngine)
-    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+def _throttle(pid: int, stop: threading.Event) -> None:
+    """Let process `pid` run `RUNNING_SHARE` of every `THROTTLE_PERIOD` and keep it stopped the rest."""
     try:
-        yield f"http://127.0.0.1:{proxy.server_port}"
+        while not stop.is_set():
+            os.kill(pid, signal.SIGCONT)
+            time.sleep(THROTTLE_PERIOD * RUNNING_SHARE)
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(THROTTLE_PERIOD * (1 - RUNNING_SHARE))
     finally:
-        proxy.shutdown()
-        proxy.server_close()
+        os.kill(pid, signal.SIGCONT)
+
+
+@pytest.fixture(scope="module")
+def slowed_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientProcess]:
+    """
+    The same geth build on the same genesis, given a quarter of the CPU by
+    stopping and continuing it (what `cpulimit` does): a real client whose
+    every block takes longer, not a proxy that delays its answers.
+    """
+    scratch = tmp_path_factory.mktemp("slowed-geth")
+    with ClientProcess(GETH_PRESET, pinned_geth(), _group_genesis(filled, scratch), temp_parent=scratch) as geth:
+        assert geth.pid is not None
+        stop = threading.Event()
+        throttle = threading.Thread(target=_throttle, args=(geth.pid, stop), daemon=True)
+        throttle.start()
+        try:
+            yield geth
+        finally:
+            stop.set()
+            throttle.join()
 
 
 def _client(engine_url: str, geth: ClientProcess) -> list[str]:
     return ["--engine-url", engine_url, "--jwt-secret", str(geth.jwt_secret_path), "--rpc-url", geth.rpc_url]
 
 
-def test_an_aa_pair_is_no_change_and_a_late_client_is_slower(
-    filled: Path, tmp_path: Path, user_geth: ClientProcess, late_engine_url: str
+def test_an_aa_pair_is_no_change_and_a_slowed_client_is_slower(
+    filled: Path, tmp_path: Path, slowed_geth: ClientProcess
 ) -> None:
     """
     The three runs go at the same time: the machine's load (other work on
@@ -122,10 +123,10 @@ def test_an_aa_pair_is_no_change_and_a_late_client_is_slower(
     minutes apart, whose drift is what the noise floor is for.
     """
     engine_x = str(filled / "blockchain_tests_engine_x")
-    runs = {name: tmp_path / name for name in ("a1", "a2", "late")}
+    runs = {name: tmp_path / name for name in ("a1", "a2", "slowed")}
     commands = {
         name: [sys.executable, "-m", "balgen.cli", "replay", engine_x, "--repeat", "5", "--label", name,
-               "--output", str(output), *(_client(late_engine_url, user_geth) if name == "late" else [])]
+               "--output", str(output), *(_client(slowed_geth.engine_url, slowed_geth) if name == "slowed" else [])]
         for name, output in runs.items()
     }  # fmt: skip
     processes = {name: subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -134,15 +135,15 @@ def test_an_aa_pair_is_no_change_and_a_late_client_is_slower(
         _, err = process.communicate(timeout=600)
         assert process.returncode == 0, f"{name}: {err}"
     comparison = compare(load_runs(list(runs.values())))
-    same, late = comparison.summaries
+    same, slowed = comparison.summaries
     assert same.noise is not None and same.noise.compared == 3
     assert same.noise.significant <= 1, "nearly every test of an A/A pair must be 'no significant change'"
-    assert late.noise is None, "another client: not an A/A pair"
-    assert (late.compared, late.slower, late.faster) == (3, 3, 0)
+    assert slowed.noise is None, "another client: not an A/A pair"
+    assert (slowed.compared, slowed.slower, slowed.faster) == (3, 3, 0)
     for row in comparison.rows:
         change = row.changes[1]
         assert change is not None and change.verdict is ChangeVerdict.SLOWER and change.high < 0
-    assert {regression.name for regression in comparison.worst} >= {"late"}
+    assert {regression.name for regression in comparison.worst} >= {"slowed"}
     assert run_report([*map(str, runs.values()), "--output", str(tmp_path / "report")]) == 0
     text = (tmp_path / "report" / "report.md").read_text()
     assert "## A/A noise floor (runs of the same build as the baseline)" in text and "| a2 | 3 |" in text

@@ -34,7 +34,15 @@ from enum import StrEnum
 import numpy
 
 CONFIDENCE = 0.95
-"""Coverage of every interval balgen reports."""
+"""Coverage of the interval of one test's median (`--repeat auto`, `median_interval_width`)."""
+COMPARISON_CONFIDENCE = 0.99
+"""Coverage of the interval of a change between two runs (`balgen report`).
+
+A report judges every test of a suite at once. At 95% each, an A/A pair of a
+40-test suite is expected to call about two tests faster or slower by chance
+alone, so "no significant change on 95% of tests" would hold only by luck;
+at 99% the expected count of false verdicts is 0.4. The price is a wider
+interval: a real change must be somewhat larger to be called."""
 BOOTSTRAP_RESAMPLES = 4000
 """Resamples per comparison: the interval's ends move by well under 0.1% between seeds."""
 BOOTSTRAP_SEED = 7928
@@ -110,7 +118,7 @@ class Change:
 def median_ratio_interval(
     baseline: Sequence[float],
     values: Sequence[float],
-    confidence: float = CONFIDENCE,
+    confidence: float = COMPARISON_CONFIDENCE,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:

@@ -5,7 +5,7 @@ Shows, in the terminal and in `report.md`, the per-run summary against the
 baseline (tests significantly faster and slower, average / P95 / P99 gain
 and regression, aggregate MGas/s, and the noise floor of an A/A pair), the
 worst significant regressions, the measured speedup against each fixture's
-ideal parallel bound, and every test's MGas/s per run with its delta, 95%
+ideal parallel bound, and every test's MGas/s per run with its delta, 99%
 interval and verdict; `report.png` charts the per-test MGas/s and deltas
 with their intervals. See `comparison` and `confidence` for the figures.
 """
@@ -32,7 +32,7 @@ from ..errors import BadInput  # noqa: E402
 from ..output_files import check_writable, write_text_atomically  # noqa: E402
 from ..printable import escaped  # noqa: E402
 from .comparison import Comparison, DeltaSummary, compare, load_runs  # noqa: E402
-from .confidence import CONFIDENCE, Change  # noqa: E402
+from .confidence import COMPARISON_CONFIDENCE, Change  # noqa: E402
 
 REPORT_MD = "report.md"
 REPORT_PNG = "report.png"
@@ -111,7 +111,7 @@ NOISE_COLUMNS = ("run", "tests compared", "called faster or slower", "noise floo
 def _test_columns(comparison: Comparison) -> list[str]:
     columns = ["test", f"{comparison.names[0]} MGas/s"]
     for name in comparison.names[1:]:
-        columns += [f"{name} MGas/s", f"{name} Δ", f"{name} {CONFIDENCE:.0%} interval", f"{name} verdict"]
+        columns += [f"{name} MGas/s", f"{name} Δ", f"{name} {COMPARISON_CONFIDENCE:.0%} interval", f"{name} verdict"]
     return columns
 
 
@@ -192,7 +192,7 @@ def markdown(comparison: Comparison, sources: Sequence[Path], noise_threshold: f
     lines += [f"- `{name}`: `{source}`" for name, source in zip(comparison.names, sources, strict=True)]
     lines += [
         "",
-        f"Baseline: `{comparison.names[0]}`. Δ is the change in median MGas/s against it; its {CONFIDENCE:.0%} "
+        f"Baseline: `{comparison.names[0]}`. Δ is the change in median MGas/s against it; its {COMPARISON_CONFIDENCE:.0%} "
         "interval is a bootstrap of the ratio of medians over every measured execution of both runs, and a test "
         f"is faster or slower only when the whole interval lies beyond ±{noise_threshold:g}% (docs/replay.md).",
         "",
@@ -240,7 +240,7 @@ def write_chart(comparison: Comparison, path: Path) -> None:
         right.barh([tick + offset for tick in ticks], values, height=delta_bar, color=f"C{index + 1}", label=name,
                    xerr=errors, error_kw={"elinewidth": 0.8, "capsize": 2})  # fmt: skip
     right.axvline(0, color="black", linewidth=0.8)
-    right.set_xlabel(f"Δ MGas/s vs {comparison.names[0]} (%) with its {CONFIDENCE:.0%} interval, right = faster")
+    right.set_xlabel(f"Δ MGas/s vs {comparison.names[0]} (%) with its {COMPARISON_CONFIDENCE:.0%} interval, right = faster")
     right.grid(axis="x", alpha=0.3)
     figure.suptitle("balgen replay comparison")
     figure.tight_layout()
