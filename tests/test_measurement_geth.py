@@ -1,7 +1,7 @@
 """
 Measurements against the real pinned geth on 127.0.0.1, on a small 1M suite:
 an A/A pair (two runs of the same build) comes out "no significant change"
-and the report prints its noise floor; the same geth given a quarter of the
+and the report prints its noise floor; the same geth given a tenth of the
 CPU is reported significantly slower on every test; `--repeat auto` stops
 for the reason it records; geth's slow-block counters are checked against
 the workload model and a deliberately wrong prediction fails the test with
@@ -11,13 +11,9 @@ both numbers; `--drop-caches` records how each execution was prepared.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,10 +58,38 @@ def replay(filled: Path, output: Path, *args: str) -> int:
 
 # -- a client, and the same client slowed down --------------------------------
 
-RUNNING_SHARE = 0.25
-"""Share of wall time the slowed geth may run: a client on a CPU a quarter as fast."""
-THROTTLE_PERIOD = 0.02
-"""Seconds of one stop/continue cycle, short against a 1M block's execution, as `cpulimit` does."""
+RUNNING_SHARE = 0.1
+"""Share of wall time the slowed geth may run: a client on a CPU a tenth as fast."""
+THROTTLE_PERIOD = 0.1
+"""Seconds of one stop/continue cycle, as `cpulimit` throttles a process."""
+
+THROTTLED_CLIENT = """\
+import os, signal, subprocess, sys, time
+
+# {real} with its arguments, stopped for all but {share} of every {period} s.
+child = subprocess.Popen([{real!r}, *sys.argv[1:]])
+
+
+def forward(signum, _frame):
+    os.kill(child.pid, signal.SIGCONT)
+    child.send_signal(signum)
+
+
+for stop_signal in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(stop_signal, forward)
+try:
+    while child.poll() is None:
+        os.kill(child.pid, signal.SIGCONT)
+        time.sleep({period} * {share})
+        os.kill(child.pid, signal.SIGSTOP)
+        time.sleep({period} * (1 - {share}))
+except ProcessLookupError:
+    pass
+finally:
+    if child.poll() is None:
+        os.kill(child.pid, signal.SIGCONT)
+sys.exit(child.wait())
+"""
 
 
 @pytest.fixture(scope="module")
@@ -78,36 +102,19 @@ def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield geth
 
 
-def _throttle(pid: int, stop: threading.Event) -> None:
-    """Let process `pid` run `RUNNING_SHARE` of every `THROTTLE_PERIOD` and keep it stopped the rest."""
-    try:
-        while not stop.is_set():
-            os.kill(pid, signal.SIGCONT)
-            time.sleep(THROTTLE_PERIOD * RUNNING_SHARE)
-            os.kill(pid, signal.SIGSTOP)
-            time.sleep(THROTTLE_PERIOD * (1 - RUNNING_SHARE))
-    finally:
-        os.kill(pid, signal.SIGCONT)
-
-
 @pytest.fixture(scope="module")
-def slowed_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientProcess]:
+def throttled_geth(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
-    The same geth build on the same genesis, given a quarter of the CPU by
-    stopping and continuing it (what `cpulimit` does): a real client whose
-    every block takes longer, not a proxy that delays its answers.
+    A `--client-bin` that runs the pinned geth given a tenth of the CPU, by
+    stopping and continuing it as `cpulimit` does: the same build, started
+    and rolled back by balgen's geth preset like any geth, whose every block
+    takes longer (not a proxy that delays its answers).
     """
-    scratch = tmp_path_factory.mktemp("slowed-geth")
-    with ClientProcess(GETH_PRESET, pinned_geth(), _group_genesis(filled, scratch), temp_parent=scratch) as geth:
-        assert geth.pid is not None
-        stop = threading.Event()
-        throttle = threading.Thread(target=_throttle, args=(geth.pid, stop), daemon=True)
-        throttle.start()
-        try:
-            yield geth
-        finally:
-            stop.set()
-            throttle.join()
+    script = tmp_path_factory.mktemp("throttled") / "geth"
+    code = THROTTLED_CLIENT.format(real=str(pinned_geth()), share=RUNNING_SHARE, period=THROTTLE_PERIOD)
+    script.write_text(f"#!{sys.executable}\n{code}")
+    script.chmod(0o755)
+    return script
 
 
 def _client(engine_url: str, geth: ClientProcess) -> list[str]:
@@ -115,7 +122,7 @@ def _client(engine_url: str, geth: ClientProcess) -> list[str]:
 
 
 def test_an_aa_pair_is_no_change_and_a_slowed_client_is_slower(
-    filled: Path, tmp_path: Path, slowed_geth: ClientProcess
+    filled: Path, tmp_path: Path, throttled_geth: Path
 ) -> None:
     """
     The three runs go at the same time: the machine's load (other work on
@@ -126,7 +133,7 @@ def test_an_aa_pair_is_no_change_and_a_slowed_client_is_slower(
     runs = {name: tmp_path / name for name in ("a1", "a2", "slowed")}
     commands = {
         name: [sys.executable, "-m", "balgen.cli", "replay", engine_x, "--repeat", "5", "--label", name,
-               "--output", str(output), *(_client(slowed_geth.engine_url, slowed_geth) if name == "slowed" else [])]
+               "--output", str(output), *(["--client-bin", str(throttled_geth)] if name == "slowed" else [])]
         for name, output in runs.items()
     }  # fmt: skip
     processes = {name: subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -139,7 +146,7 @@ def test_an_aa_pair_is_no_change_and_a_slowed_client_is_slower(
     assert same.noise is not None and same.noise.compared == 3
     assert same.noise.significant <= 1, "nearly every test of an A/A pair must be 'no significant change'"
     assert slowed.noise is None, "another client: not an A/A pair"
-    assert (slowed.compared, slowed.slower, slowed.faster) == (3, 3, 0)
+    assert (slowed.compared, slowed.slower, slowed.faster) == (3, 3, 0), [row.changes for row in comparison.rows]
     for row in comparison.rows:
         change = row.changes[1]
         assert change is not None and change.verdict is ChangeVerdict.SLOWER and change.high < 0
