@@ -23,6 +23,7 @@ import pytest
 from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
 from balgen.clients.client_presets import GETH as GETH_PRESET
 from balgen.clients.client_process import ClientProcess
+from balgen.clients.throttled_client import write_throttled_client
 from balgen.replay.command import run_replay
 from balgen.replay.fixtures import discover
 from balgen.replay.page_cache import drop_caches_problem
@@ -58,39 +59,6 @@ def replay(filled: Path, output: Path, *args: str) -> int:
 
 # -- a client, and the same client slowed down --------------------------------
 
-RUNNING_SHARE = 0.1
-"""Share of wall time the slowed geth may run: a client on a CPU a tenth as fast."""
-THROTTLE_PERIOD = 0.1
-"""Seconds of one stop/continue cycle, as `cpulimit` throttles a process."""
-
-THROTTLED_CLIENT = """\
-import os, signal, subprocess, sys, time
-
-# {real} with its arguments, stopped for all but {share} of every {period} s.
-child = subprocess.Popen([{real!r}, *sys.argv[1:]])
-
-
-def forward(signum, _frame):
-    os.kill(child.pid, signal.SIGCONT)
-    child.send_signal(signum)
-
-
-for stop_signal in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-    signal.signal(stop_signal, forward)
-try:
-    while child.poll() is None:
-        os.kill(child.pid, signal.SIGCONT)
-        time.sleep({period} * {share})
-        os.kill(child.pid, signal.SIGSTOP)
-        time.sleep({period} * (1 - {share}))
-except ProcessLookupError:
-    pass
-finally:
-    if child.poll() is None:
-        os.kill(child.pid, signal.SIGCONT)
-sys.exit(child.wait())
-"""
-
 
 @pytest.fixture(scope="module")
 def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientProcess]:
@@ -104,17 +72,8 @@ def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 @pytest.fixture(scope="module")
 def throttled_geth(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """
-    A `--client-bin` that runs the pinned geth given a tenth of the CPU, by
-    stopping and continuing it as `cpulimit` does: the same build, started
-    and rolled back by balgen's geth preset like any geth, whose every block
-    takes longer (not a proxy that delays its answers).
-    """
-    script = tmp_path_factory.mktemp("throttled") / "geth"
-    code = THROTTLED_CLIENT.format(real=str(pinned_geth()), share=RUNNING_SHARE, period=THROTTLE_PERIOD)
-    script.write_text(f"#!{sys.executable}\n{code}")
-    script.chmod(0o755)
-    return script
+    """The pinned geth given a tenth of the CPU: the same build, started and rolled back by the geth preset."""
+    return write_throttled_client(pinned_geth(), tmp_path_factory.mktemp("throttled") / "geth", share=0.1)
 
 
 def _client(engine_url: str, geth: ClientProcess) -> list[str]:
