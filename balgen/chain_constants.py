@@ -17,6 +17,10 @@ CHAIN_ID = 1
 """The chain id balgen signs for and fixtures state: execution-spec-tests' and
 go-ethereum's blockchain-test chain id (every config of `tests.Forks`)."""
 
+GENESIS_EXTRA_DATA = b"\x00"
+"""The extra data of every genesis balgen builds: execution-spec-tests' `Environment.extra_data`
+default, so that a consumer rebuilds a pre-alloc group's genesis from its environment."""
+
 ZERO_HASH = bytes(32)
 """A 32-byte zero word: genesis parent hash, beacon root, prevRandao."""
 

@@ -20,6 +20,7 @@ from ..chain_constants import (
     EMPTY_BLOCK_ACCESS_LIST_HASH,
     EMPTY_REQUESTS_HASH,
     EMPTY_TRIE_ROOT,
+    GENESIS_EXTRA_DATA,
     ZERO_HASH,
 )
 from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, Fork
@@ -33,7 +34,6 @@ from .t8n import T8nResult, TransitionTool
 FEE_RECIPIENT = bytes.fromhex("2adc25665018aa1fe0e6bc666dac8fc2697ff9ba")
 """execution-spec-tests' default coinbase."""
 GENESIS_BASE_FEE = 7
-GENESIS_EXTRA_DATA = b"\x00"
 SECONDS_PER_SLOT = 12
 
 
