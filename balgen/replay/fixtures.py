@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..chain_constants import CHAIN_ID
 from ..command_line import keyword_matcher, matches
 from ..errors import BadInput
 from ..fixtures.files import (
@@ -288,7 +289,9 @@ def read_pre_alloc_genesis(path: Path, first_parent_hash: str) -> GenesisSource:
     header = _pre_alloc_header(document, where, first_parent_hash)
     if header.hash is None:
         raise BadInput(f"{where}: genesis: no hash")
-    chain_id = 1 if document.get("chainId") is None else validated_value(Uint64, document["chainId"], where, "chainId")
+    chain_id = (
+        CHAIN_ID if document.get("chainId") is None else validated_value(Uint64, document["chainId"], where, "chainId")
+    )
     test_ids = document.get("testIds")
     listed = frozenset(str(test_id) for test_id in test_ids) if isinstance(test_ids, list) else None
     genesis = GenesisSource(
@@ -305,7 +308,7 @@ def _engine_genesis(ref: FixtureRef, fixture: Mapping[str, Any], test: ReplayTes
     header = validated(FixtureGenesisHeader, fixture["genesisBlockHeader"], where, "genesisBlockHeader")
     if header.hash is None:
         raise BadInput(f"{where}: genesisBlockHeader: no hash")
-    chain_id = 1 if test.config is None else test.config.chain_id
+    chain_id = CHAIN_ID if test.config is None else test.config.chain_id
     genesis = GenesisSource(
         test.network, chain_id, "0x" + header.hash.hex(), ref.path, ref.test_id, header, _streamed_pre(fixture, where)
     )
