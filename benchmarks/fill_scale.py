@@ -6,8 +6,8 @@ each gas value (default 60, 300 and 1000M), each in a fresh process of its
 own without xdist, so that the process's peak RSS is balgen's alone and its
 children's peak is t8n's. Prints one row per fixture and, with `--plot`, a
 figure of both peaks against the gas value. Target: balgen's peak RSS at most
-500 MB at 1000M, and flat across gas values (transactions, receipts and
-access lists are streamed, not held).
+500 MB at 1000M, and flat across gas values (the fixtures are streamed into
+their files; docs/design.md has the figures and what is still held).
 
     .venv/bin/python benchmarks/fill_scale.py [--family serial_chain] [--gas-benchmark-values 60,300,1000]
         [--fills greedy,max,half] [--plot fill_scale.png]
