@@ -5,7 +5,7 @@ default suite, and the same geth slowed down, in one command.
 It fills the default suite at 1M gas (or takes `--fixtures`), then replays it
 three times at once, each run starting its own geth through the geth preset:
 `aa1` and `aa2` with the pinned geth, `slowed` with the same geth given a
-tenth of the CPU (stopped and continued every 100 ms, as `cpulimit` does).
+tenth of the CPU (stopped and continued every 10 ms, as `cpulimit` does).
 The runs go at the same time so that the machine's other load weighs on each
 alike. It then prints what `balgen report aa1 aa2 slowed` concludes:
 

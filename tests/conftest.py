@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 
 from fill_runs import shared_fill
+
+# Started in the background of a non-interactive shell, a test run inherits SIGINT ignored, and so would
+# every balgen it starts; the Ctrl-C tests need balgen to get SIGINT as a terminal sends it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

@@ -44,11 +44,14 @@ sys.exit(child.wait())
 """
 
 
-def write_throttled_client(binary: Path, path: Path, share: float = 0.1, period: float = 0.1) -> Path:
+def write_throttled_client(binary: Path, path: Path, share: float = 0.1, period: float = 0.01) -> Path:
     """
     Write an executable at `path` that runs `binary` (with its arguments)
     for `share` of every `period` seconds and keeps it stopped the rest;
     stop signals reach the client, continued first so it can act on them.
+    The period is short against a block's execution (a 1M block takes
+    milliseconds): with a long one, a block that fits in one running slice
+    would not be slowed at all, and the slowdown would depend on luck.
     """
     if not 0 < share < 1:
         raise ValueError(f"share {share}: must be between 0 and 1")
