@@ -44,15 +44,19 @@ def osaka_fill(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
 
 
-def test_reth_replays_with_verified_datadir_rollbacks(osaka_fill: Path, tmp_path: Path) -> None:
-    output = tmp_path / "results"
+def replayed_on_reth(fixtures: Path, output: Path, warmup: int) -> dict:
+    """`balgen replay FIXTURES --client reth` as a user runs it, which must succeed; its results.json."""
     completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "replay", str(osaka_fill), "--client", "reth",
-         "--warmup", "1", "--repeat", "1", "--output", str(output)],
+        [sys.executable, "-m", "balgen.cli", "replay", str(fixtures), "--client", "reth",
+         "--warmup", str(warmup), "--repeat", "1", "--output", str(output)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
-    run = json.loads((output / "results.json").read_text())
+    return json.loads((output / "results.json").read_text())
+
+
+def test_reth_replays_with_verified_datadir_rollbacks(osaka_fill: Path, tmp_path: Path) -> None:
+    run = replayed_on_reth(osaka_fill, tmp_path / "results", warmup=1)
     assert run["target"]["client"] == "reth" and run["target"]["rollback"] == "restart_from_copy"
     assert run["client_versions"][0].startswith("reth/")
     assert [test["test_id"] for test in run["tests"]] == ["serial_chain-max-1M"]
@@ -81,12 +85,5 @@ def test_reth_replays_amsterdam_of_the_t8n_it_implements(tmp_path: Path) -> None
         tmp_path / "v1.17.5", "--gas-benchmark-values", "1", "-k", "serial_chain-max",
         "--evm-bin", release_bin("v1.17.5") / "evm",
     )  # fmt: skip
-    output = tmp_path / "results"
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "replay", str(earlier), "--client", "reth",
-         "--warmup", "0", "--repeat", "1", "--output", str(output)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
-    (test,) = json.loads((output / "results.json").read_text())["tests"]
+    (test,) = replayed_on_reth(earlier, tmp_path / "results", warmup=0)["tests"]
     assert test["verdict"] == "passed" and {e["status"] for e in test["executions"]} == {"VALID"}
