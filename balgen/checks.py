@@ -16,13 +16,10 @@ reported in one line.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from .analysis import DependencyGraph, TracedBlock, model_access_sets, trace_block
+from .analysis import DependencyGraph, TracedBlock, model_access_sets, traced_block
 from .analysis import first_difference as first_trace_difference
 from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain, block_env
 from .chain.header import has_block_access_list
-from .chain.t8n import TransitionTool
 from .errors import FillCheckFailed
 from .forks import Fork
 from .predicted_bal import first_difference, predicted_access_list
@@ -111,21 +108,17 @@ def _outcome(receipt: dict) -> tuple[str, str]:
     return receipt.get("status", "0x0"), receipt.get("gasUsed", "0x0")
 
 
-def trace_benchmark_block(t8n: TransitionTool, workload: Workload, chain: BuiltChain, workdir: Path) -> TracedBlock:
-    """The benchmark block of `chain` run again under t8n's access tracer, on the state before it."""
-    headers = [chain.genesis, *(block.header for block in chain.blocks)]
-    return trace_block(
-        t8n,
-        workload.fork.name,
+def benchmark_block_trace(workload: Workload, chain: BuiltChain) -> TracedBlock:
+    """The access sets of `chain`'s benchmark block, traced in the t8n run that built it."""
+    return traced_block(
+        chain.blocks[-1].t8n,
         chain.alloc_path_before_last_block,
-        block_env(workload.fork, headers[-2], headers[:-1]),
-        [tx.raw for tx in chain.blocks[-1].txs],
-        workdir,
+        FEE_RECIPIENT,
         label=f"{workload.name} traced benchmark block",
     )
 
 
-def traced_dependency_graph(t8n: TransitionTool, workload: Workload, chain: BuiltChain, workdir: Path) -> DependencyGraph:
+def traced_dependency_graph(workload: Workload, chain: BuiltChain) -> DependencyGraph:
     """
     The benchmark block's dependency graph, after checking the design against a trace.
 
@@ -133,7 +126,7 @@ def traced_dependency_graph(t8n: TransitionTool, workload: Workload, chain: Buil
     per-transaction read sets a dependency graph needs are checked here: the
     traced read and write sets of every transaction must equal the model's.
     """
-    traced = trace_benchmark_block(t8n, workload, chain, workdir)
+    traced = benchmark_block_trace(workload, chain)
     difference = first_trace_difference(model_access_sets(workload.benchmark_block, FEE_RECIPIENT), traced.access_sets)
     if difference:
         raise FillCheckFailed(f"benchmark block: traced accesses differ from the design: {difference}")

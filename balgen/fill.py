@@ -31,7 +31,7 @@ from .chain.alloc import (
 from .chain.header import Header, has_block_access_list
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from .chain.t8n import TransitionTool
-from .analysis import INFO_KEY, DependencyGraph
+from .analysis import ACCESS_TRACER, INFO_KEY, DependencyGraph
 from .checks import check_chain, check_same_execution, check_transaction_gas_caps, traced_dependency_graph
 from .errors import BadInput, FillCheckFailed
 from .fixtures.models import (
@@ -64,11 +64,18 @@ def build_own_chain(
     t8n: TransitionTool, workload: Workload, workdir: Path, blocks: Sequence[BlockSpec] | None = None
 ) -> BuiltChain:
     """The chain of `blocks` (default: all of the workload's) on the workload's own genesis
-    (system contracts plus its pre-state, written one account at a time), built in `workdir`."""
+    (system contracts plus its pre-state, written one account at a time), built in `workdir`,
+    its last block traced by the access tracer in the run that builds it (`benchmark_block_trace`)."""
     genesis = workdir / "genesis.json"
     write_alloc_entries(genesis, genesis_entries(workload.fork, workload.pre_accounts()))
     return build_chain(
-        t8n, workload.fork, genesis, workload.blocks if blocks is None else blocks, workdir / "own", label=workload.name
+        t8n,
+        workload.fork,
+        genesis,
+        workload.blocks if blocks is None else blocks,
+        workdir / "own",
+        label=workload.name,
+        last_block_tracer=ACCESS_TRACER,
     )
 
 
@@ -93,12 +100,13 @@ class FillResult:
     gas_used: int
     files: tuple[Path, ...]
     t8n_seconds: float
-    """Time spent inside t8n for this workload (its own and shared chains, and the trace)."""
+    """Time spent inside t8n for this workload (its own and shared chains)."""
     one_pass_seconds: float
-    """t8n's time for one pass over the blocks: the setup blocks and the traced benchmark block,
-    the least any fill with a traced check must spend."""
+    """t8n's time for one pass over the blocks: the setup blocks and the traced benchmark block
+    (the own chain, whose benchmark block is traced as it is built), the least any fill with a
+    traced check must spend."""
     stages: dict[str, float]
-    """Wall seconds of each stage of the fill (own chain, checks, trace, shared chain, write)."""
+    """Wall seconds of each stage of the fill (own chain, checks, group genesis, shared chain, write)."""
 
 
 @dataclass
@@ -159,11 +167,9 @@ class FillSession:
             check_transaction_gas_caps(workload)
             with clock.stage("own chain"):
                 own = build_own_chain(self.t8n, workload, work)
-            setup_t8n = sum(block.t8n_seconds for block in own.blocks[:-1])
             with clock.stage("checks"):
                 check_chain(workload, own)
-            with clock.stage("trace"):
-                graph = traced_dependency_graph(self.t8n, workload, own, work / "traced")
+                graph = traced_dependency_graph(workload, own)
             if workload.large_state:
                 # Its own group: the genesis is the one just built, so the chain is built once.
                 group, shared = own_pre_alloc_group(workload, own), own
@@ -190,7 +196,7 @@ class FillSession:
                 gas_used=own.blocks[-1].header.gas_used,
                 files=files,
                 t8n_seconds=sum(clock.t8n_seconds.values()),
-                one_pass_seconds=setup_t8n + clock.t8n_seconds["trace"],
+                one_pass_seconds=clock.t8n_seconds["own chain"],
                 stages=clock.seconds,
             )
         finally:

@@ -138,7 +138,7 @@ def print_table(fixtures: list[Fixture]) -> None:
         )
 
 
-STAGES = ("build", "own chain", "checks", "trace", "group genesis", "shared chain", "write")
+STAGES = ("build", "own chain", "checks", "group genesis", "shared chain", "write")
 
 
 def print_stages(fixtures: list[Fixture]) -> None:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n) and `geth`, and revm's `revme`
-# (the second EVM `balgen verify` runs); and go-ethereum v1.17.5's pair (an earlier Amsterdam, for the
+# Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n, with balgen's access tracer added) and
+# `geth`, and revm's `revme` (the second EVM `balgen verify` runs); and go-ethereum v1.17.5's pair (an earlier Amsterdam, for the
 # tests that fill and import with it) into tools/v1.17.5/bin; and the shared reth build (the second
 # client the replay tests use) when ../shared/clients has one. Each is skipped when it is there at its
 # pinned version.
@@ -13,18 +13,35 @@ bin="$root/tools/bin"
 revme_stamp="$bin/.revme-$revme_version"
 mkdir -p "$bin"
 
+tracer_source="$root/scripts/evm_tracer/balgen_access_tracer.go"
+tracer_digest="$(sha256sum "$tracer_source" | cut -c1-12)"
+
+# geth as released; evm from the same release's source with one file added: balgen's native access
+# tracer (registered as balgenAccessTracer), which observes execution and changes none of it.
 install_go_ethereum() {
   local version="$1" into="$2"
-  if [[ -x "$into/evm" && -x "$into/geth" && -f "$into/.go-ethereum-$version" ]]; then
+  local evm_stamp="$into/.evm-$version-tracer-$tracer_digest"
+  if [[ -x "$into/evm" && -x "$into/geth" && -f "$into/.go-ethereum-$version" && -f "$evm_stamp" ]]; then
     return 0
   fi
   command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
   mkdir -p "$into"
-  echo "install-tools: building go-ethereum $version evm and geth into ${into#"$root"/} (a few minutes the first time)"
-  GOBIN="$into" GOFLAGS=-mod=mod go install \
-    "github.com/ethereum/go-ethereum/cmd/evm@$version" \
-    "github.com/ethereum/go-ethereum/cmd/geth@$version"
-  touch "$into/.go-ethereum-$version"
+  if [[ ! ( -x "$into/geth" && -f "$into/.go-ethereum-$version" ) ]]; then
+    echo "install-tools: building go-ethereum $version geth into ${into#"$root"/} (a few minutes the first time)"
+    GOBIN="$into" GOFLAGS=-mod=mod go install "github.com/ethereum/go-ethereum/cmd/geth@$version"
+    touch "$into/.go-ethereum-$version"
+  fi
+  echo "install-tools: building go-ethereum $version evm with balgen's access tracer into ${into#"$root"/}"
+  local module source="$root/tools/src/go-ethereum-$version"
+  module="$(GOFLAGS=-mod=mod go mod download -json "github.com/ethereum/go-ethereum@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$module" ]] || { echo "install-tools: go-ethereum $version source not found after go mod download" >&2; exit 2; }
+  rm -rf "$source" && mkdir -p "$(dirname "$source")"
+  cp -r "$module" "$source" && chmod -R u+w "$source"
+  cp "$tracer_source" "$source/eth/tracers/native/"
+  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$into/evm.partial" ./cmd/evm)
+  mv "$into/evm.partial" "$into/evm"
+  rm -f "$into"/.evm-"$version"-tracer-*
+  touch "$evm_stamp"
 }
 
 install_go_ethereum "$version" "$bin"

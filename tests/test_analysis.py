@@ -24,10 +24,11 @@ from hypothesis import strategies as st
 from balgen.analysis import DependencyGraph, TxAccessSet, first_difference, model_access_sets, traced_access_sets
 from balgen.analysis.access import StateKey, access_set
 from balgen.analysis.graph import conflict_edges, connected_components, ordered_groups
-from balgen.chain.builder import FEE_RECIPIENT
-from balgen.checks import trace_benchmark_block
+from balgen.chain.builder import FEE_RECIPIENT, build_chain
+from balgen.checks import benchmark_block_trace
 from balgen.fill import build_own_chain
-from balgen.chain.t8n import PRE_TRANSACTION_SYSTEM_CONTRACTS, TransitionTool
+from balgen.chain.t8n import TransitionTool
+from balgen.errors import BadInput
 from balgen.forks import AMSTERDAM
 from balgen.generators.catalog import family_by_name
 from balgen.keys import create_address, sender
@@ -345,13 +346,9 @@ def t8n() -> TransitionTool:
 
 
 def built_and_traced(t8n: TransitionTool, workload: Workload, workdir: Path):
-    """Build `workload`'s chain, then trace its benchmark block on the state before it."""
+    """Build `workload`'s chain, its benchmark block traced as it is built."""
     chain = build_own_chain(t8n, workload, workdir)
-    before = chain.alloc_path_before_last_block
-    untouched = before.read_bytes()
-    traced = trace_benchmark_block(t8n, workload, chain, workdir / "traced")
-    assert before.read_bytes() == untouched, "tracing must not change the real pre-state"
-    return chain, traced
+    return chain, benchmark_block_trace(workload, chain)
 
 
 def shape_holds(family: str, variant: str | None, graph: DependencyGraph) -> bool:
@@ -399,8 +396,32 @@ def test_a_model_that_drifts_from_the_trace_is_named(t8n: TransitionTool, tmp_pa
 def test_traces_come_in_receipt_order_and_only_when_asked(t8n: TransitionTool, tmp_path: Path) -> None:
     workload = family_by_name("mixed_dep").generator(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.HALF, variant="group2"))
     chain, traced = built_and_traced(t8n, workload, tmp_path)
-    assert chain.blocks[-1].t8n.traces == ()
+    assert [len(block.t8n.traces) for block in chain.blocks[:-1]] == [0] * (len(chain.blocks) - 1)
     senders = [tx.sender.address for tx in workload.benchmark_block.txs]
     assert [next(k[0] for k in s.writes if k[1] == "nonce" and k[0] in senders) for s in traced.access_sets] == senders
-    traced_alloc = json.loads((tmp_path / "traced" / "traced-alloc.json").read_text())
-    assert all(traced_alloc[a]["code"] == "0x" for a in traced_alloc if a.lower() in PRE_TRANSACTION_SYSTEM_CONTRACTS)
+
+
+@pytest.mark.integration
+def test_tracing_the_benchmark_block_as_it_is_built_changes_nothing_it_produces(t8n: TransitionTool, tmp_path: Path) -> None:
+    """The tracer runs in the block's real run, system calls included: every header and the post-state are
+    those of the same chain built without it."""
+    workload = family_by_name("mixed_dep").generator(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX, variant="group2"))
+    traced = build_own_chain(t8n, workload, tmp_path / "traced")
+    untraced = build_chain(t8n, AMSTERDAM, traced.genesis_alloc_path, workload.blocks, tmp_path / "untraced", label="untraced")
+    assert len(traced.blocks[-1].t8n.traces) == len(workload.benchmark_block.txs)
+    assert untraced.blocks[-1].t8n.traces == ()
+    assert [block.header for block in traced.blocks] == [block.header for block in untraced.blocks]
+    assert traced.post_alloc_path.read_bytes() == untraced.post_alloc_path.read_bytes()
+
+
+@pytest.mark.integration
+def test_an_evm_without_the_tracer_is_named_in_one_line(t8n: TransitionTool, tmp_path: Path) -> None:
+    """A stock go-ethereum evm has no balgenAccessTracer: the fill says which binary and how to get one that has it."""
+    workload = family_by_name("serial_chain").generator(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.HALF))
+    genesis = build_own_chain(t8n, workload, tmp_path / "own", workload.blocks[:0]).genesis_alloc_path
+    with pytest.raises(BadInput) as raised:
+        build_chain(t8n, AMSTERDAM, genesis, workload.blocks, tmp_path / "stock", label="stock", last_block_tracer="noSuchTracer")
+    assert str(raised.value).endswith(
+        f"t8n {t8n.binary} has no tracer named noSuchTracer "
+        "(balgen's access tracer is built into evm by scripts/install-tools.sh: make tools)"
+    )

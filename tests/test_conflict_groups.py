@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from balgen.analysis.graph import ordered_groups
 from balgen.chain.t8n import TransitionTool
-from balgen.checks import trace_benchmark_block
+from balgen.checks import benchmark_block_trace
 from balgen.export.addresses import ownership
 from balgen.export.chain_order import ordered_transactions
 from balgen.export.dependencies import dependency_groups, live_access_set, on_live_chain
@@ -58,7 +58,7 @@ def test_export_groups_are_the_traced_graphs_components(t8n: TransitionTool, fam
     workload = family.generator(params)
     with tempfile.TemporaryDirectory() as scratch:
         chain = build_own_chain(t8n, workload, Path(scratch))
-        traced = trace_benchmark_block(t8n, workload, chain, Path(scratch) / "traced")
+        traced = benchmark_block_trace(workload, chain)
     txs = ordered_transactions(workload)
     owned = ownership(workload, txs)
     exported = dependency_groups([live_access_set(ordered, owned) for ordered in txs])

@@ -11,7 +11,7 @@ graph they induce, and the parallel speedup it allows.
 from .access import StateKey, TxAccessSet, first_difference
 from .graph import DependencyGraph
 from .model import model_access_sets
-from .retrace import TracedBlock, trace_block
+from .retrace import TracedBlock, trace_block, traced_block
 from .tracer import ACCESS_TRACER, traced_access_sets
 
 INFO_KEY = "dependency-graph"
@@ -27,5 +27,6 @@ __all__ = [
     "first_difference",
     "model_access_sets",
     "trace_block",
+    "traced_block",
     "traced_access_sets",
 ]

@@ -1,9 +1,9 @@
 """
 Tracing a block's accesses with t8n, and a whole fixture's benchmark block.
 
-`trace_block` is the one step the fill and `balgen inspect` share: run a
-block's transactions under the access tracer on the block's pre-state and
-turn the traces into access sets and per-transaction gas. `retrace` first
+`traced_block` is the one step the fill and `balgen inspect` share: turn the
+access tracer's results of a block's t8n run into access sets and
+per-transaction gas. `trace_block` runs a block under the tracer. `retrace` first
 replays a fixture's earlier blocks untraced (checking each state root, so an
 environment balgen cannot reproduce is caught there and not blamed on the
 graph), then traces its benchmark block.
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..chain.alloc import iter_alloc, write_alloc_entries
-from ..chain.t8n import TransitionTool
+from ..chain.t8n import T8nResult, TransitionTool
 from ..chain.tx_json import envelopes
 from ..errors import BadInput
 from .access import TxAccessSet
@@ -49,18 +49,23 @@ def trace_block(
     label: str,
 ) -> TracedBlock:
     """
-    Trace the block `env` + `txs` (signed envelopes) on the pre-state in `alloc_path`.
+    Run the block `env` + `txs` (signed envelopes) on the pre-state in `alloc_path` under the access tracer.
 
-    `workdir` gets t8n's outputs of this tracing run, so it must not be the
-    folder of the block's real run. Every transaction must be included.
+    Every transaction must be included.
     """
-    # Balances, nonces and storage only: the code of a contract set's alloc is gigabytes.
-    pre = {address: {k: v for k, v in account.items() if k != "code"} for address, account in iter_alloc(alloc_path)}
     result = t8n.transition_raw(fork_name, alloc_path, env, txs, workdir, label=label, tracer=ACCESS_TRACER)
     if result.rejected:
         first = result.rejected[0]
         raise BadInput(f"{label}: t8n rejected transaction {first.get('index')}: {first.get('error')}")
-    coinbase = bytes.fromhex(env["currentCoinbase"].removeprefix("0x"))
+    return traced_block(result, alloc_path, bytes.fromhex(env["currentCoinbase"].removeprefix("0x")), label=label)
+
+
+def traced_block(result: T8nResult, alloc_path: Path, coinbase: bytes, *, label: str) -> TracedBlock:
+    """What the access tracer saw in the t8n run `result` of a block applied to the state in `alloc_path`."""
+    if len(result.traces) != len(result.receipts):
+        raise BadInput(f"{label}: t8n ran without the access tracer")
+    # Balances, nonces and storage only: the code of a contract set's alloc is gigabytes.
+    pre = {address: {k: v for k, v in account.items() if k != "code"} for address, account in iter_alloc(alloc_path)}
     return TracedBlock(
         access_sets=tuple(traced_access_sets(result.traces, pre, coinbase)),
         tx_gas=tuple(int(receipt["gasUsed"], 16) for receipt in result.receipts),

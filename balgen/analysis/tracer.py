@@ -1,27 +1,28 @@
 """
 Access sets observed by tracing t8n, for any block, ours or not.
 
-go-ethereum's `prestateTracer` cannot give per-transaction sets under t8n
-(one tracer instance serves the whole block and never resets; see
-`balgen.chain.t8n`), so balgen brings a small JavaScript tracer. For each
-transaction it reports the accounts and slots the transaction touched with
-their values at its end, and the contracts it created with their code size:
+go-ethereum's tracers cannot give per-transaction access sets under t8n: one
+tracer instance serves the whole block, `prestateTracer` never resets and
+crashes in the system calls, `erc7562Tracer`'s frames stack up across
+transactions, and a JavaScript tracer's per-opcode `step` crashes in the
+pre-transaction system calls and costs tens of times the untraced run. So
+balgen brings its own native tracer (`scripts/evm_tracer/`), which
+scripts/install-tools.sh compiles into the pinned evm. It skips system calls,
+so it runs in the block's real t8n run, and resets after each transaction.
+For each transaction it reports the accounts and slots the transaction
+touched with their values at its end, and the contracts it created with their
+code size:
 
     {"accounts": {addr: [balance, nonce]}, "storage": {addr: {slot: value}}, "created": {addr: size}}
 
 Touched accounts are the sender and recipient, every call, create and
 selfdestruct frame's target, and the operands of BALANCE and EXTCODE*;
 touched slots are those of SLOAD and SSTORE, in the storage context of the
-frame (the caller's, for DELEGATECALL). The tracer never sees a
-transaction's start, so "changed" is decided here: a key is written when its
-end value differs from its value before the transaction, which is the value
-the last earlier transaction touching it left, or else the block's
-pre-state. Code is written when a create succeeded with non-empty code.
-EIP-7702 authorizations are not observed.
-
-The tracer's `step` runs for every opcode, so it rejects uninteresting ones
-with one comparison (BALANCE 0x31 .. SSTORE 0x55 is the only range it acts
-on): goja interprets JavaScript, and each opcode costs about a microsecond.
+frame (the caller's, for DELEGATECALL). "Changed" is decided here: a key is
+written when its end value differs from its value before the transaction,
+which is the value the last earlier transaction touching it left, or else the
+block's pre-state. Code is written when a create succeeded with non-empty
+code. EIP-7702 authorizations are not observed.
 """
 
 from __future__ import annotations
@@ -32,49 +33,8 @@ from ..workload import Address
 from ..footprint import StateKey, account_keys
 from .access import TxAccessSet, access_set
 
-ACCESS_TRACER = """{
-  accounts: {}, slots: {}, created: {},
-  step: function (log, db) {
-    var op = log.op.toNumber();
-    if (op > 0x55 || op < 0x31) return;
-    if (op === 0x54 || op === 0x55) {
-      var address = toHex(log.contract.getAddress());
-      var slots = this.slots[address] || (this.slots[address] = {});
-      slots["0x" + log.stack.peek(0).toString(16)] = true;
-    } else if (op === 0x31 || op === 0x3b || op === 0x3c || op === 0x3f) {
-      this.accounts[toHex(toAddress("0x" + log.stack.peek(0).toString(16)))] = true;
-    }
-  },
-  enter: function (frame) {
-    var to = toHex(frame.getTo()), type = frame.getType();
-    this.accounts[to] = true;
-    if (type === "CREATE" || type === "CREATE2") this.created[to] = true;
-  },
-  exit: function (result) {},
-  fault: function (log, db) {},
-  result: function (ctx, db) {
-    if (ctx.from !== undefined) {
-      var to = toHex(ctx.to);
-      this.accounts[toHex(ctx.from)] = true;
-      this.accounts[to] = true;
-      if (ctx.type === "CREATE") this.created[to] = true;
-    }
-    var out = {accounts: {}, storage: {}, created: {}}, address, slot;
-    for (address in this.slots) this.accounts[address] = true;
-    for (address in this.accounts) {
-      var account = toAddress(address);
-      out.accounts[address] = ["0x" + db.getBalance(account).toString(16), db.getNonce(account)];
-    }
-    for (address in this.slots) {
-      var values = out.storage[address] = {};
-      for (slot in this.slots[address]) values[slot] = toHex(db.getState(toAddress(address), toWord(slot)));
-    }
-    for (address in this.created) out.created[address] = db.getCode(toAddress(address)).length;
-    this.accounts = {}; this.slots = {}; this.created = {};
-    return out;
-  }
-}"""
-"""The tracer's code, passed to t8n as `--trace.tracer`."""
+ACCESS_TRACER = "balgenAccessTracer"
+"""The tracer's registered name, passed to t8n as `--trace.tracer`."""
 
 
 def _int(value: Any) -> int:

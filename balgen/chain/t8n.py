@@ -5,22 +5,20 @@ Allocations go to and from t8n as files and are never parsed here unless a
 caller asks, so a large pre-state costs disk, not memory. Every call's wall
 time is summed so fills can report how much of their time t8n takes.
 
-A call can also run a go-ethereum tracer (`tracer=`, a native tracer's name
-or a JavaScript tracer's code) and return its per-transaction results. Two
-facts of the pinned `evm t8n` shape that path:
+A call can also run a go-ethereum tracer (`tracer=`) and return its
+per-transaction results: t8n makes one tracer for the whole block and writes
+its `result()` after each transaction to `trace-<txIndex>-<txHash>.json`.
 
-- t8n makes one tracer for the whole block and writes its `result()` after
-  each transaction to `trace-<txIndex>-<txHash>.json`, so a tracer that does
-  not reset itself in `result()` reports the block so far (go-ethereum's
-  `prestateTracer` does not, and cannot give per-transaction sets here).
-- The pre-transaction system calls (EIP-4788 beacon root, EIP-2935 parent
-  hash) run opcodes under the tracer before any transaction started it, and
-  every opcode-level tracer then dereferences a nil transaction context and
-  crashes t8n. A traced run therefore gets a copy of the allocation with
-  those two contracts' code removed: the calls run no code and are not
-  traced, the transactions run as before (unless they call those two
-  contracts), but the post-state root is not the block's. Post-transaction
-  system calls run after the last result is written and are not reported.
+- A native tracer (a registered name, such as balgen's access tracer that
+  scripts/install-tools.sh builds into evm) runs in the block's real run:
+  state root, alloc and traces all come from one execution.
+- A JavaScript tracer (its code) cannot: the pre-transaction system calls
+  (EIP-4788 beacon root, EIP-2935 parent hash) run opcodes under it before
+  any transaction started it, and its `step` then dereferences a nil
+  transaction context and crashes t8n. Its run therefore gets a copy of the
+  allocation with those two contracts' code removed: the calls run no code,
+  the transactions run as before (unless they call those two contracts), but
+  the post-state is not the block's, so no alloc is written.
 """
 
 from __future__ import annotations
@@ -41,7 +39,12 @@ from .alloc import iter_alloc, write_alloc_entries
 from .tx_json import write_transactions_json
 
 PRE_TRANSACTION_SYSTEM_CONTRACTS = frozenset(system_contract_code()[key][0].lower() for key in ("eip4788", "eip2935"))
-"""Contracts t8n calls before the first transaction (beacon roots, history storage); their code is removed for traced runs."""
+"""Contracts t8n calls before the first transaction (beacon roots, history storage); their code is removed for JavaScript-traced runs."""
+
+
+def is_javascript_tracer(tracer: str) -> bool:
+    """A tracer given as JavaScript code (an object literal) rather than a native tracer's name."""
+    return tracer.lstrip().startswith("{")
 
 
 @dataclass(frozen=True)
@@ -129,19 +132,22 @@ class TransitionTool:
         """
         `transition` under any fork name t8n knows, balgen's forks or not.
 
-        With `tracer` the run is a tracing run (see the module docstring): its
-        receipts and traces are the block's, its state root and alloc are not,
-        so t8n writes no alloc. Without `write_alloc` neither (a contract set's
-        post-state is gigabytes no one reads).
+        With a JavaScript `tracer` the run is a tracing run on a copy of the
+        state (see the module docstring): its receipts and traces are the
+        block's, its state root and alloc are not, so t8n writes no alloc.
+        Without `write_alloc` neither (a contract set's post-state is gigabytes
+        no one reads).
         """
+        javascript = tracer is not None and is_javascript_tracer(tracer)
         workdir.mkdir(parents=True, exist_ok=True)
         env_path = workdir / "env.json"
         txs_path = workdir / "txs.json"
         env_path.write_text(json.dumps(env))
         with txs_path.open("w") as out:
             write_transactions_json(out, txs)
-        if tracer is not None:
+        if javascript:
             alloc_path = without_pre_transaction_system_code(alloc_path, workdir / "traced-alloc.json")
+        if tracer is not None:
             for stale in workdir.glob(TRACE_FILES):
                 stale.unlink()
         command = [
@@ -153,7 +159,7 @@ class TransitionTool:
             f"--input.txs={txs_path}",
             f"--output.basedir={workdir}",
             "--output.result=result.json",
-            "--output.alloc=alloc.json" if write_alloc and tracer is None else "--output.alloc=",
+            "--output.alloc=alloc.json" if write_alloc and not javascript else "--output.alloc=",
             "--output.body=body.rlp",
         ]
         if tracer is not None:
@@ -166,6 +172,11 @@ class TransitionTool:
         finally:
             self.busy_seconds += time.perf_counter() - started
             self.calls += 1
+        if completed.returncode != 0 and tracer is not None and not javascript and "failed instantiating tracer" in completed.stderr:
+            raise BadInput(
+                f"{label}: t8n {self.binary} has no tracer named {tracer} "
+                "(balgen's access tracer is built into evm by scripts/install-tools.sh: make tools)"
+            )
         if completed.returncode != 0:
             raise TransitionToolError(
                 f"{label}: t8n {_exit_description(completed.returncode)}: {_last_line(completed.stderr)}"
