@@ -25,8 +25,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import __version__
 from .chain.alloc import (
-    AllocJson, alloc_json, genesis_accounts, genesis_entries, iter_alloc, read_alloc, write_alloc,
-    write_alloc_entries,
+    alloc_json, genesis_accounts, genesis_entries, iter_alloc, write_alloc, write_alloc_entries, write_sorted_alloc,
 )
 from .chain.header import Header, has_block_access_list
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
@@ -55,8 +54,6 @@ class PreAllocGroupState:
     test_ids: list[str]
     alloc_path: Path
     genesis: Header
-    alloc: AllocJson | None = None
-    """The whole allocation, for a group small enough to hold (a large one stays in its file)."""
     written: bool = False
 
 
@@ -189,7 +186,7 @@ class FillSession:
                     )
                     check_same_execution(workload.fork, own, shared)
             with clock.stage("write"):
-                files = self._write(workload, own, shared, group, graph, test_function)
+                files = self._write(workload, own, shared, group, graph, test_function, work)
             return FillResult(
                 name=workload.name,
                 tx_count=len(workload.benchmark_block.txs),
@@ -238,6 +235,7 @@ class FillSession:
         group: PreAllocGroupState,
         graph: DependencyGraph,
         test_function: str,
+        work: Path,
     ) -> tuple[Path, ...]:
         info = {**self._info(workload), INFO_KEY: graph.info()}
         pre = StreamedObject(lambda: iter_alloc(own.genesis_alloc_path))
@@ -253,20 +251,19 @@ class FillSession:
                 (BlockchainEngineXFixture, lambda: engine_x_fixture(workload, shared, group.group_hash, None)),
             ]
         else:
-            own_post = read_alloc(own.post_alloc_path)
+            # Both post-states are streamed from sorted copies of t8n's allocs:
+            # at a billion gas each holds tens of thousands of accounts.
+            own_post_path = write_sorted_alloc(own.post_alloc_path, work / "own-post.json")
+            own_post = StreamedObject(lambda: iter_alloc(own_post_path))
             changed = accounts_changed_in_access_lists(shared) if has_block_access_list(workload.fork) else None
-            shared_post = read_alloc(shared.post_alloc_path, only=changed)
-            group_pre = group.alloc or {}
-            candidates = changed if changed is not None else group_pre.keys() | shared_post.keys()
+            shared_post_path = write_sorted_alloc(shared.post_alloc_path, work / "shared-post.json", only=changed)
+            diff = StreamedObject(
+                lambda: state_diff(iter_alloc(group.alloc_path), iter_alloc(shared_post_path), changed)
+            )
             builders = [
                 (BlockchainFixture, lambda: blockchain_fixture(workload, own, own_post)),
                 (BlockchainEngineFixture, lambda: engine_fixture(workload, own, own_post)),
-                (
-                    BlockchainEngineXFixture,
-                    lambda: engine_x_fixture(
-                        workload, shared, group.group_hash, state_diff(group_pre, shared_post, candidates)
-                    ),
-                ),
+                (BlockchainEngineXFixture, lambda: engine_x_fixture(workload, shared, group.group_hash, diff)),
             ]
         folder = gas_folder(workload.fork, workload.gas_benchmark_value, self.all_gas_values)
         pending: list[tuple[Path, Iterable[str]]] = []
@@ -286,7 +283,7 @@ class FillSession:
 
     def _group_json(self, fork: Fork, group: PreAllocGroupState) -> Iterable[str]:
         document = pre_alloc_group(fork, group.test_ids, group.genesis).json_dict()
-        document["pre"] = group.alloc if group.alloc is not None else StreamedObject(lambda: iter_alloc(group.alloc_path))
+        document["pre"] = StreamedObject(lambda: iter_alloc(group.alloc_path))
         return indented_chunks(document)
 
 
@@ -324,7 +321,6 @@ def read_group_genesis(fork: Fork, folder: Path) -> PreAllocGroupState:
         test_ids=test_ids,
         alloc_path=folder / GROUP_GENESIS,
         genesis=genesis_header(fork, bytes.fromhex(summary["state-root"][2:])),
-        alloc=json.loads((folder / GROUP_GENESIS).read_text()),
     )
 
 

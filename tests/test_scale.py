@@ -12,18 +12,20 @@ fixture): they run only with `--scale` (see `test_every_family_fills_at_scale`).
 from __future__ import annotations
 
 from pathlib import Path
+from random import Random
 
 import pytest
 import rlp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from balgen.chain.alloc import genesis_entries, write_alloc_entries
+from balgen.chain.alloc import genesis_entries, iter_alloc, read_alloc, write_alloc_entries, write_sorted_alloc
 from balgen.chain.bal import AccountChanges, iter_block_access_list
 from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
 from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.checks import check_access_list_items, check_block_size
 from balgen.errors import FillCheckFailed
+from balgen.fixtures.render import state_diff
 from balgen.forks import AMSTERDAM, MAX_RLP_BLOCK_SIZE, OSAKA
 from balgen.keys import sender
 from balgen.toolchain import pinned_evm
@@ -130,6 +132,44 @@ def test_an_access_list_decoded_account_by_account_is_the_encoded_one(accounts: 
         for address, storage, reads, balances, nonces, codes in accounts
     ]
     assert list(iter_block_access_list(encoded)) == expected
+
+
+t8n_accounts = st.dictionaries(
+    st.binary(min_size=20, max_size=20).map(lambda address: "0x" + address.hex()),
+    st.fixed_dictionaries(
+        {"nonce": st.integers(0, 9).map(hex), "balance": st.integers(0, 2**70).map(hex)},
+        optional={"storage": st.dictionaries(st.integers(0, 5).map(hex), st.integers(0, 3).map(hex), max_size=3)},
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(accounts=t8n_accounts, random=st.randoms(use_true_random=False), only_some=st.booleans())
+def test_a_post_state_sorted_in_buckets_is_the_one_read_whole(
+    accounts: dict[str, dict], random: Random, only_some: bool, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A fixture's post-state, sorted a 256th at a time from t8n's unordered alloc, is the whole alloc sorted."""
+    folder = tmp_path_factory.mktemp("sorted")
+    entries = list(accounts.items())
+    random.shuffle(entries)
+    write_alloc_entries(folder / "alloc.json", entries)
+    only = set(sorted(accounts)[::2]) if only_some else None
+    write_sorted_alloc(folder / "alloc.json", folder / "sorted.json", only)
+    assert dict(iter_alloc(folder / "sorted.json")) == read_alloc(folder / "alloc.json", only)
+    assert list(iter_alloc(folder / "sorted.json")) == sorted(iter_alloc(folder / "sorted.json"))
+
+
+small_allocs = st.dictionaries(st.sampled_from([f"0x{index:040x}" for index in range(8)]), st.sampled_from([{"nonce": "0x00"}, {"nonce": "0x01"}]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_allocs, small_allocs, st.none() | st.sets(st.sampled_from([f"0x{index:040x}" for index in range(8)])))
+def test_a_streamed_state_diff_is_every_candidate_that_changed(pre: dict, post: dict, candidates: set | None) -> None:
+    """Walking both sorted allocs side by side gives each changed candidate's new account, or null if deleted."""
+    addresses = pre.keys() | post.keys() if candidates is None else candidates
+    expected = {address: post.get(address) for address in sorted(addresses) if pre.get(address) != post.get(address)}
+    assert dict(state_diff(sorted(pre.items()), sorted(post.items()), candidates)) == expected
 
 
 SCALE_GAS_VALUES = "300,1000"

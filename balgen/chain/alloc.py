@@ -4,15 +4,17 @@ Allocations (address -> account) in the JSON both t8n and fixtures use.
 A genesis allocation is the fork's system contracts plus the workload's
 pre-state. Allocations go to and from files one account at a time (ijson
 reads them back), because t8n reads and writes files and a contract set's
-allocation is gigabytes: no more than one account is ever held here.
+allocation is gigabytes: no more than one account (or, sorting t8n's output,
+one 256th of the accounts) is ever held here.
 """
 
 from __future__ import annotations
 
 import heapq
 import json
+import shutil
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Container, Iterable, Iterator, Mapping, TextIO
 
 import ijson
 
@@ -111,6 +113,46 @@ def read_alloc(path: Path, only: Iterable[str] | None = None) -> AllocJson:
         if wanted is None or address.lower() in wanted
     }
     return {address: raw[address] for address in sorted(raw)}
+
+
+SORT_BUCKETS_FOLDER = "buckets"
+
+
+def write_sorted_alloc(path: Path, destination: Path, only: Container[str] | None = None) -> Path:
+    """
+    Write t8n's alloc in `path` to `destination` as `read_alloc` reads it
+    (normalised, sorted by address, only the accounts in `only`), holding one
+    256th of it at a time.
+
+    t8n writes its accounts in no particular order and a fixture lists them
+    sorted; a billion-gas block leaves tens of thousands of accounts, so they
+    are first split into buckets by their address's first byte (addresses are
+    hashes, so the buckets are even), then each bucket is sorted on its own.
+    """
+    buckets_folder = destination.parent / f"{destination.name}.{SORT_BUCKETS_FOLDER}"
+    buckets_folder.mkdir(parents=True, exist_ok=True)
+    buckets: dict[str, TextIO] = {}
+    try:
+        for address, entry in iter_alloc(path):
+            address = address.lower()
+            if only is not None and address not in only:
+                continue
+            bucket = address[2:4]
+            if bucket not in buckets:
+                buckets[bucket] = (buckets_folder / bucket).open("w")
+            buckets[bucket].write(json.dumps([address, normalised_account(entry)], separators=(",", ":")) + "\n")
+    finally:
+        for out in buckets.values():
+            out.close()
+
+    def entries() -> Iterator[tuple[str, dict[str, Any]]]:
+        for bucket in sorted(buckets):
+            with (buckets_folder / bucket).open() as lines:
+                yield from sorted((tuple(json.loads(line)) for line in lines), key=lambda entry: entry[0])
+
+    write_alloc_entries(destination, entries())
+    shutil.rmtree(buckets_folder)
+    return destination
 
 
 def normalised_account(entry: Mapping[str, Any]) -> dict[str, Any]:
