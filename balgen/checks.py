@@ -16,9 +16,13 @@ reported in one line.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .analysis import DependencyGraph, TracedBlock, model_access_sets, traced_block
+from .analysis.tracer import blockhash_reads, touched_addresses
 from .analysis import first_difference as first_trace_difference
-from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain, block_env
+from .chain.alloc import read_alloc, system_accounts
+from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from .chain.header import has_block_access_list
 from .errors import FillCheckFailed
 from .forks import Fork
@@ -102,6 +106,39 @@ def check_same_execution(fork: Fork, own: BuiltChain, shared: BuiltChain) -> Non
             e for e in theirs.access_list_accounts() if e.address not in system
         ]:
             raise FillCheckFailed(f"block {number}: access list on the shared genesis differs from the own genesis")
+
+
+def genesis_dependence(fork: Fork, own: BuiltChain, other_genesis_alloc: Path) -> str | None:
+    """
+    Why the blocks of `own` might execute differently on the genesis allocation
+    `other_genesis_alloc`, or None when they provably execute the same.
+
+    A transaction's inputs are the state it touches, its block's header and
+    BLOCKHASH. The headers agree but for the parent hash, which only the
+    history system contract stores; so the blocks execute the same when no
+    transaction asks BLOCKHASH or touches a system contract, and every account
+    a transaction touched (traced) or the block accessed (its access list) has
+    the same genesis state in both allocations.
+    """
+    system = {"0x" + address.hex() for address in system_accounts(fork)}
+    accessed: set[str] = set()
+    for block in own.blocks:
+        number = block.header.number
+        if len(block.t8n.traces) != len(block.txs):
+            return f"block {number} was not traced"
+        for index, trace in enumerate(block.t8n.traces):
+            if blockhash_reads(trace):
+                return f"block {number}: transaction {index} reads BLOCKHASH {blockhash_reads(trace)}"
+            touched = touched_addresses(trace)
+            if touched & system:
+                return f"block {number}: transaction {index} touches system contract {min(touched & system)}"
+            accessed |= touched
+        accessed.update("0x" + entry.address.hex() for entry in block.access_list_accounts())
+    own_state, other_state = read_alloc(own.genesis_alloc_path, only=accessed), read_alloc(other_genesis_alloc, only=accessed)
+    differing = sorted(address for address in accessed if own_state.get(address) != other_state.get(address))
+    if differing:
+        return f"accessed account {differing[0]} differs between the genesis states ({len(differing)} such accounts)"
+    return None
 
 
 def _outcome(receipt: dict) -> tuple[str, str]:

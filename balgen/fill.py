@@ -28,10 +28,13 @@ from .chain.alloc import (
     alloc_json, genesis_accounts, genesis_entries, iter_alloc, write_alloc, write_alloc_entries, write_sorted_alloc,
 )
 from .chain.header import Header, has_block_access_list
+from .chain.applied_chain import apply_blocks
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from .chain.t8n import TransitionTool
 from .analysis import ACCESS_TRACER, INFO_KEY, DependencyGraph
-from .checks import check_chain, check_same_execution, check_transaction_gas_caps, traced_dependency_graph
+from .checks import (
+    check_chain, check_same_execution, check_transaction_gas_caps, genesis_dependence, traced_dependency_graph,
+)
 from .errors import BadInput, FillCheckFailed
 from .fixtures.models import (
     BlockchainEngineFixture, BlockchainEngineXFixture, BlockchainFixture, FixtureModel, format_dir,
@@ -62,7 +65,7 @@ def build_own_chain(
 ) -> BuiltChain:
     """The chain of `blocks` (default: all of the workload's) on the workload's own genesis
     (system contracts plus its pre-state, written one account at a time), built in `workdir`,
-    its last block traced by the access tracer in the run that builds it (`benchmark_block_trace`)."""
+    every block traced by the access tracer in the run that builds it (`benchmark_block_trace`)."""
     genesis = workdir / "genesis.json"
     write_alloc_entries(genesis, genesis_entries(workload.fork, workload.pre_accounts()))
     return build_chain(
@@ -72,7 +75,7 @@ def build_own_chain(
         workload.blocks if blocks is None else blocks,
         workdir / "own",
         label=workload.name,
-        last_block_tracer=ACCESS_TRACER,
+        tracer=ACCESS_TRACER,
     )
 
 
@@ -174,17 +177,7 @@ class FillSession:
                 with clock.stage("group genesis"):
                     group = self.pre_alloc_group(workload.fork)
                 with clock.stage("shared chain"):
-                    shared = build_chain(
-                        self.t8n,
-                        workload.fork,
-                        group.alloc_path,
-                        workload.blocks,
-                        work / "shared",
-                        label=workload.name,
-                        signed=[block.txs for block in own.blocks],
-                        genesis=group.genesis,
-                    )
-                    check_same_execution(workload.fork, own, shared)
+                    shared = self.shared_chain(workload, own, group, work / "shared")
             with clock.stage("write"):
                 files = self._write(workload, own, shared, group, graph, test_function, work)
             return FillResult(
@@ -198,6 +191,28 @@ class FillSession:
             )
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+    def shared_chain(self, workload: Workload, own: BuiltChain, group: PreAllocGroupState, workdir: Path) -> BuiltChain:
+        """
+        `own`'s blocks on the group genesis: applied from their state changes
+        when they provably execute the same there (`genesis_dependence`),
+        otherwise executed again and compared with `own`.
+        """
+        fork = workload.fork
+        if has_block_access_list(fork) and genesis_dependence(fork, own, group.alloc_path) is None:
+            return apply_blocks(self.t8n, fork, own, group.alloc_path, group.genesis, workdir, label=workload.name)
+        shared = build_chain(
+            self.t8n,
+            fork,
+            group.alloc_path,
+            workload.blocks,
+            workdir,
+            label=workload.name,
+            signed=[block.txs for block in own.blocks],
+            genesis=group.genesis,
+        )
+        check_same_execution(fork, own, shared)
+        return shared
 
     def pre_alloc_group(self, fork: Fork) -> PreAllocGroupState:
         """

@@ -64,6 +64,16 @@ class PreState:
         return self._storage[address].get(item, 0)
 
 
+def touched_addresses(trace: Mapping[str, Any]) -> set[str]:
+    """Every account (lower-case 0x address) a transaction's trace shows it touching."""
+    return {address.lower() for part in ("accounts", "storage", "created") for address in trace[part]}
+
+
+def blockhash_reads(trace: Mapping[str, Any]) -> list[int]:
+    """The block numbers a transaction asked BLOCKHASH for: an input that is neither state nor its block's header."""
+    return [int(number) for number in trace.get("blockhashes") or ()]
+
+
 def trace_values(trace: Mapping[str, Any]) -> dict[StateKey, int]:
     """The end-of-transaction values of every key a trace reports."""
     values: dict[StateKey, int] = {}

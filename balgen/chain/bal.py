@@ -1,5 +1,5 @@
 """
-EIP-7928 block-level access lists: decoding t8n's RLP.
+EIP-7928 block-level access lists: decoding t8n's RLP, and replacing accounts in it.
 
 The RLP layout per account is `[address, storage_changes, storage_reads,
 balance_changes, nonce_changes, code_changes]`, each change `[index, value]`;
@@ -59,3 +59,32 @@ def _account_changes(fields: list) -> AccountChanges:
         nonce_changes=tuple((_int(i), _int(v)) for i, v in nonces),
         code_changes=tuple((_int(i), bytes(code)) for i, code in codes),
     )
+
+
+def _raw_accounts(encoded: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """Each account entry of a BAL as (address, its RLP), undecoded."""
+    _, _, length, start = consume_length_prefix(encoded, 0)
+    end = start + length
+    while start < end:
+        _, _, item_length, item_start = consume_length_prefix(encoded, start)
+        item = encoded[start : item_start + item_length]
+        _, _, address_length, address_start = consume_length_prefix(item, item_start - start)
+        yield item[address_start : address_start + address_length], item
+        start = item_start + item_length
+
+
+def access_list_addresses(encoded: bytes) -> list[bytes]:
+    """The addresses a BAL has an entry for, in its order."""
+    return [address for address, _ in _raw_accounts(encoded)]
+
+
+def with_accounts_of(encoded: bytes, replacements: bytes) -> bytes:
+    """
+    The BAL `encoded` with every account entry of the BAL `replacements` in
+    place of its own entry for that address (or added), in canonical address
+    order; the other entries stay byte for byte.
+    """
+    entries = dict(_raw_accounts(encoded))
+    entries.update(_raw_accounts(replacements))
+    body = b"".join(entries[address] for address in sorted(entries))
+    return rlp.codec.length_prefix(len(body), 0xC0) + body

@@ -243,15 +243,15 @@ def build_chain(
     label: str,
     signed: Sequence[Sequence[SignedTx]] | None = None,
     genesis: Header | None = None,
-    last_block_tracer: str | None = None,
+    tracer: str | None = None,
 ) -> BuiltChain:
     """
     Build genesis and `blocks` on the allocation in `genesis_alloc_path`.
 
     `signed` reuses signatures made for an earlier build of the same blocks;
     `genesis` is the allocation's genesis header when it is already known;
-    `last_block_tracer` (a native tracer's name) traces the last block in the
-    run that builds it, its traces in that block's `t8n.traces`.
+    `tracer` (a native tracer's name) traces every block in the run that
+    builds it, its traces in the block's `t8n.traces`.
     """
     if genesis is None:
         genesis = genesis_header(fork, genesis_state_root(t8n, genesis_alloc_path, workdir / "genesis"))
@@ -269,7 +269,7 @@ def build_chain(
             (tx.raw for tx in txs),
             workdir / f"block{index + 1}",
             label=f"{label} block {index + 1}",
-            tracer=last_block_tracer if index == len(blocks) - 1 else None,
+            tracer=tracer,
         )
         header = block_header(fork, headers[-1], env, result)
         built.append(

@@ -93,6 +93,10 @@ class Header(BaseModel):
             raise ValueError(f"a {fork.name} header requires {', '.join(missing)}, not given")
         return cls(**kept)
 
+    def with_values(self, **updates: Any) -> Header:
+        """This header with the fields in `updates` changed: a new model, whose RLP and hash are its own."""
+        return type(self)(**{**{name: getattr(self, name) for name in type(self).model_fields}, **updates})
+
     def rlp_fields(self) -> list[bytes | int]:
         """Header fields in consensus order, the absent optional ones left out."""
         return [

@@ -5,11 +5,14 @@
 // touched, with their values at its end, and the contracts it created with their
 // code size, as JSON:
 //
-//	{"accounts": {addr: [balance, nonce]}, "storage": {addr: {slot: value}}, "created": {addr: size}}
+//	{"accounts": {addr: [balance, nonce]}, "storage": {addr: {slot: value}}, "created": {addr: size},
+//	 "blockhashes": [number]}
 //
 // Touched accounts are the sender and recipient, every call, create and
 // selfdestruct frame's target, and the operands of BALANCE and EXTCODE*;
-// touched slots are those of SLOAD and SSTORE in the frame's storage context.
+// touched slots are those of SLOAD and SSTORE in the frame's storage context;
+// blockhashes are the block numbers BLOCKHASH asked for (left out when none),
+// the one input of a transaction that is neither state nor the block's header.
 // System calls are not traced, so the tracer can run on the block's real
 // pre-state in the run that builds the block; its state resets with each
 // transaction, so t8n's per-transaction result files hold one transaction each.
@@ -38,6 +41,7 @@ type balgenAccessTracer struct {
 	accounts     map[common.Address]struct{}
 	slots        map[common.Address]map[common.Hash]struct{}
 	created      map[common.Address]struct{}
+	blockHashes  []uint64
 }
 
 func newBalgenAccessTracer(_ *tracers.Context, _ json.RawMessage, _ *params.ChainConfig) (*tracers.Tracer, error) {
@@ -60,6 +64,7 @@ func (t *balgenAccessTracer) reset() {
 	t.accounts = map[common.Address]struct{}{}
 	t.slots = map[common.Address]map[common.Hash]struct{}{}
 	t.created = map[common.Address]struct{}{}
+	t.blockHashes = nil
 }
 
 func (t *balgenAccessTracer) onTxStart(env *tracing.VMContext, _ *types.Transaction, from common.Address) {
@@ -95,21 +100,26 @@ func (t *balgenAccessTracer) onOpcode(_ uint64, op byte, _, _ uint64, scope trac
 	case vm.BALANCE, vm.EXTCODESIZE, vm.EXTCODECOPY, vm.EXTCODEHASH:
 		stack := scope.StackData()
 		t.accounts[common.Address(stack[len(stack)-1].Bytes20())] = struct{}{}
+	case vm.BLOCKHASH:
+		stack := scope.StackData()
+		t.blockHashes = append(t.blockHashes, stack[len(stack)-1].Uint64())
 	}
 }
 
 type balgenAccessResult struct {
-	Accounts map[common.Address][2]any                      `json:"accounts"`
-	Storage  map[common.Address]map[common.Hash]common.Hash `json:"storage"`
-	Created  map[common.Address]int                         `json:"created"`
+	Accounts    map[common.Address][2]any                      `json:"accounts"`
+	Storage     map[common.Address]map[common.Hash]common.Hash `json:"storage"`
+	Created     map[common.Address]int                         `json:"created"`
+	BlockHashes []uint64                                       `json:"blockhashes,omitempty"`
 }
 
 func (t *balgenAccessTracer) getResult() (json.RawMessage, error) {
 	db := t.env.StateDB
 	out := balgenAccessResult{
-		Accounts: map[common.Address][2]any{},
-		Storage:  map[common.Address]map[common.Hash]common.Hash{},
-		Created:  map[common.Address]int{},
+		Accounts:    map[common.Address][2]any{},
+		Storage:     map[common.Address]map[common.Hash]common.Hash{},
+		Created:     map[common.Address]int{},
+		BlockHashes: t.blockHashes,
 	}
 	for address := range t.slots {
 		t.accounts[address] = struct{}{}

@@ -1,0 +1,105 @@
+"""
+The shared-genesis chain applied from the own chain's state changes is the one t8n executes, and is
+applied only when the blocks provably execute the same on both genesis states.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from balgen.chain.alloc import genesis_entries, write_alloc_entries
+from balgen.chain.applied_chain import apply_blocks
+from balgen.chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
+from balgen.chain.t8n import TransitionTool
+from balgen.checks import genesis_dependence
+from balgen.fill import build_own_chain
+from balgen.forks import AMSTERDAM
+from balgen.generators.catalog import family_by_name
+from balgen.keys import sender
+from balgen.toolchain import pinned_evm
+from balgen.workload import ETHER, Account, BlockSpec, FillLevel, Phase, TxAccess, TxSpec, Workload, WorkloadParams
+
+# A contract storing the parent block's hash: BLOCKHASH(NUMBER - 1) into slot 0.
+PARENT_HASH_STORER = bytes.fromhex("600143034060005500")
+
+
+@pytest.fixture(scope="module")
+def t8n() -> TransitionTool:
+    return TransitionTool(pinned_evm())
+
+
+def workload_of(family: str, variant: str | None = None, fill: FillLevel = FillLevel.MAX) -> Workload:
+    return family_by_name(family).generator(WorkloadParams(AMSTERDAM, 1_000_000, fill, variant=variant))
+
+
+def group_genesis(t8n: TransitionTool, workloads: list[Workload], folder: Path) -> tuple[Path, object]:
+    """A pre-alloc group genesis holding every workload's pre-state, as the fill builds one."""
+    accounts = sorted({address: account for w in workloads for address, account in w.pre_accounts()}.items())
+    path = folder / "group.json"
+    write_alloc_entries(path, genesis_entries(AMSTERDAM, accounts))
+    return path, genesis_header(AMSTERDAM, genesis_state_root(t8n, path, folder / "root"))
+
+
+def assert_same_chain(applied: BuiltChain, executed: BuiltChain) -> None:
+    assert [block.header for block in applied.blocks] == [block.header for block in executed.blocks]
+    assert [block.block_access_list for block in applied.blocks] == [block.block_access_list for block in executed.blocks]
+    assert applied.post_alloc_path.read_bytes() == executed.post_alloc_path.read_bytes()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("family", "variant", "fill"),
+    [("mixed_dep", "group2", FillLevel.MAX), ("state_root", "contract_per_tx", FillLevel.MAX), ("keccak_chain", None, FillLevel.GREEDY)],
+)
+def test_applied_blocks_are_the_executed_blocks_on_a_shared_genesis(
+    t8n: TransitionTool, tmp_path: Path, family: str, variant: str | None, fill: FillLevel
+) -> None:
+    """Headers (state roots, access-list hashes, parent hashes), access lists and post-state, byte for byte."""
+    workload, neighbour = workload_of(family, variant, fill), workload_of("serial_chain", fill=FillLevel.HALF)
+    own = build_own_chain(t8n, workload, tmp_path / "own")
+    alloc, genesis = group_genesis(t8n, [workload, neighbour], tmp_path / "group")
+    assert genesis_dependence(AMSTERDAM, own, alloc) is None
+    executed = build_chain(t8n, AMSTERDAM, alloc, workload.blocks, tmp_path / "executed", label="executed", genesis=genesis)
+    applied = apply_blocks(t8n, AMSTERDAM, own, alloc, genesis, tmp_path / "applied", label="applied")
+    assert applied.blocks[0].header.parent_hash == genesis.hash != own.genesis.hash
+    assert_same_chain(applied, executed)
+
+
+@pytest.mark.integration
+def test_an_accessed_account_that_differs_between_the_genesis_states_is_named(t8n: TransitionTool, tmp_path: Path) -> None:
+    workload = workload_of("serial_chain", fill=FillLevel.HALF)
+    own = build_own_chain(t8n, workload, tmp_path / "own")
+    payer = workload.benchmark_block.txs[0].sender.address
+    richer = dataclasses.replace(
+        workload, pre={**workload.pre, payer: dataclasses.replace(workload.pre[payer], balance=workload.pre[payer].balance + 1)}
+    )
+    alloc, _ = group_genesis(t8n, [richer], tmp_path / "group")
+    assert genesis_dependence(AMSTERDAM, own, alloc) == (
+        f"accessed account 0x{payer.hex()} differs between the genesis states (1 such accounts)"
+    )
+
+
+@pytest.mark.integration
+def test_a_transaction_reading_blockhash_is_executed_not_applied(t8n: TransitionTool, tmp_path: Path) -> None:
+    """BLOCKHASH differs between two chains of different genesis: a block asking for it is not applied, and
+    executing it on another genesis indeed stores another value."""
+    payer, storer = sender("applied", "payer"), bytes.fromhex("00000000000000000000000000000000000b10c5")
+    block = BlockSpec(
+        Phase.TESTING,
+        (TxSpec(sender=payer, nonce=0, to=storer, data=b"", gas_limit=900_000),),
+        (TxAccess(writes=frozenset({(storer, 0)})),),
+    )
+    workload = Workload(
+        family="blockhash", fill=FillLevel.MAX, variant=None, gas_benchmark_value=1_000_000, fork=AMSTERDAM,
+        pre={payer.address: Account(balance=ETHER), storer: Account(nonce=1, code=PARENT_HASH_STORER)},
+        setup_blocks=(), benchmark_block=block,
+    )
+    own = build_own_chain(t8n, workload, tmp_path / "own")
+    alloc, genesis = group_genesis(t8n, [workload, workload_of("serial_chain", fill=FillLevel.HALF)], tmp_path / "group")
+    assert genesis_dependence(AMSTERDAM, own, alloc) == "block 1: transaction 0 reads BLOCKHASH [0]"
+    executed = build_chain(t8n, AMSTERDAM, alloc, workload.blocks, tmp_path / "executed", label="executed", genesis=genesis)
+    stored = [list(entry.storage_changes[0]) for chain in (own, executed) for entry in chain.blocks[0].access_list_accounts() if entry.address == storer]
+    assert stored == [[(1, int.from_bytes(own.genesis.hash, "big"))], [(1, int.from_bytes(genesis.hash, "big"))]]
