@@ -17,7 +17,7 @@ A key is a storage slot `(address, slot)` or an account field `(address,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Iterator, Literal, Union
 
 from .keys import create_address
 from .workload import Address, BlockSpec, TxAccess, TxSpec
@@ -93,6 +93,6 @@ def footprint(tx: TxSpec, access: TxAccess, fee_recipient: Address) -> Footprint
     return Footprint(tx, access, fee_recipient, frozenset(written), frozenset(accessed - written))
 
 
-def block_footprints(block: BlockSpec, fee_recipient: Address) -> list[Footprint]:
-    """The designed footprint of every transaction of `block`, in order."""
-    return [footprint(tx, access, fee_recipient) for tx, access in zip(block.txs, block.accesses)]
+def block_footprints(block: BlockSpec, fee_recipient: Address) -> Iterator[Footprint]:
+    """The designed footprint of every transaction of `block`, in order, one at a time."""
+    return (footprint(tx, access, fee_recipient) for tx, access in zip(block.txs, block.accesses))

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterator, Mapping, Protocol, Sequence
+from itertools import islice
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar, overload
 
 from .forks import Fork
 
@@ -180,13 +181,71 @@ class TxAccess:
             checked_references(self.created[address], references, f"the code of 0x{address.hex()}")
 
 
+Item = TypeVar("Item")
+
+
+class Regenerated(Sequence[Item]):
+    """
+    A sequence made afresh, by `items()`, each time it is gone through: a
+    block's transactions or their designed accesses, which at a billion gas
+    are tens of thousands of objects that no pass of a fill needs to keep
+    once it is done with them. The generator is deterministic, so every
+    pass sees the same items; indexing walks from the start (only error
+    messages index a block).
+    """
+
+    def __init__(self, length: int, items: Callable[[], Iterator[Item]]) -> None:
+        self._length = length
+        self._items = items
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[Item]:
+        count = 0
+        for item in self._items():
+            count += 1
+            yield item
+        if count != self._length:
+            raise ValueError(f"a generated sequence of {self._length} items made {count}")
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Item]: ...
+
+    def __getitem__(self, index: int | slice) -> Item | list[Item]:
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(self._length))]
+        position = index + self._length if index < 0 else index
+        if not 0 <= position < self._length:
+            raise IndexError(f"index {index} of a generated sequence of {self._length} items")
+        return next(islice(self._items(), position, None))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or len(other) != self._length:
+            return False
+        return all(mine == theirs for mine, theirs in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Regenerated({self._length} items)"
+
+
 @dataclass(frozen=True)
 class BlockSpec:
-    """An ordered block of transactions and the access each is designed to make."""
+    """
+    An ordered block of transactions and the access each is designed to make.
+
+    A benchmark block's two sequences are usually `Regenerated`: its
+    generator describes them by count and rule, not as tuples.
+    """
 
     phase: Phase
-    txs: tuple[TxSpec, ...]
-    accesses: tuple[TxAccess, ...]
+    txs: Sequence[TxSpec]
+    accesses: Sequence[TxAccess]
 
     def __post_init__(self) -> None:
         if len(self.txs) != len(self.accesses):
@@ -301,7 +360,7 @@ def benchmark_workload(
         fork=params.fork,
         pre=pre,
         setup_blocks=setup_blocks,
-        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=tuple(txs), accesses=tuple(accesses)),
+        benchmark_block=BlockSpec(phase=Phase.TESTING, txs=held(txs), accesses=held(accesses)),
         parameters={
             "family": family,
             "fill": params.fill.value,
@@ -314,3 +373,8 @@ def benchmark_workload(
         generated_pre=generated_pre,
         large_state=large_state,
     )
+
+
+def held(items: Sequence[Item]) -> Sequence[Item]:
+    """A block's sequence as the workload keeps it: a generated one as it is, anything else as a tuple."""
+    return items if isinstance(items, Regenerated) else tuple(items)

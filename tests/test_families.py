@@ -135,7 +135,7 @@ def test_groups_are_interleaved_and_keep_every_transaction() -> None:
     assert group_sizes(12, 5) == [5, 5, 2]
     assert group_sizes(3, 5) == [3]
     assert group_sizes(4, 1) == [1, 1, 1, 1]
-    assert interleaved_order([2, 2, 1]) == [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1)]
+    assert list(interleaved_order([2, 2, 1])) == [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1)]
     workload = family_by_name("mixed_dep").generator(WorkloadParams(AMSTERDAM, 30_000_000, FillLevel.MAX, variant="group2"))
     txs = workload.benchmark_block.txs
     groups = -(-len(txs) // 2)

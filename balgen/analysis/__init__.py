@@ -8,10 +8,10 @@ graph they induce, and the parallel speedup it allows.
 `plot` draws graphs.
 """
 
-from .access import StateKey, TxAccessSet, first_difference
+from .access import AccessSetsDiffer, StateKey, TxAccessSet, compared_with_model, first_difference
 from .graph import DependencyGraph
 from .model import model_access_sets
-from .retrace import TracedBlock, trace_block, traced_block
+from .retrace import TracedBlock, trace_block, traced_block, traced_sets, tx_gas
 from .tracer import ACCESS_TRACER, traced_access_sets
 
 INFO_KEY = "dependency-graph"
@@ -19,14 +19,18 @@ INFO_KEY = "dependency-graph"
 
 __all__ = [
     "ACCESS_TRACER",
+    "AccessSetsDiffer",
     "INFO_KEY",
     "DependencyGraph",
     "StateKey",
     "TracedBlock",
     "TxAccessSet",
+    "compared_with_model",
     "first_difference",
     "model_access_sets",
     "trace_block",
     "traced_block",
+    "traced_sets",
+    "tx_gas",
     "traced_access_sets",
 ]

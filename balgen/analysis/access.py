@@ -16,7 +16,8 @@ therefore not linked to the earlier fee payers either.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from itertools import zip_longest
+from typing import Iterable, Iterator
 
 from ..footprint import StateKey
 from ..workload import Address
@@ -60,16 +61,48 @@ def describe_key(key: StateKey) -> str:
     return f"slot {item:#x} of 0x{address.hex()}"
 
 
-def first_difference(model: Sequence[TxAccessSet], traced: Sequence[TxAccessSet]) -> str | None:
+class AccessSetsDiffer(ValueError):
+    """The model's and the trace's access sets disagree; the message names where."""
+
+
+def compared_with_model(model: Iterable[TxAccessSet], traced: Iterable[TxAccessSet]) -> Iterator[TxAccessSet]:
+    """
+    The traced sets, passed on one at a time as each is compared with the
+    model's (a billion-gas block's sets need not be held to be checked):
+    `AccessSetsDiffer` at the first transaction and key where they disagree,
+    or at the end if the two have different numbers of transactions.
+    """
+    modelled = seen = 0
+    for designed, observed in zip_longest(model, traced):
+        modelled += designed is not None
+        seen += observed is not None
+        if designed is not None and observed is not None:
+            difference = set_difference(modelled - 1, designed, observed)
+            if difference:
+                raise AccessSetsDiffer(difference)
+        if observed is not None:
+            yield observed
+    if modelled != seen:
+        raise AccessSetsDiffer(f"the model has {modelled} transactions, the trace {seen}")
+
+
+def first_difference(model: Iterable[TxAccessSet], traced: Iterable[TxAccessSet]) -> str | None:
     """One line naming the first transaction and key where the model and the trace disagree."""
-    if len(model) != len(traced):
-        return f"the model has {len(model)} transactions, the trace {len(traced)}"
-    for index, (designed, observed) in enumerate(zip(model, traced)):
-        for verb, mine, theirs in (("writes", designed.writes, observed.writes), ("reads", designed.reads, observed.reads)):
-            only_traced = sorted(theirs - mine, key=key_order)
-            if only_traced:
-                return f"transaction {index} {verb} {describe_key(only_traced[0])} in the trace, not in the model"
-            only_modelled = sorted(mine - theirs, key=key_order)
-            if only_modelled:
-                return f"transaction {index} {verb} {describe_key(only_modelled[0])} in the model, not in the trace"
+    try:
+        for _ in compared_with_model(model, traced):
+            pass
+    except AccessSetsDiffer as difference:
+        return str(difference)
+    return None
+
+
+def set_difference(index: int, designed: TxAccessSet, observed: TxAccessSet) -> str | None:
+    """The first key where transaction `index`'s designed and observed sets disagree."""
+    for verb, mine, theirs in (("writes", designed.writes, observed.writes), ("reads", designed.reads, observed.reads)):
+        only_traced = sorted(theirs - mine, key=key_order)
+        if only_traced:
+            return f"transaction {index} {verb} {describe_key(only_traced[0])} in the trace, not in the model"
+        only_modelled = sorted(mine - theirs, key=key_order)
+        if only_modelled:
+            return f"transaction {index} {verb} {describe_key(only_modelled[0])} in the model, not in the trace"
     return None

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -38,7 +38,7 @@ SPEEDUP_DIGITS = 2
 """Decimals kept of the speedup bound in `_info`."""
 
 
-def conflict_edges(sets: Sequence[TxAccessSet], *, write_after_read: bool = False) -> tuple[tuple[int, int], ...]:
+def conflict_edges(sets: Iterable[TxAccessSet], *, write_after_read: bool = False) -> tuple[tuple[int, int], ...]:
     """
     (i, j) for every j that reads or writes a key whose latest writer before j
     is i; with `write_after_read`, also for every i that read, since that
@@ -129,11 +129,20 @@ class DependencyGraph:
     edges: tuple[tuple[int, int], ...]
 
     @classmethod
-    def from_access_sets(cls, sets: Sequence[TxAccessSet], tx_gas: Sequence[int]) -> DependencyGraph:
-        """The graph of a block whose transactions accessed `sets` and used `tx_gas`."""
-        if len(sets) != len(tx_gas):
-            raise ValueError(f"{len(sets)} access sets for {len(tx_gas)} gas values")
-        return cls(tuple(tx_gas), conflict_edges(sets))
+    def from_access_sets(cls, sets: Iterable[TxAccessSet], tx_gas: Sequence[int]) -> DependencyGraph:
+        """The graph of a block whose transactions accessed `sets` (gone through once) and used `tx_gas`."""
+        count = 0
+
+        def counted() -> Iterator[TxAccessSet]:
+            nonlocal count
+            for access in sets:
+                count += 1
+                yield access
+
+        edges = conflict_edges(counted())
+        if count != len(tx_gas):
+            raise ValueError(f"{count} access sets for {len(tx_gas)} gas values")
+        return cls(tuple(tx_gas), edges)
 
     @classmethod
     def from_info(cls, info: Mapping[str, Any]) -> DependencyGraph:

@@ -9,14 +9,16 @@ from what runs is caught.
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from ..footprint import Footprint, block_footprints
 from ..workload import Address, BlockSpec
 from .access import TxAccessSet, access_set
 
 
-def model_access_sets(block: BlockSpec, coinbase: Address) -> list[TxAccessSet]:
-    """The designed access set of every transaction of `block`, in order."""
-    return [footprint_access_set(print_) for print_ in block_footprints(block, coinbase)]
+def model_access_sets(block: BlockSpec, coinbase: Address) -> Iterator[TxAccessSet]:
+    """The designed access set of every transaction of `block`, in order, one at a time."""
+    return (footprint_access_set(print_) for print_ in block_footprints(block, coinbase))
 
 
 def footprint_access_set(print_: Footprint) -> TxAccessSet:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..chain.alloc import iter_alloc, write_alloc_entries
 from ..chain.t8n import T8nResult, TransitionTool
@@ -62,14 +62,21 @@ def trace_block(
 
 def traced_block(result: T8nResult, alloc_path: Path, coinbase: bytes, *, label: str) -> TracedBlock:
     """What the access tracer saw in the t8n run `result` of a block applied to the state in `alloc_path`."""
+    return TracedBlock(access_sets=tuple(traced_sets(result, alloc_path, coinbase, label=label)), tx_gas=tx_gas(result))
+
+
+def traced_sets(result: T8nResult, alloc_path: Path, coinbase: bytes, *, label: str) -> Iterator[TxAccessSet]:
+    """The access set of each transaction the tracer saw in `result`, made one at a time as its trace is read."""
     if len(result.traces) != len(result.receipts):
         raise BadInput(f"{label}: t8n ran without the access tracer")
     # Balances, nonces and storage only: the code of a contract set's alloc is gigabytes.
     pre = {address: {k: v for k, v in account.items() if k != "code"} for address, account in iter_alloc(alloc_path)}
-    return TracedBlock(
-        access_sets=tuple(traced_access_sets(result.traces, pre, coinbase)),
-        tx_gas=tuple(int(receipt["gasUsed"], 16) for receipt in result.receipts),
-    )
+    return traced_access_sets(result.traces, pre, coinbase)
+
+
+def tx_gas(result: T8nResult) -> tuple[int, ...]:
+    """Gas used by each transaction of a t8n run, from its receipts."""
+    return tuple(int(receipt["gasUsed"], 16) for receipt in result.receipts)
 
 
 def retrace(t8n: TransitionTool, chain: FixtureChain, workdir: Path, *, label: str) -> TracedBlock:

@@ -27,7 +27,7 @@ code. EIP-7702 authorizations are not observed.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..workload import Address
 from ..footprint import StateKey, account_keys
@@ -87,12 +87,11 @@ def trace_values(trace: Mapping[str, Any]) -> dict[StateKey, int]:
 
 
 def traced_access_sets(
-    traces: Sequence[Mapping[str, Any]], pre: Mapping[str, Mapping[str, Any]], coinbase: Address
-) -> list[TxAccessSet]:
-    """The access set of each traced transaction, `pre` being the block's pre-state alloc."""
+    traces: Iterable[Mapping[str, Any]], pre: Mapping[str, Mapping[str, Any]], coinbase: Address
+) -> Iterator[TxAccessSet]:
+    """The access set of each traced transaction, one at a time, `pre` being the block's pre-state alloc."""
     initial = PreState(pre)
     current: dict[StateKey, int] = {}
-    sets = []
     for trace in traces:
         ends = trace_values(trace)
         written: set[StateKey] = {
@@ -102,6 +101,5 @@ def traced_access_sets(
         accessed: set[StateKey] = set(ends) | written
         for address in trace["accounts"]:
             accessed |= account_keys(_address(address))
-        sets.append(access_set(accessed, written, coinbase))
+        yield access_set(accessed, written, coinbase)
         current.update(ends)
-    return sets

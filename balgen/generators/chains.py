@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from ..bytecode import Item, assemble
 from ..keys import sender
-from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..workload import Regenerated, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .keccak_loop import KeccakLoop
 from .placement import ContractSpec, funded, place_contracts
 from .schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
@@ -70,9 +70,9 @@ def group_sizes(tx_count: int, group_size: int | None) -> list[int]:
     return [group_size] * full + ([remainder] if remainder else [])
 
 
-def interleaved_order(sizes: list[int]) -> list[tuple[int, int]]:
+def interleaved_order(sizes: list[int]) -> Iterator[tuple[int, int]]:
     """(group, position in group) in block order: g0.0, g1.0, ..., g0.1, g1.1, ..."""
-    return [(group, position) for position in range(max(sizes)) for group, size in enumerate(sizes) if position < size]
+    return ((group, position) for position in range(max(sizes)) for group, size in enumerate(sizes) if position < size)
 
 
 def chain_workload(
@@ -101,15 +101,19 @@ def chain_workload(
         params.placement,
         fork,
     )
-    senders = [sender(name, "sender", index) for index in range(len(schedule))]
-    slot_values = [INITIAL_SLOT_VALUE] * len(sizes)
-    txs = []
-    accesses = []
-    for (group, _), s, gas in zip(interleaved_order(sizes), senders, schedule):
-        target = placed.addresses[group]
-        slot_values[group] = contract.next_slot_value(slot_values[group], contract.iterations(gas - intrinsic))
-        txs.append(TxSpec(sender=s, nonce=0, to=target, data=b"", gas_limit=gas))
-        accesses.append(TxAccess(writes={(target, SHARED_SLOT): slot_values[group]}))
+    targets = placed.addresses
+    senders = [sender(name, "sender", index).address for index in range(len(schedule))]
+
+    def txs() -> Iterator[TxSpec]:
+        for index, ((group, _), gas) in enumerate(zip(interleaved_order(sizes), schedule)):
+            yield TxSpec(sender=sender(name, "sender", index), nonce=0, to=targets[group], data=b"", gas_limit=gas)
+
+    def accesses() -> Iterator[TxAccess]:
+        slot_values = [INITIAL_SLOT_VALUE] * len(sizes)
+        for (group, _), gas in zip(interleaved_order(sizes), schedule):
+            slot_values[group] = contract.next_slot_value(slot_values[group], contract.iterations(gas - intrinsic))
+            yield TxAccess(writes={(targets[group], SHARED_SLOT): slot_values[group]})
+
     groups: dict[str, object] = {}
     if group_size is not None:
         groups = {
@@ -121,8 +125,8 @@ def chain_workload(
         params,
         {**placed.pre, **funded(senders)},
         placed.setup_blocks,
-        txs,
-        accesses,
+        Regenerated(len(schedule), txs),
+        Regenerated(len(schedule), accesses),
         tx_gas_limits=sorted(set(schedule)),
         loop_reserve=contract.loop.reserve,
         **groups,

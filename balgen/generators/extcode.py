@@ -212,7 +212,7 @@ def extcode(params: WorkloadParams, opcode: str) -> Workload:
     return benchmark_workload(
         opcode,
         params,
-        {**placed.pre, **funded(senders)},
+        {**placed.pre, **funded(s.address for s in senders)},
         placed.setup_blocks,
         txs,
         accesses,

@@ -89,7 +89,7 @@ def interact(params: WorkloadParams) -> Workload:
     return benchmark_workload(
         "interact",
         params,
-        funded(deployers + callers),
+        funded(s.address for s in deployers + callers),
         (),
         txs,
         accesses,

@@ -117,7 +117,7 @@ def prefetch(params: WorkloadParams) -> Workload:
     return benchmark_workload(
         "prefetch",
         params,
-        {**placed.pre, **funded(senders)},
+        {**placed.pre, **funded(s.address for s in senders)},
         placed.setup_blocks,
         txs,
         accesses,

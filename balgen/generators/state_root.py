@@ -104,7 +104,7 @@ def state_root(params: WorkloadParams) -> Workload:
     return benchmark_workload(
         "state_root",
         params,
-        {**placed.pre, **funded(senders)},
+        {**placed.pre, **funded(s.address for s in senders)},
         placed.setup_blocks,
         txs,
         accesses,
