@@ -98,8 +98,10 @@ def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str
         "no:cacheprovider",
         "--tb=no",
         "-q",
-        "-W",
-        "ignore::pytest.PytestAssertRewriteWarning",
+        # The fillers assert nothing, and pytest would rewrite every module of
+        # balgen (an entry-point plugin's distribution) in every worker: a
+        # second of CPU per process.
+        "--assert=plain",
         f"--fork={args.fork}",
         f"--gas-benchmark-values={args.gas_benchmark_values}",
         f"--output={args.output}",
