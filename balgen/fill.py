@@ -41,6 +41,7 @@ from .fixtures.models import (
 )
 from .fixtures.render import (
     blockchain_fixture, engine_fixture, engine_x_fixture, fixture_document, pre_alloc_group, state_diff,
+    with_streamed_lists,
 )
 from .fixtures.streamed_json import StreamedObject, indented_chunks
 from .fixtures.test_ids import INFO_KEY as TEST_ID_KEY, eest_test_id
@@ -252,7 +253,7 @@ class FillSession:
         test_function: str,
         work: Path,
     ) -> tuple[Path, ...]:
-        info = {**self._info(workload), INFO_KEY: graph.info()}
+        info = {**self._info(workload), INFO_KEY: with_streamed_lists(graph.info())}
         pre = StreamedObject(lambda: iter_alloc(own.genesis_alloc_path))
         # Each fixture is built only when its file is written, so one format's
         # document is held at a time (at a billion gas each holds tens of

@@ -27,9 +27,10 @@ import json
 import os
 import subprocess
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence, overload
+from typing import Any, Callable, Iterable, Iterator, Sequence, overload
 
 import ijson
 
@@ -67,7 +68,7 @@ class T8nResult:
         return int(self.result["gasUsed"], 16)
 
     @property
-    def receipts(self) -> list[dict[str, Any]]:
+    def receipts(self) -> Sequence[dict[str, Any]]:
         return self.result.get("receipts") or []
 
     @property
@@ -185,14 +186,59 @@ class TransitionTool:
             result = read_result(workdir / "result.json")
         except (OSError, ValueError, ijson.JSONError) as error:
             raise TransitionToolError(f"{label}: t8n wrote no readable result.json: {error}") from None
-        traces = read_traces(workdir, result.get("receipts") or [], label) if tracer is not None else ()
+        traces = read_traces(workdir, result["receipts"], len(result["rejected"]), label) if tracer is not None else ()
         return T8nResult(result=result, alloc_path=workdir / "alloc.json", traces=traces)
 
 
 TRACE_FILES = "trace-*.json"
 
-RECEIPT_FIELDS = frozenset({"status", "gasUsed", "transactionHash"})
+RECEIPT_FIELDS = ("status", "gasUsed", "transactionHash")
 """What balgen reads of a receipt; the rest (logs, the 256-byte bloom) is dropped while parsing."""
+
+
+class Receipts(Sequence[dict[str, Any]]):
+    """
+    A block's receipts as balgen reads them (`RECEIPT_FIELDS`), packed into
+    three arrays: a billion-gas block has tens of thousands, which as dicts
+    of strings took tens of MB. Each is a dict again when asked for, its
+    values spelled as t8n spells them (minimal hex quantities, 0x hashes).
+    """
+
+    def __init__(self) -> None:
+        self._status = bytearray()
+        self._gas_used = array("Q")
+        self._hashes = bytearray()
+
+    def append(self, receipt: dict[str, Any]) -> None:
+        """Keep one receipt parsed from t8n's result."""
+        self._status.append(int(receipt.get("status", "0x0"), 16))
+        self._gas_used.append(int(receipt.get("gasUsed", "0x0"), 16))
+        self._hashes += bytes.fromhex(str(receipt.get("transactionHash", "0x" + "00" * 32))[2:])
+
+    def __len__(self) -> int:
+        return len(self._status)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(len(self)))]
+        position = index + len(self) if index < 0 else index
+        if not 0 <= position < len(self):
+            raise IndexError(f"receipt {index} of {len(self)}")
+        return {
+            "status": hex(self._status[position]),
+            "gasUsed": hex(self._gas_used[position]),
+            "transactionHash": self.transaction_hash(position),
+        }
+
+    def transaction_hash(self, index: int) -> str:
+        """Receipt `index`'s transaction hash, 0x-hex."""
+        return "0x" + self._hashes[32 * index : 32 * (index + 1)].hex()
 
 
 def read_result(path: Path) -> dict[str, Any]:
@@ -200,11 +246,11 @@ def read_result(path: Path) -> dict[str, Any]:
     t8n's result.json, parsed as a stream.
 
     A billion-gas block has tens of thousands of receipts, most of each its
-    logs bloom: each receipt keeps only `RECEIPT_FIELDS`, so the result held
-    is a few MB whatever the block. Top-level values are kept as they are;
-    `rejected` entries and `requests` whole.
+    logs bloom: they are kept as `Receipts`, so the result held is a few MB
+    whatever the block. Top-level values are kept as they are; `rejected`
+    entries and `requests` whole.
     """
-    result: dict[str, Any] = {"receipts": [], "rejected": [], "requests": []}
+    result: dict[str, Any] = {"receipts": Receipts(), "rejected": [], "requests": []}
     entry: dict[str, Any] = {}
     with path.open("rb") as stream:
         for prefix, event, value in ijson.parse(stream):
@@ -242,15 +288,17 @@ class TraceFiles(Sequence[Any]):
     """
     The tracer's results of a traced run, one file per transaction, each read
     when it is asked for: a billion-gas block has tens of thousands, and a
-    caller that goes through them once holds one at a time.
+    caller that goes through them once holds one at a time. `path(index)`
+    names the file of the index-th receipt's transaction.
     """
 
-    def __init__(self, paths: Sequence[Path], label: str) -> None:
-        self._paths = tuple(paths)
+    def __init__(self, count: int, path: Callable[[int], Path], label: str) -> None:
+        self._count = count
+        self._path = path
         self._label = label
 
     def __len__(self) -> int:
-        return len(self._paths)
+        return self._count
 
     @overload
     def __getitem__(self, index: int) -> Any: ...
@@ -260,8 +308,11 @@ class TraceFiles(Sequence[Any]):
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
-            return [self._read(path) for path in self._paths[index]]
-        return self._read(self._paths[index])
+            return [self[position] for position in range(*index.indices(self._count))]
+        position = index + self._count if index < 0 else index
+        if not 0 <= position < self._count:
+            raise IndexError(f"trace {index} of {self._count}")
+        return self._read(self._path(position))
 
     def _read(self, path: Path) -> Any:
         try:
@@ -270,21 +321,27 @@ class TraceFiles(Sequence[Any]):
             raise TransitionToolError(f"{self._label}: t8n wrote an unreadable trace {path.name}: {error}") from None
 
 
-def read_traces(workdir: Path, receipts: list[dict[str, Any]], label: str) -> TraceFiles:
+def read_traces(workdir: Path, receipts: Receipts, rejected: int, label: str) -> TraceFiles:
     """
     The tracer's result for each receipt, matched by transaction hash.
 
-    The file index counts every transaction t8n started, rejected ones too,
-    so the hash in the file name is what ties a trace to its receipt.
+    t8n names the files `trace-<index>-<hash>.json`, the index counting every
+    transaction it started: with none rejected, receipt i's is trace i and no
+    file name needs holding; otherwise the hash in the name is what ties a
+    trace to its receipt.
     """
-    by_hash = {path.stem.rsplit("-", 1)[-1].lower(): path for path in workdir.glob(TRACE_FILES)}
-    paths = []
-    for receipt in receipts:
-        path = by_hash.get(str(receipt.get("transactionHash", "")).lower())
-        if path is None:
-            raise TransitionToolError(f"{label}: t8n wrote no trace for transaction {receipt.get('transactionHash')}")
-        paths.append(path)
-    return TraceFiles(paths, label)
+
+    def numbered(index: int) -> Path:
+        return workdir / f"trace-{index}-{receipts.transaction_hash(index)}.json"
+
+    path: Callable[[int], Path] = numbered
+    if rejected:
+        by_hash = {found.stem.rsplit("-", 1)[-1].lower(): found for found in workdir.glob(TRACE_FILES)}
+        path = [by_hash.get(receipts.transaction_hash(index), numbered(index)) for index in range(len(receipts))].__getitem__
+    for index in range(len(receipts)):
+        if not path(index).exists():
+            raise TransitionToolError(f"{label}: t8n wrote no trace for transaction {receipts.transaction_hash(index)}")
+    return TraceFiles(len(receipts), path, label)
 
 
 def probe_version(binary: Path) -> str:
