@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from balgen.forks import AMSTERDAM
+from balgen.generators.catalog import families, planned_workloads
+from balgen.workload import FillLevel, Placement
+
 FILL_TIMEOUT = 900
 """A default-suite fill takes minutes on 2 busy cores; a hung t8n still ends the test."""
 
@@ -71,3 +75,34 @@ def shared_suite_fill(
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The default suite at 1M for `fork` (plus ARGS), filled once per session (`shared_fill`)."""
     return shared_fill(tmp_path_factory, "--gas-benchmark-values", "1", "--fork", fork, *args)
+
+
+def one_fixture_per_family() -> list[str]:
+    """
+    The 1M fixture names of a sample with one fixture of every family, the
+    fill level and the variant rotating from family to family.
+
+    The forks and the placement other than the default (Amsterdam, setup
+    blocks) are filled with this sample only: their layout, payload
+    versions, geth import and both EVMs are the same for every fixture of
+    a family, and every family and fill level is filled whole on the
+    default (and built on Osaka in tests/test_families.py).
+    """
+    names = []
+    for index, family in enumerate(families()):
+        fill = list(FillLevel)[index % len(FillLevel)]
+        chosen = [p for p in planned_workloads(family, AMSTERDAM, [1_000_000], Placement.BLOCKS) if p.params.fill is fill]
+        names.append(chosen[index % len(chosen)].name)
+    return names
+
+
+def keyword_for(names: list[str]) -> str:
+    """The `-k` expression that selects exactly the fixtures `names`."""
+    return " or ".join(names)
+
+
+def shared_sample_fill(
+    tmp_path_factory: pytest.TempPathFactory, fork: str = "Amsterdam", *args: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`one_fixture_per_family` at 1M for `fork` (plus ARGS), filled once per session (`shared_fill`)."""
+    return shared_suite_fill(tmp_path_factory, fork, "-k", keyword_for(one_fixture_per_family()), *args)

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from balgen.forks import AMSTERDAM
+from balgen.forks import AMSTERDAM, FORKS, Fork
 from balgen.generators.catalog import all_planned_workloads
 from balgen.toolchain import GO_ETHEREUM_VERSION, pinned_evm
 from balgen.workload import Placement
 
-from fill_runs import run_fill, shared_suite_fill
+from fill_runs import one_fixture_per_family, run_fill, shared_sample_fill, shared_suite_fill
 
 FORMATS = {
     "blockchain_tests": "blockchain_test",
@@ -76,18 +76,36 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return fill
 
 
+@pytest.fixture(scope="module")
+def sample_filled(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One fixture per family at 1M (`one_fixture_per_family`, for a fork, with extra arguments), filled once per session."""
+
+    def fill(*args: str, fork: str = "Amsterdam") -> tuple[subprocess.CompletedProcess[str], Path]:
+        return shared_sample_fill(tmp_path_factory, fork, *args)
+
+    return fill
+
+
 # --- (a) layout and content ---------------------------------------------------
+
+
+@pytest.mark.parametrize("fork", FORKS.values(), ids=lambda fork: fork.name)
+def test_every_fork_plans_the_whole_suite(fork: Fork) -> None:
+    """Osaka and Prague are filled with one fixture per family below: their suite is the default's, none left out."""
+    assert sorted(p.name for p in all_planned_workloads(fork, [1_000_000], Placement.BLOCKS)) == ALL_NAMES
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("fork", ["Amsterdam", "Osaka", "Prague"])
-def test_fill_writes_the_documented_layout_and_formats(filled: Any, evm_version: str, fork: str) -> None:
-    completed, output = filled(fork=fork)
+def test_fill_writes_the_documented_layout_and_formats(filled: Any, sample_filled: Any, evm_version: str, fork: str) -> None:
+    """The whole default suite on Amsterdam; on the other forks one fixture per family (the layout is per fixture)."""
+    names = ALL_NAMES if fork == "Amsterdam" else sorted(one_fixture_per_family())
+    completed, output = filled(fork=fork) if fork == "Amsterdam" else sample_filled(fork=fork)
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
 
     files = files_under(output)
     fixtures, pre_alloc_path = split_layout(files)
-    assert fixtures == fixture_paths(fork, ALL_NAMES)
+    assert fixtures == fixture_paths(fork, names)
 
     new_payload, forkchoice_updated = ENGINE_VERSIONS[fork]
     group = json.loads(files[pre_alloc_path])
@@ -120,7 +138,7 @@ def test_fill_writes_the_documented_layout_and_formats(filled: Any, evm_version:
 
     # execution-spec-tests' group file exactly: these keys only (its model forbids others), chainId an integer.
     assert list(group) == ["testIds", "environment", "network", "chainId", "pre"]
-    assert group["testIds"] == SHARED_NAMES
+    assert group["testIds"] == [name for name in SHARED_NAMES if name in names]
     assert group["network"] == fork and group["chainId"] == 1
 
 
@@ -157,10 +175,14 @@ def test_keyword_matching_nothing_is_bad_input(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_two_fills_serial_and_parallel_give_the_same_bytes(filled: Any) -> None:
-    """Determinism and parallel workers at once: a second fill, with `-n 2`, must match the first byte for byte."""
-    serial, serial_output = filled()
-    parallel, parallel_output = filled("-n", "2")
+def test_two_fills_serial_and_parallel_give_the_same_bytes(sample_filled: Any) -> None:
+    """
+    Determinism and parallel workers at once: a second fill, with `-n 2`, must match the first byte for
+    byte. One fixture per family with the setup in genesis: both workers fill, the shared pre-alloc group
+    and contract sets of their own among them (the serial fill is the one tests/test_import_geth.py imports).
+    """
+    serial, serial_output = sample_filled("--setup", "genesis")
+    parallel, parallel_output = sample_filled("--setup", "genesis", "-n", "2")
     assert serial.returncode == 0 and parallel.returncode == 0, parallel.stdout[-2000:] + parallel.stderr[-2000:]
     serial_files, parallel_files = files_under(serial_output), files_under(parallel_output)
     assert sorted(serial_files) == sorted(parallel_files)
