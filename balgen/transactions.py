@@ -73,3 +73,9 @@ def sign(tx: TxSpec, chain_id: int) -> SignedTx:
     v = signature[64]
     raw = bytes([DYNAMIC_FEE_TX_TYPE]) + rlp.encode([*fields, v, r, s], SIGNED_FIELDS)
     return SignedTx(spec=tx, chain_id=chain_id, v=v, r=r, s=s, raw=raw)
+
+
+def signed_envelope(spec: TxSpec, chain_id: int, raw: bytes) -> SignedTx:
+    """`spec` as `sign` signed it for `chain_id`, from its envelope `raw` (its signature read back, not made again)."""
+    *_, v, r, s = rlp.decode(raw[1:], SIGNED_FIELDS)
+    return SignedTx(spec=spec, chain_id=chain_id, v=v, r=r, s=s, raw=raw)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from balgen.chain.alloc import genesis_entries, iter_alloc, read_alloc, write_alloc_entries, write_sorted_alloc
 from balgen.chain.bal import AccountChanges, iter_block_access_list
 from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
+from balgen.chain.signed_txs import SignedTxFile, raw_envelopes
 from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.checks import check_access_list_items, check_block_size
 from balgen.errors import FillCheckFailed
@@ -132,6 +133,20 @@ def test_an_access_list_decoded_account_by_account_is_the_encoded_one(accounts: 
         for address, storage, reads, balances, nonces, codes in accounts
     ]
     assert list(iter_block_access_list(encoded)) == expected
+
+
+def test_signed_transactions_kept_in_a_file_are_the_ones_signed(tmp_path: Path) -> None:
+    """A block's signed transactions, written to its folder as they are signed, read back as the same transactions."""
+    payee = sender("scale", "payee").address
+    specs = [
+        TxSpec(sender=sender("scale", "file", index), nonce=index, to=payee if index % 2 else None, data=bytes(index * 40),
+               gas_limit=100_000 + index)
+        for index in range(6)
+    ]
+    kept = SignedTxFile.signing(specs, 1, tmp_path / "signed.bin")
+    signed = [sign(spec, 1) for spec in specs]
+    assert list(kept) == signed and kept[4] == signed[4] and len(kept) == len(signed)
+    assert list(raw_envelopes(kept)) == [tx.raw for tx in signed]
 
 
 t8n_accounts = st.dictionaries(

@@ -25,12 +25,15 @@ from ..chain_constants import (
 )
 from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, Fork
 from ..hextypes import data_hex
-from ..transactions import SignedTx, sign
+from ..transactions import SignedTx
 from ..workload import BlockSpec, Phase
 from .bal import AccountChanges, iter_block_access_list
 from .header import Header, has_block_access_list, next_base_fee
+from .signed_txs import SignedTxFile, raw_envelopes
 from .t8n import T8nResult, TransitionTool
 
+SIGNED_FILE = "signed.bin"
+"""The file in a block's folder holding its signed envelopes."""
 FEE_RECIPIENT = bytes.fromhex("2adc25665018aa1fe0e6bc666dac8fc2697ff9ba")
 """execution-spec-tests' default coinbase."""
 GENESIS_BASE_FEE = 7
@@ -43,7 +46,8 @@ class BuiltBlock:
 
     header: Header
     phase: Phase
-    txs: tuple[SignedTx, ...]
+    txs: Sequence[SignedTx]
+    """Usually a `SignedTxFile`: read from the block's folder, not held."""
     requests: tuple[bytes, ...]
     block_access_list: bytes | None
     """The BAL's RLP, on forks that have one."""
@@ -73,8 +77,8 @@ class BuiltBlock:
         yield block_prefix
         yield self.header.rlp
         yield txs_prefix
-        for tx in self.txs:
-            yield rlp.encode(tx.raw)
+        for raw in raw_envelopes(self.txs):
+            yield rlp.encode(raw)
         yield EMPTY_LISTS
 
     @property
@@ -90,7 +94,7 @@ class BuiltBlock:
 
     def _rlp_prefixes(self) -> tuple[bytes, bytes, int]:
         """The length prefixes of the block's list and of its transactions' list, and the latter's length."""
-        txs_length = sum(_byte_string_length(tx.raw) for tx in self.txs)
+        txs_length = sum(_byte_string_length(raw) for raw in raw_envelopes(self.txs))
         txs_prefix = length_prefix(txs_length, LIST_OFFSET)
         body_length = len(self.header.rlp) + len(txs_prefix) + txs_length + len(EMPTY_LISTS)
         return length_prefix(body_length, LIST_OFFSET), txs_prefix, txs_length
@@ -259,15 +263,16 @@ def build_chain(
     built: list[BuiltBlock] = []
     alloc_path = genesis_alloc_path
     for index, block in enumerate(blocks):
-        txs = tuple(signed[index]) if signed else tuple(sign(tx, CHAIN_ID) for tx in block.txs)
+        folder = workdir / f"block{index + 1}"
+        txs = signed[index] if signed else SignedTxFile.signing(block.txs, CHAIN_ID, folder / SIGNED_FILE)
         env = block_env(fork, headers[-1], headers)
         t8n_before = t8n.busy_seconds
         result = t8n.transition(
             fork,
             alloc_path,
             env,
-            (tx.raw for tx in txs),
-            workdir / f"block{index + 1}",
+            raw_envelopes(txs),
+            folder,
             label=f"{label} block {index + 1}",
             tracer=tracer,
         )
