@@ -13,21 +13,21 @@ file pairs each envelope with its spec, made again by the workload's block.
 from __future__ import annotations
 
 import struct
-from itertools import islice
 from pathlib import Path
-from typing import Iterator, Sequence, overload
+from typing import Iterator, Sequence
 
 from ..transactions import SignedTx, sign, signed_envelope
-from ..workload import TxSpec
+from ..workload import Regenerated, TxSpec
 
 ENVELOPE_LENGTH = struct.Struct(">I")
 """The length written before each envelope in the file."""
 
 
-class SignedTxFile(Sequence[SignedTx]):
+class SignedTxFile(Regenerated[SignedTx]):
     """The signed transactions of one block: envelopes in `path`, specs in `specs`."""
 
     def __init__(self, path: Path, specs: Sequence[TxSpec], chain_id: int) -> None:
+        super().__init__(len(specs), self._signed)
         self._path = path
         self._specs = specs
         self._chain_id = chain_id
@@ -50,26 +50,9 @@ class SignedTxFile(Sequence[SignedTx]):
                 (length,) = ENVELOPE_LENGTH.unpack(header)
                 yield stream.read(length)
 
-    def __len__(self) -> int:
-        return len(self._specs)
-
-    def __iter__(self) -> Iterator[SignedTx]:
+    def _signed(self) -> Iterator[SignedTx]:
         for spec, raw in zip(self._specs, self.envelopes(), strict=True):
             yield signed_envelope(spec, self._chain_id, raw)
-
-    @overload
-    def __getitem__(self, index: int) -> SignedTx: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[SignedTx]: ...
-
-    def __getitem__(self, index: int | slice) -> SignedTx | list[SignedTx]:
-        if isinstance(index, slice):
-            return [self[position] for position in range(*index.indices(len(self)))]
-        position = index + len(self) if index < 0 else index
-        if not 0 <= position < len(self):
-            raise IndexError(f"transaction {index} of {len(self)}")
-        return next(islice(iter(self), position, None))
 
 
 def raw_envelopes(txs: Sequence[SignedTx]) -> Iterator[bytes]:
