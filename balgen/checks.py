@@ -16,6 +16,7 @@ reported in one line.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from .analysis import (
@@ -28,7 +29,7 @@ from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from .chain.header import has_block_access_list
 from .errors import FillCheckFailed
 from .forks import Fork
-from .predicted_bal import first_difference, predicted_access_list
+from .predicted_bal import first_difference_in_order, predicted_in_order
 from .system_calls import system_accesses
 from .workload import BlockSpec, Workload
 
@@ -208,7 +209,14 @@ def check_gas_used(block: BuiltBlock, gas_value: int) -> None:
 
 
 def check_access_list(fork: Fork, spec: BlockSpec, block: BuiltBlock) -> None:
-    """The BAL t8n computed equals the predicted one, entry by entry (balance values aside)."""
-    difference = first_difference(predicted_access_list(fork, spec, block.header), list(block.access_list_accounts()))
+    """
+    The BAL t8n computed equals the predicted one, entry by entry (balance
+    values aside), both walked in address order so that a billion-gas
+    block's lists are never held whole.
+    """
+    with tempfile.TemporaryDirectory(prefix="balgen-predicted-bal-") as folder:
+        difference = first_difference_in_order(
+            predicted_in_order(fork, spec, block.header, Path(folder)), block.access_list_accounts()
+        )
     if difference:
         raise FillCheckFailed(f"block {block.header.number}: access list differs from the design: {difference}")

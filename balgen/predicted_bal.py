@@ -14,11 +14,14 @@ are predicted by index only.
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from .chain.bal import AccountChanges
 from .chain.header import Header
-from .footprint import Footprint, StateKey, block_footprints
+from .footprint import block_footprints
 from .forks import Fork
 from .system_calls import system_accesses
 from .workload import Address, BlockSpec
@@ -44,57 +47,109 @@ class PredictedAccount:
 
 PredictedAccessList = dict[Address, PredictedAccount]
 
+Event = tuple[Address, str, int, Any, Any]
+"""One fact of the prediction: (address, kind, block access index, slot or None, value). Kinds:
+`write` (a slot and the value left), `read` (a slot), `balance`, `nonce` and `code` (a change and
+its value), `touch` (the account is in the list, nothing more)."""
 
-def predicted_access_list(fork: Fork, spec: BlockSpec, header: Header) -> PredictedAccessList:
-    """Every account the block with `header` touches, and how, by design: the transactions' footprints."""
-    accounts: PredictedAccessList = {}
 
-    def account(address: Address) -> PredictedAccount:
-        return accounts.setdefault(address, PredictedAccount())
-
+def access_events(fork: Fork, spec: BlockSpec, header: Header) -> Iterator[Event]:
+    """The block's predicted access list as facts, in block order: the system calls', then each footprint's."""
     for address, access in system_accesses(fork, header).items():
-        entry = account(address)
+        yield address, "touch", 0, None, None
         for slot, value in access.writes.items():
-            entry.write(0, slot, value)
-        entry.storage_reads |= access.reads
+            yield address, "write", 0, slot, value
+        for slot in access.reads:
+            yield address, "read", 0, slot, None
     for index, print_ in enumerate(block_footprints(spec, header.fee_recipient), start=1):
         for key in print_.writes:
-            record_write(account(key[0]), index, key, print_)
-        for address, item in print_.reads:
-            entry = account(address)
+            address, item = key
             if isinstance(item, int):
-                entry.storage_reads.add(item)
+                yield address, "write", index, item, print_.value_left(key)
+            else:
+                yield address, item, index, None, print_.value_left(key)
+        for address, item in print_.reads:
+            yield address, "read" if isinstance(item, int) else "touch", index, item, None
+
+
+def gathered(events: Iterable[Event]) -> PredictedAccessList:
+    """The access list the facts `events` describe."""
+    accounts: PredictedAccessList = {}
+    for address, kind, index, slot, value in events:
+        entry = accounts.setdefault(address, PredictedAccount())
+        if kind == "write":
+            entry.write(index, slot, value)
+        elif kind == "read":
+            entry.storage_reads.add(slot)
+        elif kind == "balance":
+            entry.balance_changes.add(index)
+        elif kind == "nonce":
+            entry.nonce_changes.append((index, value))
+        elif kind == "code":
+            entry.code_changes.append((index, value))
     for entry in accounts.values():
         # A slot both read and written is listed once, among the changes.
         entry.storage_reads -= entry.storage_changes.keys()
     return accounts
 
 
-def record_write(entry: PredictedAccount, index: int, key: StateKey, print_: Footprint) -> None:
-    """One written key as the access list records it at block access index `index`."""
-    item = key[1]
-    if isinstance(item, int):
-        entry.write(index, item, print_.value_left(key))  # type: ignore[arg-type]
-    elif item == "balance":
-        entry.balance_changes.add(index)
-    elif item == "nonce":
-        entry.nonce_changes.append((index, print_.value_left(key)))  # type: ignore[arg-type]
-    else:
-        entry.code_changes.append((index, print_.value_left(key)))  # type: ignore[arg-type]
+def predicted_in_order(
+    fork: Fork, spec: BlockSpec, header: Header, folder: Path
+) -> Iterator[tuple[Address, PredictedAccount]]:
+    """
+    The predicted access list's accounts in address order, a 256th held at a
+    time: a billion-gas block's list has tens of thousands of accounts, so
+    each fact goes to a file in `folder` by its address's first byte, and
+    each file is gathered on its own.
+    """
+    buckets: dict[int, BinaryIO] = {}
+    try:
+        for event in access_events(fork, spec, header):
+            bucket = event[0][0]
+            if bucket not in buckets:
+                buckets[bucket] = (folder / f"{bucket:02x}").open("wb")
+            pickle.dump(event, buckets[bucket])
+    finally:
+        for out in buckets.values():
+            out.close()
+    for bucket in sorted(buckets):
+        with (folder / f"{bucket:02x}").open("rb") as stream:
+            accounts = gathered(_unpickled(stream))
+        yield from sorted(accounts.items())
 
 
-def first_difference(predicted: PredictedAccessList, observed: list[AccountChanges]) -> str | None:
-    """The first way the observed access list differs from the prediction, in one line."""
-    seen = {entry.address: entry for entry in observed}
-    for address in sorted(predicted.keys() | seen.keys()):
-        where = f"0x{address.hex()}"
-        if address not in seen:
-            return f"{where} is missing from the access list"
-        if address not in predicted:
-            return f"{where} is in the access list but not in the design"
-        difference = _account_difference(predicted[address], seen[address])
+def _unpickled(stream: BinaryIO) -> Iterator[Event]:
+    while True:
+        try:
+            yield pickle.load(stream)
+        except EOFError:
+            return
+
+
+def first_difference_in_order(
+    predicted: Iterable[tuple[Address, PredictedAccount]], observed: Iterable[AccountChanges]
+) -> str | None:
+    """
+    The first way the observed access list differs from the prediction, in
+    one line; both come in address order (as EIP-7928 orders a block's
+    list) and are walked side by side, so that neither is held.
+    """
+    wanted, seen = iter(predicted), iter(observed)
+    want, have = next(wanted, None), next(seen, None)
+    previous: Address | None = None
+    while want is not None or have is not None:
+        if have is not None and previous is not None and have.address <= previous:
+            return f"0x{have.address.hex()} is out of address order in the access list"
+        if have is None or (want is not None and want[0] < have.address):
+            assert want is not None
+            return f"0x{want[0].hex()} is missing from the access list"
+        if want is None or have.address < want[0]:
+            return f"0x{have.address.hex()} is in the access list but not in the design"
+        difference = _account_difference(want[1], have)
         if difference:
-            return f"{where}: {difference}"
+            return f"0x{have.address.hex()}: {difference}"
+        previous = have.address
+        want, have = next(wanted, None), next(seen, None)
     return None
 
 

@@ -26,6 +26,7 @@ from balgen.chain.signed_txs import SignedTxFile, raw_envelopes
 from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.checks import check_access_list_items, check_block_size
 from balgen.errors import FillCheckFailed
+from balgen.predicted_bal import PredictedAccount, first_difference_in_order
 from balgen.fixtures.render import state_diff
 from balgen.forks import AMSTERDAM, MAX_RLP_BLOCK_SIZE, OSAKA
 from balgen.keys import sender
@@ -147,6 +148,28 @@ def test_signed_transactions_kept_in_a_file_are_the_ones_signed(tmp_path: Path) 
     signed = [sign(spec, 1) for spec in specs]
     assert list(kept) == signed and kept[4] == signed[4] and len(kept) == len(signed)
     assert list(raw_envelopes(kept)) == [tx.raw for tx in signed]
+
+
+def changes(address: bytes, reads: tuple[int, ...] = ()) -> AccountChanges:
+    return AccountChanges(address, {}, reads, (), (), ())
+
+
+def test_access_lists_walked_in_address_order_name_their_first_difference() -> None:
+    """The exact access-list check walks the prediction and t8n's list side by side, in address order."""
+    a, b, c = (bytes([byte]) * 20 for byte in (1, 2, 3))
+    predicted = [(a, PredictedAccount()), (c, PredictedAccount(storage_reads={7}))]
+    assert first_difference_in_order(predicted, [changes(a), changes(c, (7,))]) is None
+    assert first_difference_in_order(predicted, [changes(a), changes(b), changes(c, (7,))]) == (
+        f"0x{b.hex()} is in the access list but not in the design"
+    )
+    assert first_difference_in_order(predicted, [changes(a)]) == f"0x{c.hex()} is missing from the access list"
+    assert first_difference_in_order(predicted, [changes(a), changes(c)]) == f"0x{c.hex()}: missing read of slot 0x7"
+    assert first_difference_in_order(predicted, [changes(c, (7,)), changes(a)]) == (
+        f"0x{a.hex()} is missing from the access list"
+    )
+    assert first_difference_in_order(predicted[:1], [changes(a), changes(a)]) == (
+        f"0x{a.hex()} is out of address order in the access list"
+    )
 
 
 t8n_accounts = st.dictionaries(
