@@ -24,7 +24,7 @@ from .analysis import (
     tx_gas,
 )
 from .analysis.tracer import blockhash_reads, touched_addresses
-from .chain.alloc import read_alloc, system_accounts
+from .chain.alloc import iter_alloc, state_diff, system_accounts, write_sorted_alloc
 from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from .chain.header import has_block_access_list
 from .errors import FillCheckFailed
@@ -137,8 +137,11 @@ def genesis_dependence(fork: Fork, own: BuiltChain, other_genesis_alloc: Path) -
                 return f"block {number}: transaction {index} touches system contract {min(touched & system)}"
             accessed |= touched
         accessed.update("0x" + entry.address.hex() for entry in block.access_list_accounts())
-    own_state, other_state = read_alloc(own.genesis_alloc_path, only=accessed), read_alloc(other_genesis_alloc, only=accessed)
-    differing = sorted(address for address in accessed if own_state.get(address) != other_state.get(address))
+    # Both states are compared sorted, side by side, a 256th of each held at a time.
+    with tempfile.TemporaryDirectory(prefix="balgen-genesis-states-") as folder:
+        mine = write_sorted_alloc(own.genesis_alloc_path, Path(folder) / "own.json", only=accessed)
+        theirs = write_sorted_alloc(other_genesis_alloc, Path(folder) / "other.json", only=accessed)
+        differing = [address for address, _ in state_diff(iter_alloc(mine), iter_alloc(theirs), accessed)]
     if differing:
         return f"accessed account {differing[0]} differs between the genesis states ({len(differing)} such accounts)"
     return None

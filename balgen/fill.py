@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import __version__
 from .chain.alloc import (
-    alloc_json, genesis_accounts, genesis_entries, iter_alloc, write_alloc, write_alloc_entries, write_sorted_alloc,
+    alloc_json, genesis_accounts, genesis_entries, iter_alloc, state_diff, write_alloc, write_alloc_entries,
+    write_sorted_alloc,
 )
 from .chain.header import Header, has_block_access_list
 from .chain.applied_chain import apply_blocks
@@ -40,8 +41,7 @@ from .fixtures.models import (
     BlockchainEngineFixture, BlockchainEngineXFixture, BlockchainFixture, FixtureModel, format_dir,
 )
 from .fixtures.render import (
-    blockchain_fixture, engine_fixture, engine_x_fixture, fixture_document, pre_alloc_group, state_diff,
-    with_streamed_lists,
+    blockchain_fixture, engine_fixture, engine_x_fixture, fixture_document, pre_alloc_group, with_streamed_lists,
 )
 from .fixtures.streamed_json import StreamedObject, indented_chunks
 from .fixtures.test_ids import INFO_KEY as TEST_ID_KEY, eest_test_id

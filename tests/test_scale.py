@@ -19,7 +19,9 @@ import rlp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from balgen.chain.alloc import genesis_entries, iter_alloc, read_alloc, write_alloc_entries, write_sorted_alloc
+from balgen.chain.alloc import (
+    genesis_entries, iter_alloc, read_alloc, state_diff, write_alloc_entries, write_sorted_alloc,
+)
 from balgen.chain.bal import AccountChanges, iter_block_access_list
 from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
 from balgen.chain.signed_txs import SignedTxFile, raw_envelopes
@@ -27,7 +29,6 @@ from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.checks import check_access_list_items, check_block_size
 from balgen.errors import FillCheckFailed
 from balgen.predicted_bal import PredictedAccount, first_difference_in_order
-from balgen.fixtures.render import state_diff
 from balgen.forks import AMSTERDAM, MAX_RLP_BLOCK_SIZE, OSAKA
 from balgen.keys import sender
 from balgen.toolchain import pinned_evm

@@ -168,3 +168,29 @@ def normalised_account(entry: Mapping[str, Any]) -> dict[str, Any]:
             if int(v, 16) != 0
         },
     }
+
+
+AllocEntries = Iterable[tuple[str, dict[str, Any]]]
+"""An allocation's accounts (address -> account JSON), sorted by lower-case address."""
+
+
+def state_diff(pre: AllocEntries, post: AllocEntries, candidates: Container[str] | None) -> Iterator[tuple[str, Any]]:
+    """
+    Accounts changed, created or (as null) deleted going from `pre` to `post`,
+    by address, walking both sorted allocations side by side so neither is held.
+
+    Only `candidates` can differ: the accounts the chain's access lists name
+    (every state change is in one), or on forks without them (None) every account.
+    """
+    befores, afters = iter(pre), iter(post)
+    before, after = next(befores, None), next(afters, None)
+    while before is not None or after is not None:
+        address = min(entry[0] for entry in (before, after) if entry is not None)
+        old = before[1] if before is not None and before[0] == address else None
+        new = after[1] if after is not None and after[0] == address else None
+        if old != new and (candidates is None or address in candidates):
+            yield address, new
+        if old is not None:
+            before = next(befores, None)
+        if new is not None:
+            after = next(afters, None)
