@@ -77,8 +77,8 @@ class T8nResult:
 
     @property
     def block_access_list(self) -> bytes | None:
-        raw = self.result.get("blockAccessList")
-        return _bytes(raw) if raw is not None else None
+        """The BAL's RLP, kept as bytes since parsing (`read_result`)."""
+        return self.result.get("blockAccessList")
 
     @property
     def requests(self) -> list[bytes]:
@@ -247,8 +247,8 @@ def read_result(path: Path) -> dict[str, Any]:
 
     A billion-gas block has tens of thousands of receipts, most of each its
     logs bloom: they are kept as `Receipts`, so the result held is a few MB
-    whatever the block. Top-level values are kept as they are; `rejected`
-    entries and `requests` whole.
+    whatever the block. Top-level values are kept as they are (the access
+    list as bytes); `rejected` entries and `requests` whole.
     """
     result: dict[str, Any] = {"receipts": Receipts(), "rejected": [], "requests": []}
     entry: dict[str, Any] = {}
@@ -268,6 +268,9 @@ def read_result(path: Path) -> dict[str, Any]:
                     container, _, key = prefix.partition(".item.")
                     if (container == "receipts" and key in RECEIPT_FIELDS) or container == "rejected":
                         entry[key] = value
+    if result.get("blockAccessList") is not None:
+        # Its hex is twice the bytes, and a billion-gas block's list is megabytes.
+        result["blockAccessList"] = _bytes(result["blockAccessList"])
     return result
 
 
