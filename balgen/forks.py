@@ -2,8 +2,8 @@
 The forks balgen fills for, and the protocol facts each one fixes.
 
 A fork here is plain data: the upgrades it is made of, each with the blob
-schedule entry it sets, its EIPs and the system contracts it adds; the Engine
-API versions that carry its payloads; and its default gas costs
+schedule entry it sets, its EIPs, the system contracts it adds and the Engine
+API versions it brings; and its default gas costs
 (`balgen.gas_costs`; a fill replaces them with the ones it measures from its
 t8n, `balgen.calibration`). Every other fork fact is derived from these once:
 the limits from the EIPs in force, the blob schedule of fixtures and client
@@ -70,21 +70,28 @@ class Upgrade:
     `eip<N>TransitionTimestamp`; hive's mapper, July 2026)."""
     system_contracts: tuple[str, ...] = ()
     """Keys into `balgen/data/system_contracts.json` of the system contracts it adds to the genesis."""
+    new_payload_version: int | None = None
+    """The `engine_newPayloadVN` its payloads need from it on; None: the previous one stays."""
+    forkchoice_updated_version: int | None = None
+    """The `engine_forkchoiceUpdatedVN` its chains need from it on; None: the previous one stays."""
 
 
 UPGRADES: tuple[Upgrade, ...] = (
-    Upgrade("Shanghai", eips=(3651, 3855, 3860, 4895)),
+    Upgrade("Shanghai", eips=(3651, 3855, 3860, 4895), new_payload_version=2, forkchoice_updated_version=2),
     Upgrade(
         "Cancun",
         BlobParams(3, 6, 3338477),
         eips=(4844, 4788, 1153, 5656, 6780),
         system_contracts=("eip4788",),
+        new_payload_version=3,
+        forkchoice_updated_version=3,
     ),
     Upgrade(
         "Prague",
         BlobParams(6, 9, 5007716),
         eips=(2537, 2935, 6110, 7002, 7251, 7685, 7702, 7623),
         system_contracts=("eip2935", "eip7002", "eip7251"),
+        new_payload_version=4,
     ),
     Upgrade("Osaka", eips=(7594, 7823, 7825, 7883, 7918, 7951, 7939, 7934)),
     Upgrade("BPO1", BlobParams(10, 15, 8346193)),
@@ -93,6 +100,8 @@ UPGRADES: tuple[Upgrade, ...] = (
         "Amsterdam",
         eips=(2780, 7708, 7778, 7843, 7928, 7954, 7976, 7981, 7997, 8024, 8037, 8038, 8246, 8282),
         system_contracts=("eip8282_deposit", "eip8282_exit", "eip7997"),
+        new_payload_version=5,
+        forkchoice_updated_version=4,
     ),
 )
 """Every upgrade in activation order; blob parameters as go-ethereum v1.17.8's
@@ -111,8 +120,6 @@ class Fork:
 
     upgrades: tuple[Upgrade, ...]
     """The upgrades it runs, in activation order, ending with its own."""
-    new_payload_version: int
-    forkchoice_updated_version: int
     gas: GasCosts
     earlier_gas: tuple[GasCosts, ...] = ()
     """The gas tables of earlier versions of the fork's spec that a t8n may still implement,
@@ -138,6 +145,18 @@ class Fork:
     def has_eip(self, number: int) -> bool:
         """Whether EIP-`number` is in force on this fork (one of its upgrades' `eips`)."""
         return any(number in upgrade.eips for upgrade in self.upgrades)
+
+    @property
+    def new_payload_version(self) -> int:
+        """The `engine_newPayloadVN` that delivers its payloads: the latest an upgrade of it sets."""
+        return next(u.new_payload_version for u in reversed(self.upgrades) if u.new_payload_version is not None)
+
+    @property
+    def forkchoice_updated_version(self) -> int:
+        """The `engine_forkchoiceUpdatedVN` its chains take: the latest an upgrade of it sets."""
+        return next(
+            u.forkchoice_updated_version for u in reversed(self.upgrades) if u.forkchoice_updated_version is not None
+        )
 
     @property
     def system_contracts(self) -> tuple[str, ...]:
@@ -212,15 +231,9 @@ class Fork:
         return self.gas.intrinsic_gas(data, create=create)
 
 
-PRAGUE = Fork(upgrades_through("Prague"), new_payload_version=4, forkchoice_updated_version=3, gas=LEGACY_GAS)
-OSAKA = Fork(upgrades_through("Osaka"), new_payload_version=4, forkchoice_updated_version=3, gas=LEGACY_GAS)
-AMSTERDAM = Fork(
-    upgrades_through("Amsterdam"),
-    new_payload_version=5,
-    forkchoice_updated_version=4,
-    gas=AMSTERDAM_GAS,
-    earlier_gas=(AMSTERDAM_V1_17_5_GAS,),
-)
+PRAGUE = Fork(upgrades_through("Prague"), gas=LEGACY_GAS)
+OSAKA = Fork(upgrades_through("Osaka"), gas=LEGACY_GAS)
+AMSTERDAM = Fork(upgrades_through("Amsterdam"), gas=AMSTERDAM_GAS, earlier_gas=(AMSTERDAM_V1_17_5_GAS,))
 
 FORKS: dict[str, Fork] = {fork.name: fork for fork in (PRAGUE, OSAKA, AMSTERDAM)}
 DEFAULT_FORK = AMSTERDAM
