@@ -196,8 +196,8 @@ def reduced_sets(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     names = reduced_set_names(request.param)
     output = fill_fixtures(
         tmp_path_factory.mktemp(f"sets-{request.param}"), "--setup", request.param, "--gas-benchmark-values", "1",
-        "--code-sizes", "all", "-k", " or ".join(names), "-n", "2",
-    )
+        "--code-sizes", "all", "-k", " or ".join(names),
+    )  # one process: for eight small fixtures, starting two workers costs more CPU than it saves time
     return output, names
 
 

@@ -3,8 +3,9 @@ Proof with real parts: filled fixtures are accepted by the pinned geth.
 
 The default suite at 1M gas (every family and fill level) on Amsterdam with
 setup blocks, and one fixture per family for the other forks and the genesis
-placement, are filled; then `balgen replay` sends one
-`blockchain_test_engine` fixture per family to its own geth node and every
+placement, are filled; then `balgen replay` sends `blockchain_test_engine`
+fixtures to their own geth node (one per family where the genesis holds the
+families' contracts, the contract sets and state_root elsewhere) and every
 `blockchain_test_engine_x` group to one node per group, through the
 JWT-authenticated Engine API with the fixture's payload versions, each payload
 VALID and the head at `lastblockhash`; and both EVMs, geth's `evm blocktest`
@@ -32,7 +33,7 @@ CASES = [("Amsterdam", "blocks"), ("Amsterdam", "genesis"), ("Osaka", "blocks"),
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{fork}-{setup}" for fork, setup in CASES])
-def filled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+def filled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
     """The whole suite on the default (Amsterdam, blocks), one fixture per family elsewhere (`one_fixture_per_family`)."""
     fork, setup = request.param
     if (fork, setup) == CASES[0]:
@@ -40,7 +41,7 @@ def filled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     else:
         completed, output = shared_sample_fill(tmp_path_factory, fork, *(["--setup", setup] if setup != "blocks" else []))
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
-    return fork, output
+    return fork, setup, output
 
 
 def fixtures_of(folder: Path) -> list[tuple[str, dict]]:
@@ -67,19 +68,22 @@ def one_per_family(names: list[str]) -> list[str]:
     return sorted(firsts.values())
 
 
-def test_engine_fixtures_import_valid_on_their_own_genesis(filled: tuple[str, Path], tmp_path: Path) -> None:
-    # One node per fixture is costly; the engine_x test below replays every
-    # fixture, so here one fixture per family proves its own-genesis form on
-    # Amsterdam. On the other forks only the genesis header and the payload
-    # versions differ from Amsterdam's, the same for every family: a contract
-    # set and a shared-group family (state_root, with storage) prove them.
-    fork, output = filled
+def test_engine_fixtures_import_valid_on_their_own_genesis(filled: tuple[str, str, Path], tmp_path: Path) -> None:
+    # One node per fixture is costly. With the contracts in the genesis, each
+    # family's own genesis differs: one fixture per family. With setup blocks
+    # the own genesis holds no family's contracts and the engine_x test below
+    # sends every shared family's payloads: the contract sets (whose groups it
+    # leaves out) and state_root (storage) prove the own-genesis form; on
+    # Osaka and Prague, where only the header and payload versions differ
+    # from Amsterdam's, one contract set and state_root.
+    fork, setup, output = filled
     fixtures = dict(fixtures_of(output / "blockchain_tests_engine"))
     assert len(fixtures) == len(fixtures_of(output / "blockchain_tests")) >= 6
     chosen = one_per_family(list(fixtures))
-    if fork != "Amsterdam":
-        chosen = [chosen[0], chosen[-1]]
-        assert chosen[0].startswith("extcode") and chosen[1].startswith("state_root"), chosen
+    if setup == "blocks":
+        sets = [name for name in chosen if name.startswith("extcode")]
+        (state_root,) = [name for name in chosen if name.startswith("state_root")]
+        chosen = sorted([*(sets if fork == "Amsterdam" else sets[:1]), state_root])
     results = replayed(output, tmp_path / "run", "--format", "engine", "-k", " or ".join(chosen))
     assert sorted(t["test_id"] for t in results["tests"]) == chosen
     assert len({t["genesis_hash"] for t in results["tests"]}) == len(chosen), "one genesis each"
@@ -90,9 +94,9 @@ def test_engine_fixtures_import_valid_on_their_own_genesis(filled: tuple[str, Pa
         assert [e["status"] for e in test["executions"]] == ["VALID"] * len(phases)
 
 
-def test_engine_x_group_imports_valid_on_one_node(filled: tuple[str, Path], tmp_path: Path) -> None:
+def test_engine_x_group_imports_valid_on_one_node(filled: tuple[str, str, Path], tmp_path: Path) -> None:
     # Contract sets have groups of their own, replayed for every size in tests/test_code_sets.py.
-    _, output = filled
+    *_, output = filled
     root = output / "blockchain_tests_engine_x"
     fixtures = [(name, fixture) for name, fixture in fixtures_of(root) if not name.startswith("extcode")]
     (group_file,) = [root / "pre_alloc" / f"{hash_}.json" for hash_ in {f["preHash"] for _, f in fixtures}]
@@ -105,10 +109,10 @@ def test_engine_x_group_imports_valid_on_one_node(filled: tuple[str, Path], tmp_
 
 
 @pytest.mark.skipif(not pinned_revme().is_file(), reason="revme not built (make tools needs cargo)")
-def test_both_evms_pass_every_blockchain_test(filled: tuple[str, Path]) -> None:
+def test_both_evms_pass_every_blockchain_test(filled: tuple[str, str, Path]) -> None:
     """geth's `evm blocktest` and revm's `revme blockchaintest`, through `balgen verify`, on every
     `blockchain_test` (the engine import is the replays above)."""
-    _, output = filled
+    *_, output = filled
     count = len(fixtures_of(output / "blockchain_tests"))
     assert count == len(fixtures_of(output / "blockchain_tests_engine")) >= 6
     printed = io.StringIO()
