@@ -103,6 +103,12 @@ def amsterdam_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def osaka_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Osaka export of the parallel-groups family, which the two Osaka-chain tests read."""
+    return exported(tmp_path_factory.mktemp("export") / "osaka", f"{MIXED}", "--fork", "Osaka")
+
+
+@pytest.fixture(scope="module")
 def amsterdam_chain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RpcClient]:
     with dev_chain(tmp_path_factory.mktemp("amsterdam") / "datadir", "--override.amsterdam", "0") as rpc:
         fund_funder_from_dev_account(rpc)
@@ -160,12 +166,11 @@ def test_a_wrong_storage_value_fails_the_check(amsterdam_export: Path, amsterdam
     assert "the model" in completed.stdout and "(last written by benchmark block tx" in completed.stdout
 
 
-def test_plain_geth_dev_is_refused_with_the_reason(amsterdam_export: Path, tmp_path: Path) -> None:
-    osaka = exported(tmp_path / "osaka", f"{MIXED}", "--fork", "Osaka")
+def test_plain_geth_dev_is_refused_with_the_reason(amsterdam_export: Path, osaka_export: Path, tmp_path: Path) -> None:
     with dev_chain(tmp_path / "plain") as rpc:
         for export, reason in (
             (amsterdam_export / "mixed", "does not run Amsterdam: its latest header (block 0) has no blockAccessListHash; start geth with --override.amsterdam 0"),
-            (osaka, "runs a fork after Osaka: its eth_config lists system contracts Osaka does not have (BUILDER_DEPOSIT_CONTRACT_ADDRESS, BUILDER_EXIT_CONTRACT_ADDRESS)"),
+            (osaka_export, "runs a fork after Osaka: its eth_config lists system contracts Osaka does not have (BUILDER_DEPOSIT_CONTRACT_ADDRESS, BUILDER_EXIT_CONTRACT_ADDRESS)"),
         ):
             completed = check(export, rpc)
             assert completed.returncode == 1 and completed.stdout == ""
@@ -177,8 +182,7 @@ def test_plain_geth_dev_is_refused_with_the_reason(amsterdam_export: Path, tmp_p
         assert refused.stderr.startswith("balgen export spamoor: --check-chain: ") and "--override.amsterdam 0" in refused.stderr
 
 
-def test_a_pure_osaka_chain_runs_the_osaka_export(tmp_path: Path) -> None:
-    osaka = exported(tmp_path / "osaka", f"{MIXED}", "--fork", "Osaka")
+def test_a_pure_osaka_chain_runs_the_osaka_export(osaka_export: Path, tmp_path: Path) -> None:
     genesis = tmp_path / "genesis.json"
     assert balgen("devnet-genesis", "--fork", "Osaka", "--fund", "0x" + FUNDER.address.hex(), "--output", genesis).returncode == 0
     datadir = tmp_path / "osaka-chain"
@@ -188,8 +192,8 @@ def test_a_pure_osaka_chain_runs_the_osaka_export(tmp_path: Path) -> None:
     assert init.returncode == 0, init.stderr[-500:]
     with dev_chain(datadir) as rpc:
         fund(rpc, [])  # the funder is in the genesis
-        receipts = send_payload_file(rpc, osaka / "payloads" / f"{MIXED}.yaml", "osaka")
+        receipts = send_payload_file(rpc, osaka_export / "payloads" / f"{MIXED}.yaml", "osaka")
         assert all(receipt["status"] == "0x1" for receipt in receipts)
-        completed = check(osaka / f"{MIXED}.yaml", rpc)
+        completed = check(osaka_export / f"{MIXED}.yaml", rpc)
         assert completed.returncode == 0, completed.stdout + completed.stderr
         assert completed.stdout.startswith(f"{MIXED}: ok: ") and "traced read/write sets as designed" in completed.stdout
