@@ -55,7 +55,7 @@ from balgen.workload import (
     WorkloadParams,
 )
 
-from fill_runs import fill_fixtures
+from fill_runs import shared_suite_fill
 
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 TX_GAS_CAP = 2**24
@@ -483,7 +483,7 @@ FILLED = (
     "interact-max-single_contract-1M", "state_root-half-single_contract-1M", "state_root-half-contract_per_tx-1M",
     "prefetch-max-1M",
 )
-"""One or two workloads per family, filled by `balgen fill` to compare the export with real fixture files."""
+"""One or two workloads per family whose fixture files, as `balgen fill` writes them, are compared with the export."""
 
 
 def fixture_file_transactions(path: Path) -> list[tuple[bytes, int, bytes | None, bytes, int, int]]:
@@ -504,9 +504,14 @@ def fixture_file_transactions(path: Path) -> list[tuple[bytes, int, bytes | None
 
 
 @pytest.mark.integration
-def test_the_filled_fixtures_hold_the_transactions_the_export_sends(tmp_path: Path) -> None:
-    """The fixture files carry the model's transactions, and the export sends those (checked above)."""
-    fixtures = fill_fixtures(tmp_path / "fixtures", "--gas-benchmark-values", "1", "-k", " or ".join(FILLED))
+def test_the_filled_fixtures_hold_the_transactions_the_export_sends(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The fixture files carry the model's transactions, and the export sends those (checked above).
+    The fixtures are read from the session's fill of the default suite (a fixture on its own genesis
+    does not depend on what else was filled: tests/test_fill_cli.py)."""
+    completed, fixtures = shared_suite_fill(tmp_path_factory)
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
     workloads = planned("Amsterdam", [1_000_000])
     for name in FILLED:
         (path,) = fixtures.glob(f"blockchain_tests/*/*/{name}.json")

@@ -3,13 +3,13 @@ Proof with real parts: filled fixtures are accepted by the pinned geth.
 
 The default suite at 1M gas (every family and fill level) on Amsterdam with
 setup blocks, and one fixture per family for the other forks and the genesis
-placement, are filled; then `balgen replay` sends `blockchain_test_engine`
-fixtures to their own geth node (one per family where the genesis holds the
-families' contracts, the contract sets and state_root elsewhere) and every
-`blockchain_test_engine_x` group to one node per group, through the
-JWT-authenticated Engine API with the fixture's payload versions, each payload
-VALID and the head at `lastblockhash`; and both EVMs, geth's `evm blocktest`
-and revm's `revme blockchaintest`, pass every `blockchain_test`.
+placement, are filled; then `balgen replay` sends the shared
+`blockchain_test_engine_x` group to one geth node (the contract sets' groups of
+every size: tests/test_code_sets.py) and two `blockchain_test_engine` fixtures,
+a contract set and state_root, to a node each, through the JWT-authenticated
+Engine API with the fixture's payload versions, each payload VALID and the head
+at `lastblockhash`; and both EVMs, geth's `evm blocktest` and revm's `revme
+blockchaintest`, pass every `blockchain_test`.
 """
 
 from __future__ import annotations
@@ -69,21 +69,17 @@ def one_per_family(names: list[str]) -> list[str]:
 
 
 def test_engine_fixtures_import_valid_on_their_own_genesis(filled: tuple[str, str, Path], tmp_path: Path) -> None:
-    # One node per fixture is costly. With the contracts in the genesis, each
-    # family's own genesis differs: one fixture per family. With setup blocks
-    # the own genesis holds no family's contracts and the engine_x test below
-    # sends every shared family's payloads: the contract sets (whose groups it
-    # leaves out) and state_root (storage) prove the own-genesis form; on
-    # Osaka and Prague, where only the header and payload versions differ
-    # from Amsterdam's, one contract set and state_root.
-    fork, setup, output = filled
+    # One node per fixture is costly, and what an engine fixture adds to the
+    # tests around it is the Engine API on its own genesis: each fixture's own
+    # genesis and blocks pass both EVMs in the blockchain_test of the same
+    # test (below), and every payload imports through engine_x (below; the
+    # contract sets' groups of every size in tests/test_code_sets.py). A
+    # contract set and state_root (storage) prove the own-genesis form.
+    _, _, output = filled
     fixtures = dict(fixtures_of(output / "blockchain_tests_engine"))
     assert len(fixtures) == len(fixtures_of(output / "blockchain_tests")) >= 6
-    chosen = one_per_family(list(fixtures))
-    if setup == "blocks":
-        sets = [name for name in chosen if name.startswith("extcode")]
-        (state_root,) = [name for name in chosen if name.startswith("state_root")]
-        chosen = sorted([*(sets if fork == "Amsterdam" else sets[:1]), state_root])
+    firsts = one_per_family(list(fixtures))
+    chosen = [next(n for n in firsts if n.startswith("extcode")), next(n for n in firsts if n.startswith("state_root"))]
     results = replayed(output, tmp_path / "run", "--format", "engine", "-k", " or ".join(chosen))
     assert sorted(t["test_id"] for t in results["tests"]) == chosen
     assert len({t["genesis_hash"] for t in results["tests"]}) == len(chosen), "one genesis each"
