@@ -61,14 +61,14 @@ def apply_blocks(
         access_list, system_access_list = block.block_access_list, system_only.block_access_list
         if access_list is None or system_access_list is None:
             raise FillCheckFailed(f"{block_label}: blocks without access lists are executed, not applied")
-        check_system_entries_are_not_transactions(block, system_access_list, block_label)
+        check_system_entries_are_not_transactions(changed, system_access_list, block_label)
         access_list = with_accounts_of(access_list, system_access_list)
         post = folder / "post.json"
         write_alloc_entries(post, with_access_list_values(applied, system_access_list))
         header = block.header.with_values(
             parent_hash=headers[-1].hash,
             state_root=system_only.state_root,
-            block_access_list_hash=keccak(access_list) if access_list is not None else None,
+            block_access_list_hash=keccak(access_list),
         )
         blocks.append(
             BuiltBlock(
@@ -146,9 +146,8 @@ def account_with_changes(account: dict[str, Any], entry: AccountChanges) -> dict
     return changed
 
 
-def check_system_entries_are_not_transactions(block: BuiltBlock, system_access_list: bytes, label: str) -> None:
-    """No account the system calls access is one the block's transactions changed: their entries are the system calls' alone."""
-    changed = changed_by_transactions(block)
+def check_system_entries_are_not_transactions(changed: set[str], system_access_list: bytes, label: str) -> None:
+    """No account the system calls access is one the block's transactions `changed`: their entries are the system calls' alone."""
     for address in access_list_addresses(system_access_list):
         if "0x" + address.hex() in changed:
             raise FillCheckFailed(f"{label}: a transaction changes system contract 0x{address.hex()}")
