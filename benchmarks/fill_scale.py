@@ -5,9 +5,10 @@ Fills one fixture per fill level of one family (default `serial_chain`) at
 each gas value (default 60, 300 and 1000M), each in a fresh process of its
 own without xdist, so that the process's peak RSS is balgen's alone and its
 children's peak is t8n's. Prints one row per fixture and, with `--plot`, a
-figure of both peaks against the gas value. Target: balgen's peak RSS at most
-500 MB at 1000M, and flat across gas values (the fixtures are streamed into
-their files; docs/design.md has the figures and what is still held).
+figure of both peaks against the gas value, and balgen's growth in MB per
+million gas. Target: balgen's peak RSS at most 500 MB at 1000M, and flat
+across gas values (docs/design.md has the figures, docs/images/fill_scale.png
+the plot, and what is still held per transaction).
 
     .venv/bin/python benchmarks/fill_scale.py [--family serial_chain] [--gas-benchmark-values 60,300,1000]
         [--fills greedy,max,half] [--plot fill_scale.png]
@@ -82,6 +83,14 @@ def measure(family: str, fill: str, gas_millions: int) -> Measurement:
     return Measurement(name, gas_millions, fill, **report)
 
 
+def balgen_growth(measurements: list[Measurement]) -> float | None:
+    """balgen's peak RSS growth from the smallest to the largest gas value, in MB per million gas."""
+    if len(measurements) < 2:
+        return None
+    low, high = min(measurements, key=lambda m: m.gas_millions), max(measurements, key=lambda m: m.gas_millions)
+    return (high.balgen_mb - low.balgen_mb) / (high.gas_millions - low.gas_millions)
+
+
 def plot(measurements: list[Measurement], path: Path) -> None:
     import matplotlib
 
@@ -131,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
             )
     if args.plot:
         plot(measurements, args.plot)
+    for fill in args.fills.split(","):
+        growth = balgen_growth([m for m in measurements if m.fill == fill and m.passed])
+        if growth is not None:
+            print(f"balgen peak RSS growth, {fill}: {growth:.3f} MB per million gas")
     at_target = [m for m in measurements if m.gas_millions >= TARGET_GAS_MILLIONS and m.passed]
     if at_target:
         peak = max(m.balgen_mb for m in at_target)

@@ -295,7 +295,7 @@ class TraceFiles(Sequence[Any]):
     names the file of the index-th receipt's transaction.
     """
 
-    def __init__(self, count: int, path: Callable[[int], Path], label: str) -> None:
+    def __init__(self, count: int, path: Callable[[int], str], label: str) -> None:
         self._count = count
         self._path = path
         self._label = label
@@ -317,11 +317,13 @@ class TraceFiles(Sequence[Any]):
             raise IndexError(f"trace {index} of {self._count}")
         return self._read(self._path(position))
 
-    def _read(self, path: Path) -> Any:
+    def _read(self, path: str) -> Any:
         try:
-            return json.loads(path.read_text())
+            with open(path) as trace:
+                return json.load(trace)
         except (OSError, ValueError) as error:
-            raise TransitionToolError(f"{self._label}: t8n wrote an unreadable trace {path.name}: {error}") from None
+            name = os.path.basename(path)
+            raise TransitionToolError(f"{self._label}: t8n wrote an unreadable trace {name}: {error}") from None
 
 
 def read_traces(workdir: Path, receipts: Receipts, rejected: int, label: str) -> TraceFiles:
@@ -334,15 +336,16 @@ def read_traces(workdir: Path, receipts: Receipts, rejected: int, label: str) ->
     trace to its receipt.
     """
 
-    def numbered(index: int) -> Path:
-        return workdir / f"trace-{index}-{receipts.transaction_hash(index)}.json"
+    def numbered(index: int) -> str:
+        # A string, not a Path: pathlib interns every file name, and the interned table never shrinks.
+        return os.path.join(workdir, f"trace-{index}-{receipts.transaction_hash(index)}.json")
 
-    path: Callable[[int], Path] = numbered
+    path: Callable[[int], str] = numbered
     if rejected:
-        by_hash = {found.stem.rsplit("-", 1)[-1].lower(): found for found in workdir.glob(TRACE_FILES)}
+        by_hash = {found.stem.rsplit("-", 1)[-1].lower(): str(found) for found in workdir.glob(TRACE_FILES)}
         path = [by_hash.get(receipts.transaction_hash(index), numbered(index)) for index in range(len(receipts))].__getitem__
     for index in range(len(receipts)):
-        if not path(index).exists():
+        if not os.path.exists(path(index)):
             raise TransitionToolError(f"{label}: t8n wrote no trace for transaction {receipts.transaction_hash(index)}")
     return TraceFiles(len(receipts), path, label)
 
