@@ -149,6 +149,10 @@ def copy_datadir(source: Path, target: Path) -> None:
     shutil.copytree(source, target, symlinks=True, copy_function=copy_sparse_file)
 
 
+class UncleanStop(Exception):
+    """The node exited with an error or was killed when asked to stop (`ClientProcess.returncode`)."""
+
+
 class ClientError(BadInput):
     """The client could not be initialised, started or reached; the message has its log tail."""
 
@@ -480,9 +484,16 @@ class ClientProcess:
             )
 
     def save_copy(self, name: str) -> None:
-        """Stop the node, copy its datadir as `name`, start it again."""
+        """
+        Stop the node, copy its datadir as `name`, start it again. A node that
+        does not stop cleanly is started again and `UncleanStop` raised: its
+        datadir may not hold what it had in memory, so nothing is copied.
+        """
         self._stop_node()
-        self._check_clean_stop()
+        if self.returncode != 0:
+            code = self.returncode
+            self._run_node(keep_ports=True)
+            raise UncleanStop(f"{self.preset.name} exited with code {code} when asked to stop:\n{self.log_tail()}")
         copy = self.root / "copies" / name
         shutil.rmtree(copy, ignore_errors=True)
         try:

@@ -31,7 +31,7 @@ import httpx
 from ..errors import BadInput
 from ..clients.client_genesis import write_client_genesis
 from ..clients.client_presets import ClientPreset, Figures, Rollback, managed_flags
-from ..clients.client_process import ClientProcess
+from ..clients.client_process import ClientError, ClientProcess, UncleanStop
 from ..clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
 from ..clients.genesis import derived_header_mismatches, fixture_config_mismatches
 from ..clients.slow_block_log import SlowBlockLogReader
@@ -133,12 +133,27 @@ class _ManagedClient:
         self._connect()
 
     def remember(self, number: int, block_hash: str) -> None:
-        """With `restart_from_copy`, a datadir copy at the block (once per block)."""
-        del number
-        if self.rollback_method is Rollback.RESTORE_COPY and not self.process.has_copy(block_hash):
-            self.close()
+        """
+        With `restart_from_copy`, a datadir copy at the block (once per block).
+
+        The reth build here now and then aborts (exit code -6) when asked to
+        stop seconds after it started; it is then copied once more after its
+        restarted node shows the same head, and a second unclean stop fails.
+        """
+        if self.rollback_method is not Rollback.RESTORE_COPY or self.process.has_copy(block_hash):
+            return
+        self.close()
+        try:
             self.process.save_copy(block_hash)
+        except UncleanStop as first:
             self._connect()
+            ClientChain(self.rpc).expect_head(number, block_hash, f"restarting after an unclean stop ({first})")
+            self.close()
+            try:
+                self.process.save_copy(block_hash)
+            except UncleanStop as second:
+                raise ClientError(str(second)) from None
+        self._connect()
 
     def rewind(self, number: int, block_hash: str) -> bool:
         if self.rollback_method is Rollback.SET_HEAD:
