@@ -24,7 +24,7 @@ from .analysis import (
     tx_gas,
 )
 from .analysis.tracer import blockhash_reads, touched_addresses
-from .chain.alloc import iter_alloc, state_diff, system_accounts, write_sorted_alloc
+from .chain.alloc import iter_alloc, state_diff, system_accounts
 from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from .chain.header import has_block_access_list
 from .errors import FillCheckFailed
@@ -130,18 +130,17 @@ def genesis_dependence(fork: Fork, own: BuiltChain, other_genesis_alloc: Path) -
         if len(block.t8n.traces) != len(block.txs):
             return f"block {number} was not traced"
         for index, trace in enumerate(block.t8n.traces):
-            if blockhash_reads(trace):
-                return f"block {number}: transaction {index} reads BLOCKHASH {blockhash_reads(trace)}"
+            if asked := blockhash_reads(trace):
+                return f"block {number}: transaction {index} reads BLOCKHASH {asked}"
             touched = touched_addresses(trace)
             if touched & system:
                 return f"block {number}: transaction {index} touches system contract {min(touched & system)}"
             accessed |= touched
         accessed.update("0x" + entry.address.hex() for entry in block.access_list_accounts())
-    # Both states are compared sorted, side by side, a 256th of each held at a time.
-    with tempfile.TemporaryDirectory(prefix="balgen-genesis-states-") as folder:
-        mine = write_sorted_alloc(own.genesis_alloc_path, Path(folder) / "own.json", only=accessed)
-        theirs = write_sorted_alloc(other_genesis_alloc, Path(folder) / "other.json", only=accessed)
-        differing = [address for address, _ in state_diff(iter_alloc(mine), iter_alloc(theirs), accessed)]
+    # Both genesis allocations are written sorted by address (`genesis_entries`, `alloc_json`), in one
+    # spelling, so they are compared side by side as they are read.
+    own_state, other_state = iter_alloc(own.genesis_alloc_path), iter_alloc(other_genesis_alloc)
+    differing = [address for address, _ in state_diff(own_state, other_state, accessed)]
     if differing:
         return f"accessed account {differing[0]} differs between the genesis states ({len(differing)} such accounts)"
     return None

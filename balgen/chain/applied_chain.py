@@ -19,6 +19,7 @@ parent hash, state root and system-call entries.
 
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -56,7 +57,8 @@ def apply_blocks(
         env = block_env(fork, headers[-1], headers)
         t8n_before = t8n.busy_seconds
         system_only = t8n.transition_raw(fork.name, applied, env, (), folder, label=block_label, write_alloc=False)
-        if system_only.result.get("requestsHash") != _hex(block.header.requests_hash):
+        requests_hash = block.header.requests_hash
+        if system_only.result.get("requestsHash") != (None if requests_hash is None else data_hex(requests_hash)):
             raise FillCheckFailed(f"{block_label}: the system calls' requests differ from the executed block's")
         access_list, system_access_list = block.block_access_list, system_only.block_access_list
         if access_list is None or system_access_list is None:
@@ -96,13 +98,8 @@ def changed_by_transactions(block: BuiltBlock) -> set[str]:
 
 def _changed_at(entry: AccountChanges, indices: range) -> bool:
     """Whether the access list entry records a change at one of the block access `indices`."""
-    changes = [
-        *(index for changes in entry.storage_changes.values() for index, _ in changes),
-        *(index for index, _ in entry.balance_changes),
-        *(index for index, _ in entry.nonce_changes),
-        *(index for index, _ in entry.code_changes),
-    ]
-    return any(index in indices for index in changes)
+    changes = chain(*entry.storage_changes.values(), entry.balance_changes, entry.nonce_changes, entry.code_changes)
+    return any(index in indices for index, _ in changes)
 
 
 def with_accounts_from(base_path: Path, source_path: Path, addresses: set[str]) -> Iterator[tuple[str, Any]]:
@@ -151,7 +148,3 @@ def check_system_entries_are_not_transactions(changed: set[str], system_access_l
     for address in access_list_addresses(system_access_list):
         if "0x" + address.hex() in changed:
             raise FillCheckFailed(f"{label}: a transaction changes system contract 0x{address.hex()}")
-
-
-def _hex(value: bytes | None) -> str | None:
-    return None if value is None else "0x" + value.hex()
