@@ -29,7 +29,8 @@ from .chain.alloc import (
     write_sorted_alloc,
 )
 from .chain.header import Header, has_block_access_list
-from .chain.applied_chain import apply_blocks
+from .chain.applied_chain import AppliedGenesis, apply_blocks
+from .chain.state_roots import StateRoots, state_root_tool
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from .chain.t8n import TransitionTool
 from .analysis import ACCESS_TRACER, INFO_KEY, DependencyGraph
@@ -144,14 +145,19 @@ class FillSession:
     group_folder: Path | None = None
     """Where the pre-alloc group's genesis is built once for every worker of the run (the
     plugin's run scratch folder, shared by its workers); by default in this session's scratch."""
+    state_root_bin: Path | None = None
+    """`balgen-state-root` (by default found on the tool search path when first needed)."""
     _group: PreAllocGroupState | None = None
+    _applied_genesis: AppliedGenesis | None = None
 
     @property
     def staging_folder(self) -> Path:
         return self.staging or self.output / f".{self.scratch.name}"
 
     def close(self) -> None:
-        """Remove the scratch folder, and the staging folder if it is this session's own."""
+        """Stop the group's state-root tool; remove the scratch folder, and the staging folder if it is this session's own."""
+        if self._applied_genesis is not None:
+            self._applied_genesis.roots.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
         if self.staging is None:
             shutil.rmtree(self.staging_folder, ignore_errors=True)
@@ -201,7 +207,7 @@ class FillSession:
         """
         fork = workload.fork
         if has_block_access_list(fork) and genesis_dependence(fork, own, group.alloc_path) is None:
-            return apply_blocks(self.t8n, fork, own, group.alloc_path, group.genesis, workdir, label=workload.name)
+            return apply_blocks(self.t8n, fork, own, self.applied_genesis(fork, group), workdir, label=workload.name)
         shared = build_chain(
             self.t8n,
             fork,
@@ -214,6 +220,17 @@ class FillSession:
         )
         check_same_execution(fork, own, shared)
         return shared
+
+    def applied_genesis(self, fork: Fork, group: PreAllocGroupState) -> AppliedGenesis:
+        """The group genesis as blocks are applied to it, its trie loaded once per session."""
+        if self._applied_genesis is None:
+            roots = StateRoots(self.state_root_bin or state_root_tool(), group.alloc_path)
+            try:
+                self._applied_genesis = AppliedGenesis.load(fork, group.genesis, group.alloc_path, roots)
+            except BaseException:
+                roots.close()
+                raise
+        return self._applied_genesis
 
     def pre_alloc_group(self, fork: Fork) -> PreAllocGroupState:
         """
@@ -363,7 +380,7 @@ def accounts_changed_in_access_lists(chain: BuiltChain) -> set[str]:
         "0x" + entry.address.hex()
         for block in chain.blocks
         for entry in block.access_list_accounts()
-        if entry.storage_changes or entry.balance_changes or entry.nonce_changes or entry.code_changes
+        if entry.changes_state
     }
 
 

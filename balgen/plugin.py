@@ -33,6 +33,8 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from .calibration import calibrated_fork
+from .chain.header import has_block_access_list
+from .chain.state_roots import state_root_tool
 from .chain.t8n import TransitionTool
 from .command_line import BAD_INPUT_EXIT_CODE
 from .errors import BadInput, FillCheckFailed
@@ -80,6 +82,7 @@ class FillOptions:
         output: Path,
         placement: Placement,
         code_sizes: tuple[str, ...],
+        state_root_bin: Path | None = None,
     ):
         self.fork = fork
         self.gas_values = gas_values
@@ -87,6 +90,8 @@ class FillOptions:
         self.output = output
         self.placement = placement
         self.code_sizes = code_sizes
+        self.state_root_bin = state_root_bin
+        """`balgen-state-root`, for forks whose shared-genesis chains are applied (see `applied_chain`)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -123,6 +128,7 @@ def read_options(config: pytest.Config) -> FillOptions:
         output=Path(config.getoption("output")),
         placement=Placement(config.getoption("setup")),
         code_sizes=parse_code_sizes(config.getoption("code_sizes"), fork),
+        state_root_bin=state_root_tool() if has_block_access_list(fork) else None,
     )
     return options
 
@@ -251,6 +257,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         scratch=Path(tempfile.mkdtemp(prefix="session-", dir=run_scratch)),
         staging=_staging_folder(options.output, run_scratch),
         group_folder=run_scratch / "group",
+        state_root_bin=options.state_root_bin,
     )
 
 

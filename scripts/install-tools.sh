@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n, with balgen's access tracer added) and
-# `geth`, and revm's `revme` (the second EVM `balgen verify` runs); and go-ethereum v1.17.5's pair (an earlier Amsterdam, for the
-# tests that fill and import with it) into tools/v1.17.5/bin; and the shared reth build (the second
-# client the replay tests use) when ../shared/clients has one. Each is skipped when it is there at its
-# pinned version.
+# Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n, with balgen's access tracer added),
+# `geth`, and balgen-state-root (go-ethereum's trie); revm's `revme` (the second EVM `balgen verify`
+# runs); go-ethereum v1.17.5's evm and geth (an earlier Amsterdam, for the tests that fill and import
+# with it) into tools/v1.17.5/bin; and the shared reth build (the second client the replay tests use)
+# when ../shared/clients has one. Each is skipped when it is there at its pinned version.
 set -euo pipefail
 version="v1.17.8"
 earlier_version="v1.17.5"
@@ -15,6 +15,20 @@ mkdir -p "$bin"
 
 tracer_source="$root/scripts/evm_tracer/balgen_access_tracer.go"
 tracer_digest="$(sha256sum "$tracer_source" | cut -c1-12)"
+
+# A writable copy of go-ethereum's source at `version` (tools/src/go-ethereum-VERSION), made once;
+# balgen's Go files are added to it and built there.
+go_ethereum_source() {
+  local version="$1" module source="$root/tools/src/go-ethereum-$1"
+  if [[ ! -f "$source/.complete" ]]; then
+    module="$(GOFLAGS=-mod=mod go mod download -json "github.com/ethereum/go-ethereum@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+    [[ -d "$module" ]] || { echo "install-tools: go-ethereum $version source not found after go mod download" >&2; exit 2; }
+    rm -rf "$source" && mkdir -p "$(dirname "$source")"
+    cp -r "$module" "$source" && chmod -R u+w "$source"
+    touch "$source/.complete"
+  fi
+  echo "$source"
+}
 
 # geth as released; evm from the same release's source with one file added: balgen's native access
 # tracer (registered as balgenAccessTracer), which observes execution and changes none of it.
@@ -32,11 +46,8 @@ install_go_ethereum() {
     touch "$into/.go-ethereum-$version"
   fi
   echo "install-tools: building go-ethereum $version evm with balgen's access tracer into ${into#"$root"/}"
-  local module source="$root/tools/src/go-ethereum-$version"
-  module="$(GOFLAGS=-mod=mod go mod download -json "github.com/ethereum/go-ethereum@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
-  [[ -d "$module" ]] || { echo "install-tools: go-ethereum $version source not found after go mod download" >&2; exit 2; }
-  rm -rf "$source" && mkdir -p "$(dirname "$source")"
-  cp -r "$module" "$source" && chmod -R u+w "$source"
+  local source
+  source="$(go_ethereum_source "$version")"
   cp "$tracer_source" "$source/eth/tracers/native/"
   (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$into/evm.partial" ./cmd/evm)
   mv "$into/evm.partial" "$into/evm"
@@ -46,6 +57,21 @@ install_go_ethereum() {
 
 install_go_ethereum "$version" "$bin"
 install_go_ethereum "$earlier_version" "$root/tools/$earlier_version/bin"
+
+# balgen-state-root (scripts/state_root): go-ethereum's trie over one allocation, asked for its root with
+# accounts replaced; applying a chain to the shared group genesis takes each block's root from it.
+state_root_source="$root/scripts/state_root/main.go"
+state_root_stamp="$bin/.balgen-state-root-$version-$(sha256sum "$state_root_source" | cut -c1-12)"
+if [[ ! ( -x "$bin/balgen-state-root" && -f "$state_root_stamp" ) ]]; then
+  command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
+  echo "install-tools: building balgen-state-root with go-ethereum $version's trie into tools/bin"
+  source="$(go_ethereum_source "$version")"
+  mkdir -p "$source/cmd/balgen-state-root" && cp "$state_root_source" "$source/cmd/balgen-state-root/"
+  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$bin/balgen-state-root.partial" ./cmd/balgen-state-root)
+  mv "$bin/balgen-state-root.partial" "$bin/balgen-state-root"
+  rm -f "$bin"/.balgen-state-root-*
+  touch "$state_root_stamp"
+fi
 
 # A prebuilt reth (../shared/clients/README.md says how it was built), unpacked once per archive.
 for archive in "$root"/../shared/clients/reth-*.gz; do

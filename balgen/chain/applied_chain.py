@@ -8,68 +8,120 @@ it from the traces and access lists: `checks.genesis_dependence`), they do on
 the group genesis exactly what they did on their own one. So, as a client
 applying an access list without execution would, each block's post-state is
 the state before it with the accounts its transactions changed set to their
-values after the same block of the own chain. t8n then runs the block with no
-transactions on that state: its system calls (the beacon root, this chain's
-parent hash, the request queues) and the state root; the post-state is that
-state with the values the system calls' access list records (t8n dumps no
-allocation: on a group of tens of thousands of accounts that is a quarter of
-its run). The header and access list are the own block's with this chain's
-parent hash, state root and system-call entries.
+values after the same block of the own chain.
+
+The block's system calls (the beacon root, this chain's parent hash, the
+request queues) run in t8n, with no transactions, on the system contracts
+alone: they read and write nothing else (each run's access list proves it),
+so the group's tens of thousands of other accounts need not be loaded. The
+state root is the group genesis with every account the chain has changed so
+far replaced, from `state_roots` (go-ethereum's trie, loaded once per group).
+The header and access list are the own block's with this chain's parent
+hash, state root and system-call entries.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import FillCheckFailed
+from ..forks import Fork, system_contract_code
 from ..hextypes import data_hex, zero_padded_hex
-from ..forks import Fork
 from ..keccak import keccak
 from .alloc import iter_alloc, write_alloc_entries
-from .bal import AccountChanges, access_list_addresses, iter_block_access_list, with_accounts_of
+from .bal import AccountChanges, iter_block_access_list, with_accounts_of
 from .builder import BuiltBlock, BuiltChain, block_env
 from .header import Header
+from .state_roots import StateRoots
 from .t8n import T8nResult, TransitionTool
+
+AllocAccount = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AppliedGenesis:
+    """A genesis blocks are applied to: its header, its allocation and trie, and its system contracts as it holds them."""
+
+    header: Header
+    alloc_path: Path
+    roots: StateRoots
+    """`balgen-state-root` over `alloc_path`."""
+    system_accounts: Mapping[str, AllocAccount]
+    """The genesis's accounts at the fork's system contract addresses (lower-case 0x), those it holds."""
+
+    @classmethod
+    def load(cls, fork: Fork, header: Header, alloc_path: Path, roots: StateRoots) -> "AppliedGenesis":
+        """Read the system contracts from the genesis allocation, and check the trie's root is the header's."""
+        if roots.base_root != header.state_root:
+            raise FillCheckFailed(
+                f"{alloc_path}: balgen-state-root gives state root 0x{roots.base_root.hex()}, "
+                f"t8n gave 0x{header.state_root.hex()}"
+            )
+        addresses = system_addresses(fork)
+        accounts = {address.lower(): account for address, account in iter_alloc(alloc_path) if address.lower() in addresses}
+        return cls(header=header, alloc_path=alloc_path, roots=roots, system_accounts=accounts)
+
+
+def system_addresses(fork: Fork) -> frozenset[str]:
+    """The lower-case 0x addresses of the system contracts `fork`'s genesis holds."""
+    code = system_contract_code()
+    return frozenset(code[key][0].lower() for key in fork.system_contracts)
 
 
 def apply_blocks(
     t8n: TransitionTool,
     fork: Fork,
     built: BuiltChain,
-    genesis_alloc_path: Path,
-    genesis: Header,
+    genesis: AppliedGenesis,
     workdir: Path,
     *,
     label: str,
 ) -> BuiltChain:
-    """The blocks of `built` on the genesis `genesis` (its allocation in `genesis_alloc_path`), applied."""
-    headers = [genesis]
+    """
+    The blocks of `built` applied on `genesis`. Each block's allocation holds
+    only the accounts changed since the genesis (the others are the genesis's).
+    """
+    headers = [genesis.header]
     blocks: list[BuiltBlock] = []
-    alloc_path = genesis_alloc_path
+    changes: dict[str, AllocAccount | None] = {}
+    """Every account changed since the genesis, as it is now (None: it no longer exists)."""
     for index, block in enumerate(built.blocks):
         block_label = f"{label} block {index + 1} (applied)"
         folder = workdir / f"block{index + 1}"
+        folder.mkdir(parents=True, exist_ok=True)
         changed = changed_by_transactions(block)
-        applied = folder / "applied.json"
-        write_alloc_entries(applied, with_accounts_from(alloc_path, block.t8n.alloc_path, changed))
+        changes.update(accounts_as_in(block.t8n.alloc_path, changed))
+        system_state = {**genesis.system_accounts, **{a: changes[a] for a in genesis.system_accounts.keys() & changes.keys()}}
+        system_alloc = folder / "system.json"
+        write_alloc_entries(system_alloc, present(system_state))
         env = block_env(fork, headers[-1], headers)
         t8n_before = t8n.busy_seconds
-        system_only = t8n.transition_raw(fork.name, applied, env, (), folder, label=block_label, write_alloc=False)
+        system_only = t8n.transition_raw(fork.name, system_alloc, env, (), folder, label=block_label, write_alloc=False)
         requests_hash = block.header.requests_hash
         if system_only.result.get("requestsHash") != (None if requests_hash is None else data_hex(requests_hash)):
             raise FillCheckFailed(f"{block_label}: the system calls' requests differ from the executed block's")
         access_list, system_access_list = block.block_access_list, system_only.block_access_list
         if access_list is None or system_access_list is None:
             raise FillCheckFailed(f"{block_label}: blocks without access lists are executed, not applied")
-        check_system_entries_are_not_transactions(changed, system_access_list, block_label)
-        access_list = with_accounts_of(access_list, system_access_list)
+        system_entries = list(iter_block_access_list(system_access_list))
+        check_system_calls_stay_in_system_contracts(system_entries, system_addresses(fork), block_label)
+        check_system_entries_are_not_transactions(changed, system_entries, block_label)
+        for entry in system_entries:
+            address = "0x" + entry.address.hex()
+            if entry.changes_state:
+                changes[address] = account_with_changes(system_state.get(address) or {}, entry)
+        replacements = folder / "replacements.json"
+        write_alloc_entries(replacements, sorted(changes.items()))
+        state_root = genesis.roots.with_accounts(replacements)
         post = folder / "post.json"
-        write_alloc_entries(post, with_access_list_values(applied, system_access_list))
+        write_alloc_entries(post, present(changes))
+        access_list = with_accounts_of(access_list, system_access_list)
         header = block.header.with_values(
             parent_hash=headers[-1].hash,
-            state_root=system_only.state_root,
+            state_root=state_root,
             block_access_list_hash=keccak(access_list),
         )
         blocks.append(
@@ -79,13 +131,26 @@ def apply_blocks(
                 txs=block.txs,
                 requests=block.requests,
                 block_access_list=access_list,
-                t8n=T8nResult(result=system_only.result, alloc_path=post),
+                t8n=T8nResult(result={**system_only.result, "stateRoot": data_hex(state_root)}, alloc_path=post),
                 t8n_seconds=t8n.busy_seconds - t8n_before,
             )
         )
         headers.append(header)
-        alloc_path = post
-    return BuiltChain(genesis=genesis, blocks=tuple(blocks), genesis_alloc_path=genesis_alloc_path)
+    return BuiltChain(genesis=genesis.header, blocks=tuple(blocks), genesis_alloc_path=genesis.alloc_path)
+
+
+def present(accounts: Mapping[str, AllocAccount | None]) -> Iterator[tuple[str, AllocAccount]]:
+    """The accounts that exist, sorted by address."""
+    return ((address, account) for address, account in sorted(accounts.items()) if account is not None)
+
+
+def accounts_as_in(alloc_path: Path, addresses: set[str]) -> dict[str, AllocAccount | None]:
+    """The accounts `addresses` as the allocation in `alloc_path` has them (None where it has none)."""
+    found: dict[str, AllocAccount | None] = dict.fromkeys(addresses)
+    for address, account in iter_alloc(alloc_path):
+        if address.lower() in found:
+            found[address.lower()] = account
+    return found
 
 
 def changed_by_transactions(block: BuiltBlock) -> set[str]:
@@ -100,29 +165,6 @@ def _changed_at(entry: AccountChanges, indices: range) -> bool:
     """Whether the access list entry records a change at one of the block access `indices`."""
     changes = chain(*entry.storage_changes.values(), entry.balance_changes, entry.nonce_changes, entry.code_changes)
     return any(index in indices for index, _ in changes)
-
-
-def with_accounts_from(base_path: Path, source_path: Path, addresses: set[str]) -> Iterator[tuple[str, Any]]:
-    """
-    The allocation in `base_path` with the accounts `addresses` as the allocation
-    in `source_path` has them (absent there: absent here), one account at a time.
-    """
-    for address, account in iter_alloc(base_path):
-        if address.lower() not in addresses:
-            yield address, account
-    for address, account in iter_alloc(source_path):
-        if address.lower() in addresses:
-            yield address, account
-
-
-def with_access_list_values(alloc_path: Path, access_list: bytes) -> Iterator[tuple[str, Any]]:
-    """The allocation in `alloc_path` with the last value the access list records for each key it changes."""
-    entries = {"0x" + entry.address.hex(): entry for entry in iter_block_access_list(access_list)}
-    for address, account in iter_alloc(alloc_path):
-        entry = entries.pop(address.lower(), None)
-        yield address, account if entry is None else account_with_changes(account, entry)
-    for address, entry in entries.items():
-        yield address, account_with_changes({}, entry)
 
 
 def account_with_changes(account: dict[str, Any], entry: AccountChanges) -> dict[str, Any]:
@@ -143,8 +185,15 @@ def account_with_changes(account: dict[str, Any], entry: AccountChanges) -> dict
     return changed
 
 
-def check_system_entries_are_not_transactions(changed: set[str], system_access_list: bytes, label: str) -> None:
+def check_system_calls_stay_in_system_contracts(entries: Iterable[AccountChanges], system: frozenset[str], label: str) -> None:
+    """The system calls accessed only system contracts, so running them on those contracts alone ran them as on the whole state."""
+    for entry in entries:
+        if "0x" + entry.address.hex() not in system:
+            raise FillCheckFailed(f"{label}: the system calls access 0x{entry.address.hex()}, which is not a system contract")
+
+
+def check_system_entries_are_not_transactions(changed: set[str], entries: Iterable[AccountChanges], label: str) -> None:
     """No account the system calls access is one the block's transactions `changed`: their entries are the system calls' alone."""
-    for address in access_list_addresses(system_access_list):
-        if "0x" + address.hex() in changed:
-            raise FillCheckFailed(f"{label}: a transaction changes system contract 0x{address.hex()}")
+    for entry in entries:
+        if "0x" + entry.address.hex() in changed:
+            raise FillCheckFailed(f"{label}: a transaction changes system contract 0x{entry.address.hex()}")

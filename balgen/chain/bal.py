@@ -28,6 +28,11 @@ class AccountChanges:
     nonce_changes: tuple[tuple[int, int], ...]
     code_changes: tuple[tuple[int, bytes], ...]
 
+    @property
+    def changes_state(self) -> bool:
+        """Whether the entry records any change (an entry may record reads only)."""
+        return bool(self.storage_changes or self.balance_changes or self.nonce_changes or self.code_changes)
+
 
 def _int(value: bytes) -> int:
     return int.from_bytes(value, "big")

@@ -1,0 +1,138 @@
+// Command balgen-state-root computes the state roots of one base allocation
+// with some of its accounts replaced, many times over, with go-ethereum's trie.
+//
+// balgen applies a built chain's blocks to the shared pre-alloc group genesis
+// (tens of thousands of accounts) instead of executing them again; each
+// block's state is the group's with the accounts the chain has changed so far
+// replaced. t8n would load and hash the whole group for every block. This
+// loads it once and rehashes only the paths the replaced accounts lie on.
+//
+// Usage: balgen-state-root BASE_ALLOC
+//
+// It prints the state root of the allocation in BASE_ALLOC (t8n's alloc JSON),
+// then reads one path per line from standard input, each an allocation whose
+// accounts replace the base's (an account given as null does not exist), and
+// prints the root of the base with those accounts replaced. Bad input ends it
+// with one line on standard error and exit code 2.
+//
+// scripts/install-tools.sh builds it from the pinned go-ethereum's source.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/ethereum/go-ethereum/trie"
+	"github.com/holiman/uint256"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fail(errors.New("usage: balgen-state-root BASE_ALLOC (then one replacement allocation path per line on stdin)"))
+	}
+	base := trie.NewEmpty(nil)
+	if err := replaceAccounts(base, os.Args[1]); err != nil {
+		fail(err)
+	}
+	out := bufio.NewWriter(os.Stdout)
+	answer(out, base.Hash())
+	requests := bufio.NewScanner(os.Stdin)
+	for requests.Scan() {
+		state := base.Copy()
+		if err := replaceAccounts(state, requests.Text()); err != nil {
+			fail(err)
+		}
+		answer(out, state.Hash())
+	}
+	if err := requests.Err(); err != nil {
+		fail(fmt.Errorf("reading requests: %v", err))
+	}
+}
+
+// replaceAccounts sets each account of the allocation at path in the state
+// trie, or removes it where the allocation gives null. The file is decoded one
+// account at a time, as t8n decodes its input allocation.
+func replaceAccounts(state *trie.Trie, path string) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	decoder := json.NewDecoder(bufio.NewReader(file))
+	if token, err := decoder.Token(); err != nil || token != json.Delim('{') {
+		return fmt.Errorf("%s: not an allocation (a JSON object of accounts)", path)
+	}
+	for decoder.More() {
+		token, err := decoder.Token()
+		if err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		address := common.HexToAddress(token.(string))
+		var account *types.Account
+		if err := decoder.Decode(&account); err != nil {
+			return fmt.Errorf("%s: account %s: %v", path, address.Hex(), err)
+		}
+		key := crypto.Keccak256(address.Bytes())
+		if account == nil {
+			state.MustDelete(key)
+			continue
+		}
+		leaf, err := rlp.EncodeToBytes(stateAccount(account))
+		if err != nil {
+			return fmt.Errorf("%s: account %s: %v", path, address.Hex(), err)
+		}
+		state.MustUpdate(key, leaf)
+	}
+	if _, err := decoder.Token(); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// stateAccount is the state trie's leaf for an allocation account: what
+// go-ethereum's StateDB commits for it.
+func stateAccount(account *types.Account) *types.StateAccount {
+	balance := new(uint256.Int)
+	if account.Balance != nil {
+		balance = uint256.MustFromBig(account.Balance)
+	}
+	return &types.StateAccount{
+		Nonce:    account.Nonce,
+		Balance:  balance,
+		Root:     storageRoot(account.Storage),
+		CodeHash: crypto.Keccak256(account.Code),
+	}
+}
+
+// storageRoot is the root of an account's storage trie: zero values are not
+// stored, others are RLP strings without leading zeros under the slot's hash.
+func storageRoot(storage map[common.Hash]common.Hash) common.Hash {
+	slots := trie.NewEmpty(nil)
+	for slot, value := range storage {
+		if value == (common.Hash{}) {
+			continue
+		}
+		encoded, _ := rlp.EncodeToBytes(common.TrimLeftZeroes(value[:]))
+		slots.MustUpdate(crypto.Keccak256(slot[:]), encoded)
+	}
+	return slots.Hash()
+}
+
+func answer(out *bufio.Writer, root common.Hash) {
+	fmt.Fprintln(out, root.Hex())
+	if err := out.Flush(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "balgen-state-root: %v\n", err)
+	os.Exit(2)
+}

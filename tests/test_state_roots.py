@@ -1,0 +1,77 @@
+"""
+balgen-state-root gives the state root t8n gives, for an allocation and for it with accounts replaced or removed.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from balgen.chain.alloc import write_alloc_entries
+from balgen.chain.builder import genesis_state_root
+from balgen.chain.state_roots import StateRoots, state_root_tool
+from balgen.chain.t8n import TransitionTool
+from balgen.errors import TransitionToolError
+from balgen.hextypes import zero_padded_hex
+from balgen.toolchain import pinned_evm
+
+ADDRESSES = [f"0x{index:040x}" for index in range(1, 9)]
+accounts = st.fixed_dictionaries(
+    {
+        "nonce": st.integers(0, 3).map(hex),
+        "balance": st.integers(0, 10**20).map(hex),
+        "code": st.sampled_from(["0x", "0x00", "0x6001600055"]),
+        # Zero values included: t8n stores none of them.
+        "storage": st.dictionaries(st.integers(0, 4).map(zero_padded_hex), st.integers(0, 2**256 - 1).map(zero_padded_hex), max_size=3),
+    }
+)
+allocs = st.dictionaries(st.sampled_from(ADDRESSES), accounts, max_size=6)
+replacements = st.dictionaries(st.sampled_from(ADDRESSES), st.none() | accounts, max_size=4)
+
+
+@pytest.fixture(scope="module")
+def t8n() -> TransitionTool:
+    return TransitionTool(pinned_evm())
+
+
+def t8n_root(t8n: TransitionTool, alloc: dict, folder: Path) -> bytes:
+    path = folder / "alloc.json"
+    write_alloc_entries(path, sorted(alloc.items()))
+    return genesis_state_root(t8n, path, folder / "root")
+
+
+@pytest.mark.integration
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(base=allocs, first=replacements, second=replacements)
+def test_roots_with_replaced_accounts_are_t8ns(t8n: TransitionTool, base: dict, first: dict, second: dict) -> None:
+    """Each question starts from the base again: the second answer does not carry the first's replacements."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        write_alloc_entries(folder / "base.json", sorted(base.items()))
+        roots = StateRoots(state_root_tool(), folder / "base.json")
+        try:
+            assert roots.base_root == t8n_root(t8n, base, folder / "base")
+            for index, replaced in enumerate((first, second)):
+                write_alloc_entries(folder / f"replace{index}.json", sorted(replaced.items()))
+                expected = {a: account for a, account in {**base, **replaced}.items() if account is not None}
+                assert roots.with_accounts(folder / f"replace{index}.json") == t8n_root(t8n, expected, folder / f"t8n{index}")
+        finally:
+            roots.close()
+
+
+@pytest.mark.integration
+def test_an_unreadable_replacement_names_the_file_and_the_account(tmp_path: Path) -> None:
+    write_alloc_entries(tmp_path / "base.json", [(ADDRESSES[0], {"balance": "0x1"})])
+    (tmp_path / "bad.json").write_text('{"%s": {"balance": "lots"}}' % ADDRESSES[1])
+    roots = StateRoots(state_root_tool(), tmp_path / "base.json")
+    try:
+        with pytest.raises(TransitionToolError, match=r'over .*base\.json: .*bad\.json: account 0x0*2: invalid hex or decimal integer "lots"$'):
+            roots.with_accounts(tmp_path / "bad.json")
+        with pytest.raises(TransitionToolError, match=r"missing\.json: .*no such file"):
+            StateRoots(state_root_tool(), tmp_path / "missing.json")
+    finally:
+        roots.close()
