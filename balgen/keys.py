@@ -8,10 +8,12 @@ workloads never share one (which lets many workloads share one genesis).
 
 from __future__ import annotations
 
-from .keccak import keccak
+from functools import lru_cache
+
 import rlp
 from coincurve import PublicKey
 
+from .keccak import keccak
 from .workload import Address, Sender
 
 SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
@@ -27,8 +29,13 @@ def derived_secret(seed: str, role: str, index: int) -> bytes:
         counter += 1
 
 
+@lru_cache(maxsize=1 << 16)
 def sender(seed: str, role: str, index: int = 0) -> Sender:
-    """A deterministic funded-account identity."""
+    """
+    A deterministic funded-account identity. Cached: generators name the same
+    senders again each time they regenerate a block's transactions, and the
+    public key is most of the cost.
+    """
     secret = derived_secret(seed, role, index)
     public = PublicKey.from_secret(secret).format(compressed=False)[1:]
     address = keccak(public)[12:]

@@ -8,6 +8,7 @@ bytes; that is what makes fixtures byte-identical between runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import rlp
 from rlp.sedes import CountableList, List, big_endian_int, binary
@@ -63,11 +64,17 @@ def envelope_size_bound(tx: TxSpec) -> int:
     return 1 + len(rlp.encode([*_unsigned_fields(tx, 2**64 - 1), 1, 2**256 - 1, 2**256 - 1]))
 
 
+@lru_cache(maxsize=1 << 16)
+def signing_key(secret: bytes) -> PrivateKey:
+    """The key object for `secret`, made once per sender: making one derives its public key, a third of signing."""
+    return PrivateKey(secret)
+
+
 def sign(tx: TxSpec, chain_id: int) -> SignedTx:
     """Sign `tx` with its sender's key for `chain_id`."""
     fields = _unsigned_fields(tx, chain_id)
     digest = keccak(bytes([DYNAMIC_FEE_TX_TYPE]) + rlp.encode(fields, UNSIGNED_FIELDS))
-    signature = PrivateKey(tx.sender.key).sign_recoverable(digest, hasher=None)
+    signature = signing_key(tx.sender.key).sign_recoverable(digest, hasher=None)
     r = int.from_bytes(signature[:32], "big")
     s = int.from_bytes(signature[32:64], "big")
     v = signature[64]
