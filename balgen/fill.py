@@ -203,11 +203,16 @@ class FillSession:
         """
         `own`'s blocks on the group genesis: applied from their state changes
         when they provably execute the same there (`genesis_dependence`),
-        otherwise executed again and compared with `own`.
+        otherwise executed again and compared with `own` (a difference names
+        why the blocks were not applied).
         """
         fork = workload.fork
-        if has_block_access_list(fork) and genesis_dependence(fork, own, group.alloc_path) is None:
-            return apply_blocks(self.t8n, fork, own, self.applied_genesis(fork, group), workdir, label=workload.name)
+        reason = None
+        if has_block_access_list(fork):
+            reason = genesis_dependence(fork, own, group.alloc_path)
+            if reason is None:
+                applied_genesis = self.applied_genesis(fork, group)
+                return apply_blocks(self.t8n, fork, own, applied_genesis, workdir, label=workload.name)
         shared = build_chain(
             self.t8n,
             fork,
@@ -218,7 +223,12 @@ class FillSession:
             signed=[block.txs for block in own.blocks],
             genesis=group.genesis,
         )
-        check_same_execution(fork, own, shared)
+        try:
+            check_same_execution(fork, own, shared)
+        except FillCheckFailed as error:
+            if reason is None:
+                raise
+            raise FillCheckFailed(f"{error} (executed, not applied: {reason})") from None
         return shared
 
     def applied_genesis(self, fork: Fork, group: PreAllocGroupState) -> AppliedGenesis:

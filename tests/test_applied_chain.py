@@ -16,7 +16,8 @@ from balgen.chain.builder import BuiltChain, build_chain, genesis_header, genesi
 from balgen.chain.state_roots import StateRoots, state_root_tool
 from balgen.chain.t8n import TransitionTool
 from balgen.checks import genesis_dependence
-from balgen.fill import accounts_changed_in_access_lists, build_own_chain
+from balgen.errors import FillCheckFailed
+from balgen.fill import FillSession, PreAllocGroupState, accounts_changed_in_access_lists, build_own_chain
 from balgen.forks import AMSTERDAM
 from balgen.generators.catalog import family_by_name
 from balgen.keys import sender
@@ -110,6 +111,10 @@ def test_a_transaction_reading_blockhash_is_executed_not_applied(t8n: Transition
     own = build_own_chain(t8n, workload, tmp_path / "own")
     alloc, genesis = group_genesis(t8n, [workload, workload_of("serial_chain", fill=FillLevel.HALF)], tmp_path / "group")
     assert genesis_dependence(AMSTERDAM, own, alloc) == "block 1: transaction 0 reads BLOCKHASH [0]"
+    session = FillSession(t8n=t8n, output=tmp_path / "out", all_gas_values=[1_000_000], planned=[], scratch=tmp_path / "session")
+    group = PreAllocGroupState(group_hash="0x00", test_ids=[workload.name], alloc_path=alloc, genesis=genesis)
+    with pytest.raises(FillCheckFailed, match=r"differs from the own genesis \(executed, not applied: block 1: transaction 0 reads BLOCKHASH \[0\]\)$"):
+        session.shared_chain(workload, own, group, tmp_path / "shared")
     executed = build_chain(t8n, AMSTERDAM, alloc, workload.blocks, tmp_path / "executed", label="executed", genesis=genesis)
     stored = [list(entry.storage_changes[0]) for chain in (own, executed) for entry in chain.blocks[0].access_list_accounts() if entry.address == storer]
     assert stored == [[(1, int.from_bytes(own.genesis.hash, "big"))], [(1, int.from_bytes(genesis.hash, "big"))]]
