@@ -10,8 +10,13 @@ million gas. Target: balgen's peak RSS at most 500 MB at 1000M, and flat
 across gas values (docs/design.md has the figures, docs/images/fill_scale.png
 the plot, and what is still held per transaction).
 
-    .venv/bin/python benchmarks/fill_scale.py [--family serial_chain] [--gas-benchmark-values 60,300,1000]
-        [--fills greedy,max,half] [--plot fill_scale.png]
+    .venv/bin/python benchmarks/fill_scale.py [--family serial_chain] [--variant group2]
+        [--gas-benchmark-values 60,300,1000] [--fills greedy,max,half] [--plot fill_scale.png] [--keep DIR]
+
+`--variant` names a family's variant (`mixed_dep`'s `group2`, `interact`'s
+`single_contract`, a contract set's `0.5KB`). `--keep DIR` keeps each
+fixture in `DIR/<fixture>/` (e.g. for `balgen replay DIR`), and adds the
+benchmark block's transaction count and gas used to its row.
 
 A 1000M fixture takes many minutes (its traced benchmark block most of them):
 run it nice'd on a shared machine, and say so when quoting its times.
@@ -43,15 +48,34 @@ class Measurement:
     wall_seconds: float
     balgen_mb: float
     t8n_mb: float
+    txs: int | None = None
+    gas_used: int | None = None
 
 
-def fill_one(name: str, gas_millions: int) -> dict[str, object]:
-    """In this (fresh) process: fill fixture `name` and report wall time and peak RSS of self and children."""
+def benchmark_block_size(output: Path) -> tuple[int, int] | None:
+    """The transaction count and gas used of the last block of the engine fixture in `output`, if there is one."""
+    import ijson
+
+    for path in sorted(output.glob("blockchain_tests_engine/**/*.json")):
+        with open(path, "rb") as stream:
+            last = None
+            for _, test in ijson.kvitems(stream, ""):
+                last = test["engineNewPayloads"][-1]["params"][0]
+        if last is not None:
+            return len(last["transactions"]), int(last["gasUsed"], 16)
+    return None
+
+
+def fill_one(name: str, gas_millions: int, keep: Path | None) -> dict[str, object]:
+    """
+    In this (fresh) process: fill fixture `name` (into `keep/name` if given)
+    and report wall time and peak RSS of self and children.
+    """
     import pytest
 
     from balgen.cli import fill_parser, pytest_arguments
 
-    output = Path(tempfile.mkdtemp(prefix="balgen-fill-scale-"))
+    output = Path(tempfile.mkdtemp(prefix="balgen-fill-scale-")) if keep is None else keep / name
     args = fill_parser().parse_args(
         ["--gas-benchmark-values", str(gas_millions), "-k", name, "--output", str(output)]
     )
@@ -59,7 +83,8 @@ def fill_one(name: str, gas_millions: int) -> dict[str, object]:
     try:
         code = pytest.main(pytest_arguments(args, []))
     finally:
-        shutil.rmtree(output, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(output, ignore_errors=True)
     return {
         "passed": code == 0,
         "wall_seconds": time.perf_counter() - started,
@@ -68,19 +93,20 @@ def fill_one(name: str, gas_millions: int) -> dict[str, object]:
     }
 
 
-def measure(family: str, fill: str, gas_millions: int) -> Measurement:
+def measure(family: str, variant: str | None, fill: str, gas_millions: int, keep: Path | None) -> Measurement:
     """One fixture filled in a child process of its own."""
-    name = f"{family}-{fill}-{gas_millions}M"
-    completed = subprocess.run(
-        [sys.executable, __file__, "--child", name, str(gas_millions)], capture_output=True, text=True, check=False
-    )
+    name = "-".join([family, fill, *([variant] if variant else []), f"{gas_millions}M"])
+    child = [sys.executable, __file__, "--child", name, str(gas_millions), *(["--keep", str(keep)] if keep else [])]
+    completed = subprocess.run(child, capture_output=True, text=True, check=False)
     lines = completed.stdout.strip().splitlines()
     try:
         report = json.loads(lines[-1])
     except (IndexError, ValueError):
         print(f"fill_scale: {name}: the child failed: {completed.stderr.strip()[-500:]}", file=sys.stderr)
         return Measurement(name, gas_millions, fill, False, 0.0, 0.0, 0.0)
-    return Measurement(name, gas_millions, fill, **report)
+    size = benchmark_block_size(keep / name) if keep is not None else None
+    txs, gas_used = size if size else (None, None)
+    return Measurement(name, gas_millions, fill, **report, txs=txs, gas_used=gas_used)
 
 
 def balgen_growth(measurements: list[Measurement]) -> float | None:
@@ -115,27 +141,29 @@ def plot(measurements: list[Measurement], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--family", default="serial_chain", help="family to fill (default serial_chain)")
+    parser.add_argument("--variant", default=None, help="the family's variant, e.g. group2, single_contract, 0.5KB")
     parser.add_argument("--gas-benchmark-values", default="60,300,1000", help="gas values in millions")
     parser.add_argument("--fills", default="greedy,max,half", help="fill levels (default all three)")
     parser.add_argument("--plot", type=Path, default=None, help="write a PNG of peak RSS against gas value")
+    parser.add_argument("--keep", type=Path, default=None, help="keep each fixture in DIR/<fixture>/")
     parser.add_argument("--child", nargs=2, metavar=("NAME", "GAS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(fill_one(args.child[0], int(args.child[1]))))
+        print(json.dumps(fill_one(args.child[0], int(args.child[1]), args.keep)))
         return 0
     gas_values = [int(value) for value in args.gas_benchmark_values.split(",")]
     print(f"balgen fill scale: {args.family}, fills {args.fills}, gas values {args.gas_benchmark_values}M")
-    header = f"{'fixture':<34} {'result':>6} {'wall s':>8} {'balgen MB':>10} {'t8n MB':>8}"
+    header = f"{'fixture':<44} {'result':>6} {'wall s':>8} {'balgen MB':>10} {'t8n MB':>8} {'txs':>7} {'gas used':>14}"
     print(header)
     print("-" * len(header))
     measurements = []
     for gas in gas_values:
         for fill in args.fills.split(","):
-            m = measure(args.family, fill, gas)
+            m = measure(args.family, args.variant, fill, gas, args.keep)
             measurements.append(m)
             print(
-                f"{m.name:<34} {'ok' if m.passed else 'FAILED':>6} {m.wall_seconds:>8.1f} {m.balgen_mb:>10.0f} "
-                f"{m.t8n_mb:>8.0f}",
+                f"{m.name:<44} {'ok' if m.passed else 'FAILED':>6} {m.wall_seconds:>8.1f} {m.balgen_mb:>10.0f} "
+                f"{m.t8n_mb:>8.0f} {'' if m.txs is None else m.txs:>7} {'' if m.gas_used is None else f'{m.gas_used:,}':>14}",
                 flush=True,
             )
     if args.plot:

@@ -16,7 +16,7 @@ import pytest
 
 from balgen.clients.chain_config import besu_config, chain_config, geth_blob_schedule, nethermind_params
 from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
-from balgen.clients.client_presets import PRESETS, check_template, render_command
+from balgen.clients.client_presets import PRESETS, check_template, preset_placeholders, render_command
 from balgen.errors import BadInput
 from balgen.fixtures.models import FixtureGenesisHeader
 from balgen.fixtures.reading import held_accounts, validated
@@ -125,13 +125,15 @@ def test_a_malformed_account_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_every_preset_command_is_a_valid_template() -> None:
-    values = {name: f"<{name}>" for name in ("bin", "genesis", "datadir", "engine_port", "rpc_port", "p2p_port", "jwt")}
     for preset in PRESETS.values():
+        values = {name: f"<{name}>" for name in preset_placeholders(preset)}
         command = render_command(preset.node_command, values)
         assert command[0] == "<bin>" and "<engine_port>" in " ".join(command) and "<jwt>" in " ".join(command)
         assert "0.0.0.0" not in command
     with pytest.raises(BadInput, match=r"--client-cmd: unknown placeholder \{port\}"):
         check_template("client --port {port}", "--client-cmd")
+    with pytest.raises(BadInput, match=r"--client-cmd: unknown placeholder \{config\}"):
+        check_template("client --config {config}", "--client-cmd")
 
 
 def _balgen(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from eth_hash.auto import keccak
 from balgen.errors import BadInput
 from balgen.fixtures.models import FixtureConfig, FixtureGenesisHeader
 from balgen.fixtures.reading import held_accounts, validated
-from balgen.clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
+from balgen.clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
 from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
 from balgen.chain_constants import (
     EMPTY_BLOCK_ACCESS_LIST_HASH,
@@ -383,6 +385,26 @@ def test_geth_genesis_hash_matches_the_header(tmp_path: Path, network: str) -> N
     assert _process_gone(pid)
     assert geth.returncode is not None
     assert not datadir.exists()
+
+
+@integration
+@needs_geth
+def test_geth_answers_engine_calls_longer_than_balgen_waits(tmp_path: Path) -> None:
+    """
+    geth as the preset starts it cuts no call short before balgen's own
+    Engine API deadline: its HTTP servers' WriteTimeout (30 s by default,
+    after which a 1000M `greedy` newPayload was answered `-32002 request
+    timed out`) is longer than `ENGINE_TIMEOUT`. `geth dumpconfig` with the
+    running node's exact flags and config file (on another datadir: the
+    node holds its own) shows what geth made of them.
+    """
+    genesis_path = tmp_path / "genesis.json"
+    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth:
+        command = [str(tmp_path / "other") if word == str(geth.datadir) else word for word in geth.node_command()]
+        dumped = subprocess.run([*command, "dumpconfig"], capture_output=True, text=True, timeout=60, check=True)
+    timeouts = tomllib.loads(dumped.stdout)["Node"]["HTTPTimeouts"]
+    assert timeouts["WriteTimeout"] / 1e9 > ENGINE_TIMEOUT >= 300
 
 
 @integration

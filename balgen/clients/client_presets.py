@@ -13,9 +13,11 @@ whose placeholders balgen fills for every node it starts:
     {rpc_port}     the HTTP JSON-RPC port on 127.0.0.1 (eth, debug, web3)
     {p2p_port}     a free port for the p2p listener (discovery is off)
     {jwt}          the generated JWT secret file (hex)
+    {config}       the preset's config file (`ClientPreset.config_file`), for
+                   settings the client takes from no flag
 
-`--client-cmd` / `--client-init` take templates of the same form for any
-other client. Every preset keeps the node on 127.0.0.1 with discovery, NAT
+`--client-cmd` / `--client-init` take templates of the same form (without
+`{config}`) for any other client. Every preset keeps the node on 127.0.0.1 with discovery, NAT
 probing and peers off; the flags come from each client's own CLI (`--help`
 of the reth build here) and from how benchmarkoor (`pkg/client/*.go`) and
 hive (`clients/*/`) start it.
@@ -31,8 +33,16 @@ from pathlib import Path
 
 from ..errors import BadInput
 from .client_genesis import GenesisFormat
+from .engine_client import ENGINE_TIMEOUT
 
 PLACEHOLDERS = ("bin", "genesis", "datadir", "engine_port", "rpc_port", "p2p_port", "jwt")
+CONFIG_PLACEHOLDER = "config"
+CONFIG_FILE_NAME = "client-config.toml"
+
+SERVER_TIMEOUT_MARGIN = 60.0
+"""Seconds a client's server-side request limit is set beyond `ENGINE_TIMEOUT`,
+so that balgen's own deadline, which names the call, is the one that fires."""
+SERVER_TIMEOUT_SECONDS = int(ENGINE_TIMEOUT + SERVER_TIMEOUT_MARGIN)
 
 
 class Rollback(StrEnum):
@@ -67,9 +77,23 @@ class ClientPreset:
     ignores_early_sigint: bool = False
     """Start it with SIGINT ignored and re-send until `stop_acknowledged` is logged (geth)."""
     stop_acknowledged: bytes | None = None
+    config_file: str | None = None
+    """The text of a file written into the node's folder before it starts, at `{config}`."""
     verified: str = ""
     """What was run with a real binary here; empty if nothing was."""
 
+
+GETH_CONFIG = f"""\
+[Node.HTTPTimeouts]
+WriteTimeout = {SERVER_TIMEOUT_SECONDS * 10**9}
+"""
+"""
+geth's HTTP servers, the Engine API's included, answer `-32002 request timed
+out` once a call runs 100 ms short of their `WriteTimeout`, 30 s by default
+(`rpc.DefaultHTTPTimeouts`), and only a `--config` TOML file sets it (the
+keys are `geth dumpconfig`'s, durations in nanoseconds; the file's other
+settings keep their defaults). A 1,000M-gas `greedy` block ran past 30 s.
+"""
 
 GETH = ClientPreset(
     name="geth",
@@ -80,13 +104,14 @@ GETH = ClientPreset(
         " --netrestrict 127.0.0.0/8 --maxpeers 0 --port {p2p_port}"
         " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
         " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net --ipcdisable"
-        " --debug.logslowblock 0"
+        " --debug.logslowblock 0 --config {config}"
     ),
     rollback=Rollback.SET_HEAD,
     figures=Figures.GETH_SLOW_BLOCK,
     env_prefix="GETH_",
     ignores_early_sigint=True,
     stop_acknowledged=b"Got interrupt, shutting down",
+    config_file=GETH_CONFIG,
     verified="go-ethereum v1.17.8: Prague, Osaka and Amsterdam suites, every check",
 )
 
@@ -120,6 +145,9 @@ NETHERMIND = ClientPreset(
         " --JsonRpc.EnabledModules Eth,Web3,Net,Debug --JsonRpc.EngineHost 127.0.0.1"
         " --JsonRpc.EnginePort {engine_port} --JsonRpc.JwtSecretFile {jwt}"
         " --Merge.TerminalTotalDifficulty 0 --HealthChecks.Enabled false"
+        # A call's limit (20 s by default) and newPayload's own (7 s, then SYNCING), in ms.
+        f" --JsonRpc.Timeout {SERVER_TIMEOUT_SECONDS * 1000}"
+        f" --Merge.NewPayloadBlockProcessingTimeout {SERVER_TIMEOUT_SECONDS * 1000}"
     ),
     rollback=Rollback.RESTORE_COPY,
     figures=Figures.LATENCY_ONLY,
@@ -137,6 +165,7 @@ BESU = ClientPreset(
         " --rpc-http-api=ETH,NET,WEB3,DEBUG --host-allowlist=127.0.0.1"
         " --engine-rpc-enabled=true --engine-rpc-port={engine_port} --engine-host-allowlist=127.0.0.1"
         " --engine-jwt-secret={jwt}"
+        f" --Xhttp-timeout-seconds={SERVER_TIMEOUT_SECONDS}"  # the JSON-RPC servers' limit, 30 s by default
     ),
     rollback=Rollback.SET_HEAD,
     figures=Figures.LATENCY_ONLY,
@@ -184,10 +213,10 @@ def preset_by_name(name: str, option: str = "--client") -> ClientPreset:
         raise BadInput(f"{option} {name!r}: unknown client (known: {', '.join(PRESETS)})") from None
 
 
-def check_template(template: str, option: str) -> tuple[str, ...]:
+def check_template(template: str, option: str, known: tuple[str, ...] = PLACEHOLDERS) -> tuple[str, ...]:
     """
-    A command template split like a shell would, every placeholder known;
-    `BadInput` naming the option otherwise.
+    A command template split like a shell would, every placeholder one of
+    `known`; `BadInput` naming the option otherwise.
     """
     try:
         words = tuple(shlex.split(template))
@@ -201,15 +230,20 @@ def check_template(template: str, option: str) -> tuple[str, ...]:
         except ValueError as error:
             raise BadInput(f"{option}: {word!r}: {error}") from None
         for field in fields:
-            if field not in PLACEHOLDERS:
-                known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
-                raise BadInput(f"{option}: unknown placeholder {{{field}}} (known: {known})")
+            if field not in known:
+                names = ", ".join("{" + name + "}" for name in known)
+                raise BadInput(f"{option}: unknown placeholder {{{field}}} (known: {names})")
     return words
 
 
+def preset_placeholders(preset: ClientPreset) -> tuple[str, ...]:
+    """The placeholders `preset`'s templates may use: `{config}` only if it has a config file."""
+    return PLACEHOLDERS + ((CONFIG_PLACEHOLDER,) if preset.config_file is not None else ())
+
+
 def render_command(template: str, values: dict[str, str]) -> list[str]:
-    """The argument list of a checked template with its placeholders filled."""
-    return [word.format(**values) for word in check_template(template, "command")]
+    """The argument list of a checked template with its placeholders (the keys of `values`) filled."""
+    return [word.format(**values) for word in check_template(template, "command", tuple(values))]
 
 
 def custom_preset(node_command: str, init_command: str | None, genesis_format: GenesisFormat) -> ClientPreset:
@@ -228,7 +262,7 @@ def custom_preset(node_command: str, init_command: str | None, genesis_format: G
 
 
 def start_instructions(preset: ClientPreset, genesis: Path, binary: str | None = None) -> list[str]:
-    """The commands that start `preset`'s client on `genesis`, for a README."""
+    """The commands that start `preset`'s client on `genesis` (its config file written first), for a README."""
     values = {
         "bin": binary or preset.name,
         "genesis": str(genesis),
@@ -238,7 +272,12 @@ def start_instructions(preset: ClientPreset, genesis: Path, binary: str | None =
         "p2p_port": "30303",
         "jwt": "jwt.hex",
     }
-    commands = [] if preset.init_command is None else [shlex.join(render_command(preset.init_command, values))]
+    commands = []
+    if preset.config_file is not None:
+        values[CONFIG_PLACEHOLDER] = CONFIG_FILE_NAME
+        commands += [f"cat > {CONFIG_FILE_NAME} <<'EOF'", *preset.config_file.splitlines(), "EOF"]
+    if preset.init_command is not None:
+        commands.append(shlex.join(render_command(preset.init_command, values)))
     return commands + [shlex.join(render_command(preset.node_command, values))]
 
 
@@ -247,7 +286,7 @@ def managed_flags(preset: ClientPreset) -> frozenset[str]:
     The flags (without dashes) whose value the preset sets to a placeholder
     or to the loopback address: the ones `--client-args` may not override.
     """
-    words = check_template(preset.node_command, "command")
+    words = check_template(preset.node_command, "command", preset_placeholders(preset))
     managed = set()
     for index, word in enumerate(words):
         if not word.startswith("-"):

@@ -37,8 +37,8 @@ from types import TracebackType
 import httpx
 
 from ..errors import BadInput
-from .client_presets import ClientPreset, render_command
-from .engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
+from .client_presets import CONFIG_FILE_NAME, CONFIG_PLACEHOLDER, ClientPreset, render_command
+from .engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
 from .jwt_auth import generate_jwt_secret_file
 
 LOOPBACK = "127.0.0.1"
@@ -241,6 +241,11 @@ class ClientProcess:
         return self.root / "jwtsecret.hex"
 
     @property
+    def config_path(self) -> Path:
+        """The preset's config file (`ClientPreset.config_file`), inside `root`."""
+        return self.root / CONFIG_FILE_NAME
+
+    @property
     def log_path(self) -> Path:
         """The node's stdout and stderr, across restarts."""
         return self.root / f"{self.preset.name}.log"
@@ -286,12 +291,12 @@ class ClientProcess:
     def rpc_client(self, timeout: float = 30.0) -> RpcClient:
         return RpcClient(self.rpc_url, timeout=timeout)
 
-    def engine_client(self, timeout: float = 120.0) -> EngineClient:
+    def engine_client(self, timeout: float = ENGINE_TIMEOUT) -> EngineClient:
         return EngineClient(self.engine_url, self.jwt_secret, timeout=timeout)
 
     def _placeholders(self) -> dict[str, str]:
         engine_port, rpc_port, p2p_port = self._ports or (0, 0, 0)
-        return {
+        values = {
             "bin": str(self.binary),
             "genesis": str(self.genesis_path),
             "datadir": str(self.datadir),
@@ -300,6 +305,9 @@ class ClientProcess:
             "p2p_port": str(p2p_port),
             "jwt": str(self.jwt_secret_path),
         }
+        if self.preset.config_file is not None:
+            values[CONFIG_PLACEHOLDER] = str(self.config_path)
+        return values
 
     def node_command(self) -> list[str]:
         """The node's command line for the current ports."""
@@ -319,6 +327,8 @@ class ClientProcess:
         self._root = Path(tempfile.mkdtemp(prefix=f"balgen-{self.preset.name}-", dir=self.temp_parent))
         self.datadir.mkdir()
         self._jwt_secret = generate_jwt_secret_file(self.jwt_secret_path)
+        if self.preset.config_file is not None:
+            self.config_path.write_text(self.preset.config_file)
         self._init_datadir()
         self._run_node()
 

@@ -32,7 +32,7 @@ from ..errors import BadInput
 from ..clients.client_genesis import write_client_genesis
 from ..clients.client_presets import ClientPreset, Figures, Rollback, managed_flags
 from ..clients.client_process import ClientError, ClientProcess, UncleanStop
-from ..clients.engine_client import EngineClient, RpcClient, RpcError, RpcTransportError
+from ..clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
 from ..clients.genesis import derived_header_mismatches, fixture_config_mismatches
 from ..clients.slow_block_log import SlowBlockLogReader
 from .client_chain import ClientChain, RollbackFailed
@@ -86,8 +86,6 @@ class ReplayTarget(Protocol):
 
 RPC_TIMEOUT = 30.0
 """Seconds to wait for an `eth_*` / `debug_*` answer before the client counts as lost."""
-ENGINE_TIMEOUT = 120.0
-"""Seconds to wait for an Engine API answer: a large block may take long to execute."""
 PROBE_TIMEOUT = 10.0
 """Seconds the first calls to a client the user runs may take: a port held by
 something that accepts connections but never answers is bad input, not a hang."""
