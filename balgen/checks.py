@@ -24,7 +24,7 @@ from .analysis import (
     tx_gas,
 )
 from .analysis.tracer import blockhash_reads, touched_addresses
-from .chain.alloc import iter_alloc, state_diff, system_accounts
+from .chain.alloc import iter_alloc_among, state_diff, system_accounts
 from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from .chain.header import has_block_access_list
 from .errors import FillCheckFailed
@@ -138,8 +138,9 @@ def genesis_dependence(fork: Fork, own: BuiltChain, other_genesis_alloc: Path) -
             accessed |= touched
         accessed.update("0x" + entry.address.hex() for entry in block.access_list_accounts())
     # Both genesis allocations are written sorted by address (`genesis_entries`, `alloc_json`), in one
-    # spelling, so they are compared side by side as they are read.
-    own_state, other_state = iter_alloc(own.genesis_alloc_path), iter_alloc(other_genesis_alloc)
+    # spelling, so the accessed accounts are compared side by side as they are read.
+    own_state = iter_alloc_among(own.genesis_alloc_path, accessed)
+    other_state = iter_alloc_among(other_genesis_alloc, accessed)
     differing = [address for address, _ in state_diff(own_state, other_state, accessed)]
     if differing:
         return f"accessed account {differing[0]} differs between the genesis states ({len(differing)} such accounts)"

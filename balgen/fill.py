@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import __version__
 from .chain.alloc import (
-    alloc_json, genesis_accounts, genesis_entries, iter_alloc, state_diff, write_alloc, write_alloc_entries,
+    alloc_json, genesis_accounts, genesis_entries, iter_alloc, iter_alloc_among, state_diff, write_alloc, write_alloc_entries,
     write_sorted_alloc,
 )
 from .chain.header import Header, has_block_access_list
@@ -301,7 +301,11 @@ class FillSession:
             changed = accounts_changed_in_access_lists(shared) if has_block_access_list(workload.fork) else None
             shared_post_path = write_sorted_alloc(shared.post_alloc_path, work / "shared-post.json", only=changed)
             diff = StreamedObject(
-                lambda: state_diff(iter_alloc(group.alloc_path), iter_alloc(shared_post_path), changed)
+                lambda: state_diff(
+                    iter_alloc(group.alloc_path) if changed is None else iter_alloc_among(group.alloc_path, changed),
+                    iter_alloc(shared_post_path),
+                    changed,
+                )
             )
             builders = [
                 (BlockchainFixture, lambda: blockchain_fixture(workload, own, own_post)),

@@ -11,6 +11,7 @@ fixture): they run only with `--scale` (see `test_every_family_fills_at_scale`).
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from random import Random
 
@@ -20,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from balgen.chain.alloc import (
-    genesis_entries, iter_alloc, read_alloc, state_diff, write_alloc_entries, write_sorted_alloc,
+    genesis_entries, iter_alloc, iter_alloc_among, read_alloc, state_diff, write_alloc_entries, write_sorted_alloc,
 )
 from balgen.chain.bal import AccountChanges, iter_block_access_list
 from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
@@ -209,6 +210,23 @@ def test_a_streamed_state_diff_is_every_candidate_that_changed(pre: dict, post: 
     addresses = pre.keys() | post.keys() if candidates is None else candidates
     expected = {address: post.get(address) for address in sorted(addresses) if pre.get(address) != post.get(address)}
     assert dict(state_diff(sorted(pre.items()), sorted(post.items()), candidates)) == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(small_allocs, st.sets(st.sampled_from([f"0x{index:040x}" for index in range(8)])))
+def test_the_accounts_among_addresses_are_the_alloc_s_own(alloc: dict, addresses: set) -> None:
+    """Reading only some accounts of a balgen-written alloc, its lines unparsed, gives them as the JSON reader does."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "alloc.json"
+        write_alloc_entries(path, sorted(alloc.items()))
+        assert list(iter_alloc_among(path, addresses)) == [(a, account) for a, account in iter_alloc(path) if a in addresses]
+
+
+def test_an_alloc_not_one_account_per_line_is_refused_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "t8n-alloc.json"
+    path.write_text('{\n  "0x%s": {\n    "balance": "0x1"\n  }\n}\n' % ("00" * 20))
+    with pytest.raises(ValueError, match=r"t8n-alloc\.json:2: not one account per line"):
+        list(iter_alloc_among(path, set()))
 
 
 SCALE_GAS_VALUES = "300,1000"
