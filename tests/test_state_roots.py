@@ -46,16 +46,16 @@ def t8n_root(t8n: TransitionTool, alloc: dict, folder: Path) -> bytes:
 
 @pytest.mark.integration
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(base=allocs, first=replacements, second=replacements)
-def test_roots_with_replaced_accounts_are_t8ns(t8n: TransitionTool, base: dict, first: dict, second: dict) -> None:
-    """Each question starts from the base again: the second answer does not carry the first's replacements."""
+@given(base=allocs, questions=st.lists(replacements, min_size=1, max_size=3))
+def test_roots_with_replaced_accounts_are_t8ns(t8n: TransitionTool, base: dict, questions: list[dict]) -> None:
+    """Each question starts from the base again: an answer does not carry an earlier question's replacements."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         write_alloc_entries(folder / "base.json", sorted(base.items()))
         roots = StateRoots(state_root_tool(), folder / "base.json")
         try:
             assert roots.base_root == t8n_root(t8n, base, folder / "base")
-            for index, replaced in enumerate((first, second)):
+            for index, replaced in enumerate(questions):
                 write_alloc_entries(folder / f"replace{index}.json", sorted(replaced.items()))
                 expected = {a: account for a, account in {**base, **replaced}.items() if account is not None}
                 assert roots.with_accounts(folder / f"replace{index}.json") == t8n_root(t8n, expected, folder / f"t8n{index}")

@@ -37,19 +37,33 @@ func main() {
 	if len(os.Args) != 2 {
 		fail(errors.New("usage: balgen-state-root BASE_ALLOC (then one replacement allocation path per line on stdin)"))
 	}
-	base := trie.NewEmpty(nil)
-	if err := replaceAccounts(base, os.Args[1]); err != nil {
+	state := trie.NewEmpty(nil)
+	if err := replaceAccounts(state, os.Args[1], nil); err != nil {
 		fail(err)
 	}
 	out := bufio.NewWriter(os.Stdout)
-	answer(out, base.Hash())
+	answer(out, state.Hash())
 	requests := bufio.NewScanner(os.Stdin)
 	for requests.Scan() {
-		state := base.Copy()
-		if err := replaceAccounts(state, requests.Text()); err != nil {
+		// The base's leaves the request replaces, to put back after: cheaper
+		// than copying the whole trie for every request.
+		before := make(map[string][]byte)
+		remember := func(key []byte) {
+			if _, seen := before[string(key)]; !seen {
+				before[string(key)] = common.CopyBytes(state.MustGet(key))
+			}
+		}
+		if err := replaceAccounts(state, requests.Text(), remember); err != nil {
 			fail(err)
 		}
 		answer(out, state.Hash())
+		for key, leaf := range before {
+			if leaf == nil {
+				state.MustDelete([]byte(key))
+			} else {
+				state.MustUpdate([]byte(key), leaf)
+			}
+		}
 	}
 	if err := requests.Err(); err != nil {
 		fail(fmt.Errorf("reading requests: %v", err))
@@ -57,9 +71,10 @@ func main() {
 }
 
 // replaceAccounts sets each account of the allocation at path in the state
-// trie, or removes it where the allocation gives null. The file is decoded one
-// account at a time, as t8n decodes its input allocation.
-func replaceAccounts(state *trie.Trie, path string) error {
+// trie, or removes it where the allocation gives null, first calling
+// remember (if given) with each leaf's key. The file is decoded one account
+// at a time, as t8n decodes its input allocation.
+func replaceAccounts(state *trie.Trie, path string, remember func(key []byte)) error {
 	file, err := os.Open(path)
 	if err != nil {
 		return err
@@ -80,6 +95,9 @@ func replaceAccounts(state *trie.Trie, path string) error {
 			return fmt.Errorf("%s: account %s: %v", path, address.Hex(), err)
 		}
 		key := crypto.Keccak256(address.Bytes())
+		if remember != nil {
+			remember(key)
+		}
 		if account == nil {
 			state.MustDelete(key)
 			continue
