@@ -24,7 +24,7 @@ from .analysis import (
     tx_gas,
 )
 from .analysis.tracer import blockhash_reads, touched_addresses
-from .chain.alloc import iter_alloc_among, state_diff, system_accounts
+from .chain.alloc import iter_alloc_among, state_diff, system_addresses
 from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from .chain.header import has_block_access_list
 from .errors import FillCheckFailed
@@ -123,7 +123,7 @@ def genesis_dependence(fork: Fork, own: BuiltChain, other_genesis_alloc: Path) -
     a transaction touched (traced) or the block accessed (its access list) has
     the same genesis state in both allocations.
     """
-    system = {"0x" + address.hex() for address in system_accounts(fork)}
+    system = system_addresses(fork)
     accessed: set[str] = set()
     for block in own.blocks:
         number = block.header.number

@@ -48,6 +48,11 @@ def system_accounts(fork: Fork) -> dict[Address, Account]:
     }
 
 
+def system_addresses(fork: Fork) -> frozenset[str]:
+    """The addresses (lower-case 0x) of the system contracts `fork`'s genesis must hold."""
+    return frozenset(data_hex(address) for address in system_accounts(fork))
+
+
 def genesis_accounts(fork: Fork, pres: Iterable[Mapping[Address, Account]]) -> dict[Address, Account]:
     """System contracts plus every given pre-state; a clash between two is an error."""
     merged: dict[Address, Account] = dict(system_accounts(fork))

@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import FillCheckFailed
-from ..forks import Fork, system_contract_code
+from ..forks import Fork
 from ..hextypes import data_hex, zero_padded_hex
 from ..keccak import keccak
-from .alloc import iter_alloc, write_alloc_entries
+from .alloc import iter_alloc, iter_alloc_among, system_addresses, write_alloc_entries
 from .bal import AccountChanges, iter_block_access_list, with_accounts_of
 from .builder import BuiltBlock, BuiltChain, block_env
 from .header import Header
@@ -60,15 +60,8 @@ class AppliedGenesis:
                 f"{alloc_path}: balgen-state-root gives state root 0x{roots.base_root.hex()}, "
                 f"t8n gave 0x{header.state_root.hex()}"
             )
-        addresses = system_addresses(fork)
-        accounts = {address.lower(): account for address, account in iter_alloc(alloc_path) if address.lower() in addresses}
+        accounts = dict(iter_alloc_among(alloc_path, system_addresses(fork)))
         return cls(header=header, alloc_path=alloc_path, roots=roots, system_accounts=accounts)
-
-
-def system_addresses(fork: Fork) -> frozenset[str]:
-    """The lower-case 0x addresses of the system contracts `fork`'s genesis holds."""
-    code = system_contract_code()
-    return frozenset(code[key][0].lower() for key in fork.system_contracts)
 
 
 def apply_blocks(
@@ -94,7 +87,7 @@ def apply_blocks(
         folder.mkdir(parents=True, exist_ok=True)
         changed = changed_by_transactions(block)
         changes.update(accounts_as_in(block.t8n.alloc_path, changed))
-        system_state = {**genesis.system_accounts, **{a: changes[a] for a in genesis.system_accounts.keys() & changes.keys()}}
+        system_state = {address: changes.get(address, account) for address, account in genesis.system_accounts.items()}
         system_alloc = folder / "system.json"
         write_alloc_entries(system_alloc, present(system_state))
         env = block_env(fork, headers[-1], headers)
