@@ -2,12 +2,17 @@
 Every `balgen` subcommand parses its options with the same `OneLineParser`:
 a usage error is one line naming the command and the option, exit code 2.
 Every `-k` selects test ids as pytest's own `-k` does, and a malformed one is
-one line naming the word and column.
+one line naming the word and column. SIGTERM, SIGHUP and SIGQUIT unwind every
+command as Ctrl-C does and name themselves.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +20,7 @@ import pytest
 from balgen.cli import COMMANDS, main
 from balgen.command_line import BAD_INPUT_EXIT_CODE, keyword_matcher, matches
 from balgen.errors import BadInput
+from balgen.stop_signals import stop_exit_code, stop_name, stop_signals_unwind
 
 USAGE_ERRORS = {
     "fill": ["fill", "--output"],
@@ -91,3 +97,23 @@ def test_malformed_k_names_the_word_and_column() -> None:
     with pytest.raises(BadInput) as raised:
         keyword_matcher("max half")
     assert str(raised.value) == "-k 'max half': unexpected 'half' at column 5 (words joined by and, or, not, parentheses)"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT], ids=lambda stop: stop.name)
+def test_every_stop_signal_unwinds_as_ctrl_c_does(stop: signal.Signals) -> None:
+    """
+    A cancelled CI job, a closed terminal and Ctrl-\\ raise a KeyboardInterrupt
+    in every command (each runs inside `stop_signals_unwind`), so the code that
+    unwinds Ctrl-C runs for them too; real replays and fills are stopped by
+    SIGTERM in tests/test_reliability_faults.py and by each signal in
+    tests/test_fill_faults.py. Outside the block the previous handler is back.
+    """
+    assert threading.current_thread() is threading.main_thread(), "a signal elsewhere would end this test process"
+    before = signal.getsignal(stop)
+    with pytest.raises(KeyboardInterrupt) as raised, stop_signals_unwind():
+        assert signal.getsignal(stop) not in (signal.SIG_DFL, signal.SIG_IGN, None), "left to end the process on the spot"
+        os.kill(os.getpid(), stop)
+        time.sleep(5)  # the handler runs before this returns
+    assert stop_exit_code(raised.value) == 128 + stop
+    assert stop_name(raised.value) == f"terminated ({stop.name})"
+    assert signal.getsignal(stop) is before
