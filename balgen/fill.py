@@ -25,8 +25,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import __version__
 from .chain.alloc import (
-    alloc_json, genesis_accounts, genesis_entries, iter_alloc, iter_alloc_among, state_diff, write_alloc, write_alloc_entries,
-    write_sorted_alloc,
+    alloc_json, genesis_accounts, genesis_entries, iter_alloc, iter_alloc_among, state_diff, write_alloc,
+    write_alloc_entries, write_sorted_alloc,
 )
 from .chain.header import Header, has_block_access_list
 from .chain.applied_chain import AppliedGenesis, apply_blocks

@@ -132,7 +132,8 @@ class BuiltChain:
 
     @property
     def post_alloc_path(self) -> Path:
-        """The state after the last block (t8n's output)."""
+        """The state after the last block (t8n's output; for an applied chain, only the accounts
+        changed since the genesis: see `applied_chain`)."""
         return self.blocks[-1].t8n.alloc_path
 
 
