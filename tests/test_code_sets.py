@@ -9,10 +9,9 @@ CREATE2 contract sets and the extcode* families, as their users rely on them.
 - `--setup genesis` and `--setup blocks` give the same contracts (same state
   root of the workload's accounts) and the same benchmark block.
 - A reduced set of every size imports into the pinned geth's EVM (blocktest
-  for blockchain_test) in both placements and into a geth node through the
-  Engine API (engine_x per group: every payload VALID, the head at
-  `lastblockhash`), every size when its setup blocks create it, the largest
-  when it is in the genesis (`GETH_NODE_SIZES`).
+  for blockchain_test) in both placements, and one of each shape of setup
+  into a geth node through the Engine API (engine_x per group: every payload
+  VALID, the head at `lastblockhash`; `GETH_NODE_SIZES`).
 """
 
 from __future__ import annotations
@@ -203,15 +202,19 @@ def reduced_sets(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     return output, names, request.param
 
 
-GETH_NODE_SIZES = {"blocks": CODE_SIZES, "genesis": CODE_SIZES[-1:]}
+GETH_NODE_SIZES = {"blocks": ("0.5KB", "10KB", "64KB"), "genesis": ("64KB",)}
 """
-The sizes a geth node imports, one node per fixture (each set is a pre-alloc
-group of its own: about 2 CPU-s a start). Set up by blocks, each size's
-contracts are created by payloads geth executes: all of them. In the genesis,
-a set is state geth reads the same way at any size, from the genesis file
-balgen writes for it without regard to code size; `evm blocktest` runs every
-size from the fixture's own genesis, and the node imports the largest (twice
-Osaka's 24 KB limit) through the Engine API.
+The sizes a geth node imports through the Engine API, one node per fixture
+(each set is a pre-alloc group of its own, and a geth start costs about 3
+CPU-s, most of it KZG set-up). `evm blocktest`, geth's own block processing,
+runs every size in both placements from the fixture's genesis; the node adds
+the payload path, which depends on the size only through the setup calls'
+shape. Set up by blocks, one size of each shape: several contracts a call
+within 2^24 (0.5KB), one a call within 2^24 (10KB), and one a call above it,
+the rest in EIP-8037's reservoir, above Osaka's code size limit (64KB, the
+largest). In the genesis a set is state geth reads the same way at any size,
+from the genesis file balgen writes for it without regard to code size: the
+largest.
 """
 
 
