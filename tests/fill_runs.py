@@ -13,6 +13,7 @@ import pytest
 
 from balgen.forks import AMSTERDAM
 from balgen.generators.catalog import families, planned_workloads
+from balgen.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin
 from balgen.workload import FillLevel, Placement
 
 FILL_TIMEOUT = 900
@@ -106,3 +107,19 @@ def shared_sample_fill(
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """`one_fixture_per_family` at 1M for `fork` (plus ARGS), filled once per session (`shared_fill`)."""
     return shared_suite_fill(tmp_path_factory, fork, "-k", keyword_for(one_fixture_per_family()), *args)
+
+
+def shared_earlier_amsterdam_fill(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """
+    Every family and variant at 1M and fill level `max` with go-ethereum
+    v1.17.5's t8n (the Amsterdam the reth build implements), contracts
+    deployed by setup blocks, contract sets aside (their groups have a genesis
+    each, see tests/test_code_sets.py); filled once per session (`shared_fill`)
+    for geth and reth of that spec, and it must succeed.
+    """
+    completed, output = shared_fill(
+        tmp_path_factory, "--evm-bin", str(release_bin(EARLIER_AMSTERDAM_VERSION) / "evm"),
+        "--gas-benchmark-values", "1", "-k", "max and not extcode",
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return output

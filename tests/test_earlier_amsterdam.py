@@ -29,7 +29,7 @@ from balgen.replay.fixtures import discover, load_test
 from balgen.clients.jwt_auth import generate_jwt_secret_file
 from balgen.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin, tools_bin
 
-from fill_runs import fill_fixtures
+from fill_runs import shared_earlier_amsterdam_fill
 
 pytestmark = [
     pytest.mark.integration,
@@ -39,17 +39,14 @@ pytestmark = [
     ),
 ]
 
-EARLIER_EVM = release_bin(EARLIER_AMSTERDAM_VERSION) / "evm"
 EARLIER_GETH = release_bin(EARLIER_AMSTERDAM_VERSION) / "geth"
 RETH_BIN = tools_bin() / "reth"
 
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every family and variant at 1M and fill level `max` with v1.17.5's t8n, contracts deployed by
-    setup blocks (contract sets aside: their groups have a genesis each, see tests/test_code_sets.py)."""
-    output = tmp_path_factory.mktemp("fill-v1.17.5")
-    return fill_fixtures(output, "--evm-bin", EARLIER_EVM, "--gas-benchmark-values", "1", "-k", "max and not extcode")
+    """`shared_earlier_amsterdam_fill`: every family at `max` filled with v1.17.5's t8n."""
+    return shared_earlier_amsterdam_fill(tmp_path_factory)
 
 
 def engine_x_fixtures(output: Path) -> dict[str, dict]:

@@ -1,6 +1,6 @@
 """
 `balgen replay --client reth`: a second real client, started by balgen from
-its preset on 127.0.0.1, replays a small Osaka suite with every check.
+its preset on 127.0.0.1, replays an Osaka fixture with every check.
 
 reth answers `debug_setHead` with null and keeps its head, so its rollback
 is the universal one: restart from a copy of the datadir taken at the block.
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from balgen.toolchain import bundled_reth, release_bin
+from balgen.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
 
-from fill_runs import fill_fixtures
+from fill_runs import one_fixture_per_family, shared_earlier_amsterdam_fill, shared_sample_fill
 
 pytestmark = [
     pytest.mark.integration,
@@ -35,19 +35,22 @@ pytestmark = [
 ]
 
 
+OSAKA_CHAIN = next(name for name in one_fixture_per_family() if name.startswith("serial_chain"))
+"""One Osaka workload with a setup block, from the session's Osaka sample (`shared_sample_fill`)."""
+
+
 @pytest.fixture(scope="module")
 def osaka_fill(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One Osaka workload with a setup block."""
-    return fill_fixtures(
-        tmp_path_factory.mktemp("osaka") / "fixtures",
-        "--fork", "Osaka", "--gas-benchmark-values", "1", "-k", "serial_chain-max",
-    )  # fmt: skip
+    """One fixture per family on Osaka, filled once for the session (tests/test_fill_cli.py and tests/test_import_geth.py read it too)."""
+    completed, output = shared_sample_fill(tmp_path_factory, "Osaka")
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return output
 
 
-def replayed_on_reth(fixtures: Path, output: Path, warmup: int) -> dict:
-    """`balgen replay FIXTURES --client reth` as a user runs it, which must succeed; its results.json."""
+def replayed_on_reth(fixtures: Path, test_id: str, output: Path, warmup: int) -> dict:
+    """`balgen replay FIXTURES -k TEST_ID --client reth` as a user runs it, which must succeed; its results.json."""
     completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "replay", str(fixtures), "--client", "reth",
+        [sys.executable, "-m", "balgen.cli", "replay", str(fixtures), "-k", test_id, "--client", "reth",
          "--warmup", str(warmup), "--repeat", "1", "--output", str(output)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
@@ -56,10 +59,10 @@ def replayed_on_reth(fixtures: Path, output: Path, warmup: int) -> dict:
 
 
 def test_reth_replays_with_verified_datadir_rollbacks(osaka_fill: Path, tmp_path: Path) -> None:
-    run = replayed_on_reth(osaka_fill, tmp_path / "results", warmup=1)
+    run = replayed_on_reth(osaka_fill, OSAKA_CHAIN, tmp_path / "results", warmup=1)
     assert run["target"]["client"] == "reth" and run["target"]["rollback"] == "restart_from_copy"
     assert run["client_versions"][0].startswith("reth/")
-    assert [test["test_id"] for test in run["tests"]] == ["serial_chain-max-1M"]
+    assert [test["test_id"] for test in run["tests"]] == [OSAKA_CHAIN]
     for test in run["tests"]:
         assert test["verdict"] == "passed", test["failure"]
         assert test["rollback_method"] == "restart_from_copy"
@@ -73,17 +76,17 @@ def test_reth_replays_with_verified_datadir_rollbacks(osaka_fill: Path, tmp_path
             assert timing["block_hash"] == execution["block_hash"] and timing["gas_used"] == execution["gas_used"]
 
 
-@pytest.mark.skipif(not (release_bin("v1.17.5") / "evm").is_file(), reason="go-ethereum v1.17.5's evm not built (make tools)")
-def test_reth_replays_amsterdam_of_the_t8n_it_implements(tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file(), reason="go-ethereum v1.17.5's evm not built (make tools)"
+)
+def test_reth_replays_amsterdam_of_the_t8n_it_implements(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     """
     This reth implements go-ethereum v1.17.5's Amsterdam (docs/formats.md): a
     fixture filled with that t8n replays through the preset with every check
     (v1.17.8's are refused at their first block, with a failure naming the
     payload, reth's validation error, the t8n and reth's version).
     """
-    earlier = fill_fixtures(
-        tmp_path / "v1.17.5", "--gas-benchmark-values", "1", "-k", "serial_chain-max",
-        "--evm-bin", release_bin("v1.17.5") / "evm",
-    )  # fmt: skip
-    (test,) = replayed_on_reth(earlier, tmp_path / "results", warmup=0)["tests"]
+    earlier = shared_earlier_amsterdam_fill(tmp_path_factory)  # tests/test_earlier_amsterdam.py's fill
+    (test,) = replayed_on_reth(earlier, "serial_chain-max-1M", tmp_path / "results", warmup=0)["tests"]
+    assert test["test_id"] == "serial_chain-max-1M"
     assert test["verdict"] == "passed" and {e["status"] for e in test["executions"]} == {"VALID"}
