@@ -408,6 +408,24 @@ def test_geth_answers_engine_calls_longer_than_balgen_waits(tmp_path: Path) -> N
 
 
 @integration
+@pytest.mark.scale
+@needs_geth
+def test_geth_answers_a_call_that_runs_past_its_default_write_timeout(tmp_path: Path) -> None:
+    """
+    The same, on the wire: a call that runs 35 s (`debug_blockProfile`
+    sleeps as long as it is told; the HTTP and Engine API servers share
+    the timeouts) is answered, where geth's default would have answered
+    `-32002 request timed out` at 29.9 s. Marked scale: it takes 35 s.
+    """
+    genesis_path = tmp_path / "genesis.json"
+    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth, geth.rpc_client(timeout=90) as rpc:
+        answer = rpc.call("debug_blockProfile", [str(tmp_path / "block.prof"), 35])
+    assert answer.result is None
+    assert answer.elapsed_ns > 35e9
+
+
+@integration
 @needs_geth
 def test_engine_api_auth_forkchoice_and_errors(tmp_path: Path) -> None:
     header = _header("Prague", _pre())
