@@ -400,12 +400,16 @@ def _proxy(upstream: str, rule: Callable[..., Any]) -> ThreadingHTTPServer:
     return server
 
 
-@pytest.fixture
-def user_geth(filled: Path, tmp_path: Path) -> Iterator[ClientProcess]:
-    """A geth the user runs, on the suite's genesis (balgen must never stop it)."""
+@pytest.fixture(scope="module")
+def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientProcess]:
+    """
+    A geth the user runs, on the suite's genesis (balgen must never stop it),
+    shared by the module's tests (a geth start is about 3 CPU-s): each run
+    rewinds it to where it started, except the one whose JWT goes bad mid-run,
+    which comes last.
+    """
     (group,) = discover(filled).groups
-    own = tmp_path / "user-geth"
-    own.mkdir()
+    own = tmp_path_factory.mktemp("user-geth")
     write_client_genesis(own / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
     with ClientProcess(GETH_PRESET, pinned_geth(), own / "genesis.json", temp_parent=own) as geth:
         yield geth
