@@ -148,15 +148,17 @@ class Fork:
 
     @property
     def new_payload_version(self) -> int:
-        """The `engine_newPayloadVN` that delivers its payloads: the latest an upgrade of it sets."""
-        return next(u.new_payload_version for u in reversed(self.upgrades) if u.new_payload_version is not None)
+        """The `engine_newPayloadVN` that delivers its payloads."""
+        return self._latest_version("new_payload_version")
 
     @property
     def forkchoice_updated_version(self) -> int:
-        """The `engine_forkchoiceUpdatedVN` its chains take: the latest an upgrade of it sets."""
-        return next(
-            u.forkchoice_updated_version for u in reversed(self.upgrades) if u.forkchoice_updated_version is not None
-        )
+        """The `engine_forkchoiceUpdatedVN` its chains take."""
+        return self._latest_version("forkchoice_updated_version")
+
+    def _latest_version(self, method: str) -> int:
+        """An Engine API method's version: the latest one of the fork's upgrades sets."""
+        return next(getattr(u, method) for u in reversed(self.upgrades) if getattr(u, method) is not None)
 
     @property
     def system_contracts(self) -> tuple[str, ...]:

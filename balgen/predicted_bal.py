@@ -14,12 +14,12 @@ are predicted by index only.
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from .chain.bal import AccountChanges
+from .chain.buckets import by_first_byte
 from .chain.header import Header
 from .footprint import block_footprints
 from .forks import Fork
@@ -98,32 +98,12 @@ def predicted_in_order(
 ) -> Iterator[tuple[Address, PredictedAccount]]:
     """
     The predicted access list's accounts in address order, a 256th held at a
-    time: a billion-gas block's list has tens of thousands of accounts, so
-    each fact goes to a file in `folder` by its address's first byte, and
-    each file is gathered on its own.
+    time: a billion-gas block's list has tens of thousands of accounts, so the
+    facts are spilled into `folder` by their address's first byte (`buckets`)
+    and each bucket is gathered on its own.
     """
-    buckets: dict[int, BinaryIO] = {}
-    try:
-        for event in access_events(fork, spec, header):
-            bucket = event[0][0]
-            if bucket not in buckets:
-                buckets[bucket] = (folder / f"{bucket:02x}").open("wb")
-            pickle.dump(event, buckets[bucket])
-    finally:
-        for out in buckets.values():
-            out.close()
-    for bucket in sorted(buckets):
-        with (folder / f"{bucket:02x}").open("rb") as stream:
-            accounts = gathered(_unpickled(stream))
-        yield from sorted(accounts.items())
-
-
-def _unpickled(stream: BinaryIO) -> Iterator[Event]:
-    while True:
-        try:
-            yield pickle.load(stream)
-        except EOFError:
-            return
+    for bucket in by_first_byte(access_events(fork, spec, header), lambda event: event[0][0], folder):
+        yield from sorted(gathered(bucket).items())
 
 
 def first_difference_in_order(

@@ -14,13 +14,14 @@ import heapq
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Container, Iterable, Iterator, Mapping, TextIO
+from typing import Any, Container, Iterable, Iterator, Mapping
 
 import ijson
 
 from ..hextypes import data_hex, zero_padded_hex
 from ..forks import Fork, system_contract_code
 from ..workload import Account, Address
+from .buckets import by_first_byte
 
 AllocJson = dict[str, dict[str, Any]]
 
@@ -147,33 +148,19 @@ def write_sorted_alloc(path: Path, destination: Path, only: Container[str] | Non
     """
     Write t8n's alloc in `path` to `destination` as `read_alloc` reads it
     (normalised, sorted by address, only the accounts in `only`), holding one
-    256th of it at a time.
-
-    t8n writes its accounts in no particular order and a fixture lists them
-    sorted; a billion-gas block leaves tens of thousands of accounts, so they
-    are first split into buckets by their address's first byte (addresses are
-    hashes, so the buckets are even), then each bucket is sorted on its own.
+    256th of it at a time (`buckets`): t8n writes its accounts in no
+    particular order, a fixture lists them sorted.
     """
     buckets_folder = destination.parent / f"{destination.name}.{SORT_BUCKETS_FOLDER}"
-    buckets_folder.mkdir(parents=True, exist_ok=True)
-    buckets: dict[str, TextIO] = {}
-    try:
+
+    def wanted() -> Iterator[tuple[str, dict[str, Any]]]:
         for address, entry in iter_alloc(path):
-            address = address.lower()
-            if only is not None and address not in only:
-                continue
-            bucket = address[2:4]
-            if bucket not in buckets:
-                buckets[bucket] = (buckets_folder / bucket).open("w")
-            buckets[bucket].write(json.dumps([address, normalised_account(entry)], separators=(",", ":")) + "\n")
-    finally:
-        for out in buckets.values():
-            out.close()
+            if only is None or address.lower() in only:
+                yield address.lower(), normalised_account(entry)
 
     def entries() -> Iterator[tuple[str, dict[str, Any]]]:
-        for bucket in sorted(buckets):
-            with (buckets_folder / bucket).open() as lines:
-                yield from sorted((tuple(json.loads(line)) for line in lines), key=lambda entry: entry[0])
+        for bucket in by_first_byte(wanted(), lambda entry: int(entry[0][2:4], 16), buckets_folder):
+            yield from sorted(bucket, key=lambda entry: entry[0])
 
     write_alloc_entries(destination, entries())
     shutil.rmtree(buckets_folder)

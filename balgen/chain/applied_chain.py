@@ -81,6 +81,7 @@ def apply_blocks(
     blocks: list[BuiltBlock] = []
     changes: dict[str, AllocAccount | None] = {}
     """Every account changed since the genesis, as it is now (None: it no longer exists)."""
+    system = system_addresses(fork)
     for index, block in enumerate(built.blocks):
         block_label = f"{label} block {index + 1} (applied)"
         folder = workdir / f"block{index + 1}"
@@ -100,7 +101,7 @@ def apply_blocks(
         if access_list is None or system_access_list is None:
             raise FillCheckFailed(f"{block_label}: blocks without access lists are executed, not applied")
         system_entries = list(iter_block_access_list(system_access_list))
-        check_system_calls_stay_in_system_contracts(system_entries, system_addresses(fork), block_label)
+        check_system_calls_stay_in_system_contracts(system_entries, system, block_label)
         check_system_entries_are_not_transactions(changed, system_entries, block_label)
         for entry in system_entries:
             address = "0x" + entry.address.hex()
