@@ -42,8 +42,9 @@ from .fixtures.models import (
     BlockchainEngineFixture, BlockchainEngineXFixture, BlockchainFixture, FixtureModel, format_dir,
 )
 from .fixtures.render import (
-    blockchain_fixture, engine_fixture, engine_x_fixture, fixture_document, pre_alloc_group, with_streamed_lists,
+    blockchain_fixture, engine_fixture, engine_x_fixture, fixture_file_chunks, pre_alloc_group, with_streamed_lists,
 )
+from .fixtures.spooled_json import RenderedValues
 from .fixtures.streamed_json import StreamedObject, indented_chunks
 from .fixtures.test_ids import INFO_KEY as TEST_ID_KEY, eest_test_id
 from .forks import Fork
@@ -313,15 +314,17 @@ class FillSession:
                 (BlockchainEngineXFixture, lambda: engine_x_fixture(workload, shared, group.group_hash, diff)),
             ]
         folder = gas_folder(workload.fork, workload.gas_benchmark_value, self.all_gas_values)
-        pending: list[tuple[Path, Iterable[str]]] = []
-        for model, build in builders:
-            format_name = model.format_name  # type: ignore[attr-defined]
-            path = self.output / format_dir(format_name) / folder / workload.family / f"{workload.name}.json"
-            test_id = eest_test_id(test_function, workload, format_name)
-            pending.append((path, fixture_chunks(workload.name, format_name, build, {**info, TEST_ID_KEY: test_id}, pre)))
-        if not group.written:
-            pending.append((self._group_file(group), self._group_json(workload.fork, group)))
-        write_all_or_nothing(pending, self.staging_folder)
+        with RenderedValues(work / "rendered") as values:
+            pending: list[tuple[Path, Iterable[str]]] = []
+            for model, build in builders:
+                format_name = model.format_name  # type: ignore[attr-defined]
+                path = self.output / format_dir(format_name) / folder / workload.family / f"{workload.name}.json"
+                test_id = eest_test_id(test_function, workload, format_name)
+                fixture_info = {**info, TEST_ID_KEY: test_id}
+                pending.append((path, fixture_chunks(workload.name, format_name, build, fixture_info, values, pre)))
+            if not group.written:
+                pending.append((self._group_file(group), self._group_json(workload.fork, group)))
+            write_all_or_nothing(pending, self.staging_folder)
         group.written = True
         return tuple(path for path, _ in pending)
 
@@ -372,10 +375,15 @@ def read_group_genesis(fork: Fork, folder: Path) -> PreAllocGroupState:
 
 
 def fixture_chunks(
-    name: str, format_name: str, build: Callable[[], dict[str, Any]], info: Mapping[str, Any], pre: StreamedObject
+    name: str,
+    format_name: str,
+    build: Callable[[], dict[str, Any]],
+    info: Mapping[str, Any],
+    values: RenderedValues,
+    pre: StreamedObject,
 ) -> Iterator[str]:
     """The file of fixture `name` as text chunks, the fixture built when the first chunk is asked for."""
-    yield from indented_chunks({name: fixture_document(format_name, build(), info, pre=pre)})
+    yield from fixture_file_chunks(name, format_name, build(), info, values, pre=pre)
 
 
 def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupState:

@@ -24,6 +24,7 @@ from balgen.chain.alloc import (
     genesis_entries, iter_alloc, iter_alloc_among, read_alloc, state_diff, write_alloc_entries, write_sorted_alloc,
 )
 from balgen.chain.bal import AccountChanges, iter_block_access_list
+from balgen.chain.buckets import by_first_byte
 from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
 from balgen.chain.signed_txs import SignedTxFile, raw_envelopes
 from balgen.chain.t8n import T8nResult, TransitionTool
@@ -198,6 +199,16 @@ def test_a_post_state_sorted_in_buckets_is_the_one_read_whole(
     write_sorted_alloc(folder / "alloc.json", folder / "sorted.json", only)
     assert dict(iter_alloc(folder / "sorted.json")) == read_alloc(folder / "alloc.json", only)
     assert list(iter_alloc(folder / "sorted.json")) == sorted(iter_alloc(folder / "sorted.json"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 255), st.integers()), max_size=40), st.integers(0, 45))
+def test_buckets_spilled_to_files_are_the_buckets_held(items: list[tuple[int, int]], held_items: int) -> None:
+    """Whether `by_first_byte` holds its items or spills them into files, it gives the same buckets in byte order."""
+    with tempfile.TemporaryDirectory() as folder:
+        buckets = [list(bucket) for bucket in by_first_byte(items, lambda item: item[0], Path(folder), held_items)]
+    expected = [[item for item in items if item[0] == byte] for byte in sorted({item[0] for item in items})]
+    assert buckets == expected
 
 
 small_allocs = st.dictionaries(st.sampled_from([f"0x{index:040x}" for index in range(8)]), st.sampled_from([{"nonce": "0x00"}, {"nonce": "0x01"}]))

@@ -163,7 +163,7 @@ def write_sorted_alloc(path: Path, destination: Path, only: Container[str] | Non
             yield from sorted(bucket, key=lambda entry: entry[0])
 
     write_alloc_entries(destination, entries())
-    shutil.rmtree(buckets_folder)
+    shutil.rmtree(buckets_folder, ignore_errors=True)  # made only when it had to spill
     return destination
 
 
