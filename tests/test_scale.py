@@ -11,6 +11,7 @@ fixture): they run only with `--scale` (see `test_every_family_fills_at_scale`).
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from random import Random
@@ -27,6 +28,7 @@ from balgen.chain.bal import AccountChanges, iter_block_access_list
 from balgen.chain.buckets import by_first_byte
 from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
 from balgen.chain.signed_txs import SignedTxFile, raw_envelopes
+from balgen.chain import t8n as t8n_module
 from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.checks import check_access_list_items, check_block_size
 from balgen.errors import FillCheckFailed
@@ -266,3 +268,26 @@ def test_every_family_fills_at_scale_and_geth_imports_it(tmp_path: Path) -> None
     assert len(filled) == 2 * len(names)
     code = run_replay([str(output), "--format", "engine", "--warmup", "0", "--repeat", "1", "--output", str(tmp_path / "run")])
     assert code == 0
+
+
+def test_a_result_parsed_whole_is_the_result_parsed_as_a_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """t8n's result.json reads the same whether it is small enough to parse whole or streamed."""
+    receipts = [
+        {"type": "0x2", "status": hex(i % 2), "gasUsed": hex(21000 + i), "logsBloom": "0x" + "00" * 256,
+         "transactionHash": "0x" + f"{i:064x}", "logs": [{"address": "0x" + "11" * 20, "topics": []}]}
+        for i in range(5)
+    ]
+    document = {
+        "stateRoot": "0x" + "ab" * 32, "receipts": receipts, "rejected": [{"index": 5, "error": "nonce too low"}],
+        "requests": ["0x00", "0x01aa"], "blockAccessList": "0xc0", "gasUsed": "0x5208", "currentBaseFee": "0x7",
+    }
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(document, indent=1))
+    whole = t8n_module.read_result(path)
+    monkeypatch.setattr(t8n_module, "HELD_RESULT_BYTES", 0)
+    streamed = t8n_module.read_result(path)
+    for result in (whole, streamed):
+        result["receipts"] = list(result["receipts"])
+    assert whole == streamed
+    assert [receipt["status"] for receipt in whole["receipts"]] == ["0x0", "0x1", "0x0", "0x1", "0x0"]
+    assert whole["blockAccessList"] == bytes.fromhex("c0") and whole["rejected"][0]["error"] == "nonce too low"

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from balgen.fixtures.streamed_json import (
-    COMPACT_SORTED, StreamedArray, StreamedObject, StreamedText, compact_sorted_chunks, indented_chunks,
-    indented_text,
+    StreamedArray, StreamedObject, StreamedText, compact_sorted_chunks, indented_chunks,
+    compact_sorted_text, indented_text,
 )
 
 scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False)
@@ -97,7 +97,7 @@ def test_a_streamed_array_is_pulled_one_item_at_a_time() -> None:
 def test_a_held_value_renders_in_one_piece_as_json_dumps(value: Any, level: int) -> None:
     """`indented_text` (one string, the C encoder for flat containers) is `indented_chunks`' text at any depth."""
     assert indented_text(value, level) == json.dumps(value, indent=4).replace("\n", "\n" + " " * level)
-    assert COMPACT_SORTED.encode(value) == json.dumps(value, sort_keys=True, separators=(",", ":"))
+    assert compact_sorted_text(value) == json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def test_a_value_holding_a_streamed_one_has_no_one_piece_text() -> None:

@@ -18,7 +18,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 
-HELD_ITEMS = 20_000
+HELD_ITEMS = 100_000
 """How many items are sorted in memory before they are spilled into files."""
 
 

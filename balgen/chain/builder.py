@@ -9,6 +9,7 @@ root), the header and its hash, and the transaction RLP.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -36,6 +37,8 @@ SIGNED_FILE = "signed.bin"
 """The file in a block's folder holding its signed envelopes."""
 FEE_RECIPIENT = bytes.fromhex("2adc25665018aa1fe0e6bc666dac8fc2697ff9ba")
 """execution-spec-tests' default coinbase."""
+HELD_ACCESS_LIST_BYTES = 16 << 20
+"""The largest access list (RLP) a built block keeps decoded (a 60M contract-set setup block's is 10 MB)."""
 GENESIS_BASE_FEE = 7
 SECONDS_PER_SLOT = 12
 
@@ -57,13 +60,24 @@ class BuiltBlock:
 
     def access_list_accounts(self) -> Iterator[AccountChanges]:
         """
-        The BAL's accounts (none on forks without one), decoded afresh one at a
-        time: a billion-gas block's decoded access list is tens of MB, so a
-        chain keeps only its RLP (`block_access_list`) while its checks and
-        fixtures are made.
+        The BAL's accounts (none on forks without one). A small access list is
+        decoded once and kept: the checks, the shared chain and the fixtures
+        each walk it, and decoding it again each time was a tenth of a fill. A
+        large one (a billion-gas block's decodes to hundreds of MB) is decoded
+        afresh one account at a time, only its RLP (`block_access_list`) kept.
         """
-        if self.block_access_list is not None:
+        held = self._held_access_list
+        if held is not None:
+            yield from held
+        elif self.block_access_list is not None:
             yield from iter_block_access_list(self.block_access_list)
+
+    @cached_property
+    def _held_access_list(self) -> tuple[AccountChanges, ...] | None:
+        """The decoded accounts of an access list of at most `HELD_ACCESS_LIST_BYTES`, else None."""
+        if self.block_access_list is None or len(self.block_access_list) > HELD_ACCESS_LIST_BYTES:
+            return None
+        return tuple(iter_block_access_list(self.block_access_list))
 
     def rlp_pieces(self) -> Iterator[bytes]:
         """

@@ -241,16 +241,39 @@ class Receipts(Sequence[dict[str, Any]]):
         return "0x" + self._hashes[32 * index : 32 * (index + 1)].hex()
 
 
+HELD_RESULT_BYTES = 8 << 20
+"""A result.json up to this size is parsed whole (C), a larger one as a stream of events (Python)."""
+
+
 def read_result(path: Path) -> dict[str, Any]:
     """
-    t8n's result.json, parsed as a stream.
+    t8n's result.json.
 
     A billion-gas block has tens of thousands of receipts, most of each its
     logs bloom: they are kept as `Receipts`, so the result held is a few MB
-    whatever the block. Top-level values are kept as they are (the access
-    list as bytes); `rejected` entries and `requests` whole.
+    whatever the block, and a large file is parsed as a stream. Top-level
+    values are kept as they are (the access list as bytes); `rejected`
+    entries and `requests` whole.
     """
     result: dict[str, Any] = {"receipts": Receipts(), "rejected": [], "requests": []}
+    if path.stat().st_size <= HELD_RESULT_BYTES:
+        document = json.loads(path.read_bytes())
+        for key, value in document.items():
+            if key in result:
+                for item in value or ():
+                    result[key].append(item)
+            elif not isinstance(value, (dict, list)):
+                result[key] = value
+    else:
+        _stream_result(path, result)
+    if result.get("blockAccessList") is not None:
+        # Its hex is twice the bytes, and a billion-gas block's list is megabytes.
+        result["blockAccessList"] = _bytes(result["blockAccessList"])
+    return result
+
+
+def _stream_result(path: Path, result: dict[str, Any]) -> None:
+    """Fill `result` from a large result.json one parser event at a time, keeping only what balgen reads."""
     entry: dict[str, Any] = {}
     with path.open("rb") as stream:
         for prefix, event, value in ijson.parse(stream):
@@ -268,10 +291,6 @@ def read_result(path: Path) -> dict[str, Any]:
                     container, _, key = prefix.partition(".item.")
                     if (container == "receipts" and key in RECEIPT_FIELDS) or container == "rejected":
                         entry[key] = value
-    if result.get("blockAccessList") is not None:
-        # Its hex is twice the bytes, and a billion-gas block's list is megabytes.
-        result["blockAccessList"] = _bytes(result["blockAccessList"])
-    return result
 
 
 def without_pre_transaction_system_code(alloc_path: Path, copy_path: Path) -> Path:
