@@ -25,6 +25,9 @@ from .buckets import by_first_byte
 
 AllocJson = dict[str, dict[str, Any]]
 
+COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
+"""One account per line; made once rather than per account, as `json.dumps` with separators does."""
+
 
 def account_json(account: Account) -> dict[str, Any]:
     """One account as execution-spec-tests writes it in `pre`."""
@@ -93,7 +96,7 @@ def write_alloc_entries(path: Path, entries: Iterable[tuple[str, Mapping[str, An
     with path.open("w") as out:
         out.write("{")
         for address, account in entries:
-            out.write(("\n" if count == 0 else ",\n") + json.dumps(address) + ":" + json.dumps(account, separators=(",", ":")))
+            out.write(("\n" if count == 0 else ",\n") + json.dumps(address) + ":" + COMPACT_JSON.encode(account))
             count += 1
         out.write("\n}\n")
     return count

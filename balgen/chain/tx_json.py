@@ -11,12 +11,12 @@ hands t8n JSON, written one transaction at a time.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Iterable, TextIO
 
 import rlp
 
 from ..errors import TransitionToolError
+from .alloc import COMPACT_JSON
 
 Field = tuple[str, Callable[[Any], Any]]
 
@@ -92,7 +92,7 @@ def write_transactions_json(out: TextIO, txs: Iterable[bytes]) -> int:
     count = 0
     out.write("[")
     for envelope in txs:
-        out.write(("\n" if count == 0 else ",\n") + json.dumps(transaction_json(envelope), separators=(",", ":")))
+        out.write(("\n" if count == 0 else ",\n") + COMPACT_JSON.encode(transaction_json(envelope)))
         count += 1
     out.write("\n]\n")
     return count
