@@ -282,7 +282,7 @@ class FillSession:
         work: Path,
     ) -> tuple[Path, ...]:
         info = {**self._info(workload), INFO_KEY: with_streamed_lists(graph.info())}
-        pre = StreamedObject(lambda: iter_alloc(own.genesis_alloc_path))
+        pre = StreamedObject(lambda: iter_alloc(own.genesis_alloc_path), floatless=True)
         # Each fixture is built only when its file is written, so one format's
         # document is held at a time (at a billion gas each holds tens of
         # thousands of transactions).
@@ -298,7 +298,7 @@ class FillSession:
             # Both post-states are streamed from sorted copies of t8n's allocs:
             # at a billion gas each holds tens of thousands of accounts.
             own_post_path = write_sorted_alloc(own.post_alloc_path, work / "own-post.json")
-            own_post = StreamedObject(lambda: iter_alloc(own_post_path))
+            own_post = StreamedObject(lambda: iter_alloc(own_post_path), floatless=True)
             changed = accounts_changed_in_access_lists(shared) if has_block_access_list(workload.fork) else None
             shared_post_path = write_sorted_alloc(shared.post_alloc_path, work / "shared-post.json", only=changed)
             diff = StreamedObject(
@@ -306,7 +306,8 @@ class FillSession:
                     iter_alloc(group.alloc_path) if changed is None else iter_alloc_among(group.alloc_path, changed),
                     iter_alloc(shared_post_path),
                     changed,
-                )
+                ),
+                floatless=True,
             )
             builders = [
                 (BlockchainFixture, lambda: blockchain_fixture(workload, own, own_post)),

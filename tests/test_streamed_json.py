@@ -6,15 +6,19 @@ whichever renders them; a streamed member must render as if it were held.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from balgen.fixtures.spooled_json import RenderedValues
 from balgen.fixtures.streamed_json import (
     StreamedArray, StreamedObject, StreamedText, compact_sorted_chunks, indented_chunks,
-    compact_sorted_text, indented_text,
+    compact_sorted_text, floatless_indented_text, indented_text,
 )
 
 scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False)
@@ -102,3 +106,30 @@ def test_a_held_value_renders_in_one_piece_as_json_dumps(value: Any, level: int)
 
 def test_a_value_holding_a_streamed_one_has_no_one_piece_text() -> None:
     assert indented_text({"a": [1, {"b": StreamedArray(lambda: iter([]))}]}, 0) is None
+
+
+floatless_scalars = st.none() | st.booleans() | st.integers() | st.text()
+floatless_values = st.recursive(
+    floatless_scalars,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(floatless_values, st.integers(min_value=0, max_value=12))
+def test_a_floatless_value_renders_by_the_rust_encoder_as_json_dumps(value: Any, level: int) -> None:
+    """Any text (non-ASCII, DEL, control characters) and integer of any size: the same bytes as `json.dumps`."""
+    assert floatless_indented_text(value, level) == json.dumps(value, indent=4).replace("\n", "\n" + " " * level)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=6), floatless_values, max_size=4), max_size=5))
+def test_a_floatless_array_holding_streamed_values_renders_as_what_it_stands_for(items: list[dict[str, Any]]) -> None:
+    held = {"bal": [{"x": dict(sorted(item.items()))} for item in items]}
+    document = {"bal": StreamedArray(lambda: iter([{"x": streamed(item)} for item in items]), floatless=True)}
+    with tempfile.TemporaryDirectory() as folder, RenderedValues(Path(folder)) as values:
+        values.render_all(document)
+        assert "".join(values.indented_chunks(document)) == json.dumps(held, indent=4)
+        compact = json.dumps(held, sort_keys=True, separators=(",", ":"))
+        assert values.compact_sha256(document) == hashlib.sha256(compact.encode()).hexdigest()
