@@ -10,6 +10,8 @@ value benchmarks less than advertised.
 from __future__ import annotations
 
 import pytest
+import rlp
+from rlp.sedes import List
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +20,7 @@ from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, TX_GAS_LIMIT_CAP
 from balgen.generators.keccak_chain import keccak_chain
 from balgen.generators.schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
 from balgen.generators.serial_chain import serial_chain
+from balgen.transactions import SIGNED_FIELDS, SIGNED_LIST, encoded_fields
 from balgen.workload import FillLevel, WorkloadParams
 
 FILLS = st.sampled_from(list(FillLevel))
@@ -211,3 +214,20 @@ def test_the_capacity_bounds_real_signed_transactions() -> None:
     for tx in workload.benchmark_block.txs:
         raw = sign(tx, 1).raw
         assert len(raw) + 1 + (len(raw).bit_length() + 7) // 8 <= bound
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**256 - 1), min_size=5, max_size=5),
+    st.binary(max_size=20),
+    st.integers(0, 2**256 - 1),
+    st.binary(max_size=300),
+    st.lists(st.integers(0, 2**256 - 1), min_size=3, max_size=3),
+)
+def test_a_transaction_s_fields_encode_as_rlp_encodes_them(
+    numbers: list[int], to: bytes, value: int, data: bytes, signature: list[int]
+) -> None:
+    """balgen's field-by-field encoding of a type-2 transaction is `rlp.encode` with the fields' sedes, byte for byte."""
+    fields = [*numbers, to, value, data, [], *signature]
+    assert encoded_fields(fields, SIGNED_FIELDS) == rlp.encode(fields, List(list(SIGNED_FIELDS)))
+    assert list(rlp.decode(encoded_fields(fields, SIGNED_FIELDS), SIGNED_LIST)[-3:]) == signature

@@ -241,8 +241,10 @@ class Receipts(Sequence[dict[str, Any]]):
         return "0x" + self._hashes[32 * index : 32 * (index + 1)].hex()
 
 
-HELD_RESULT_BYTES = 8 << 20
-"""A result.json up to this size is parsed whole (C), a larger one as a stream of events (Python)."""
+HELD_RESULT_BYTES = 32 << 20
+"""A result.json up to this size is parsed whole (C), a larger one as a stream of events (Python).
+Mostly it is the access list's hex: a 60M contract-set setup block's result is 22 MB, 20 of them its
+list, which streamed took a second."""
 
 
 def read_result(path: Path) -> dict[str, Any]:
