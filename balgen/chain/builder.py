@@ -37,8 +37,9 @@ SIGNED_FILE = "signed.bin"
 """The file in a block's folder holding its signed envelopes."""
 FEE_RECIPIENT = bytes.fromhex("2adc25665018aa1fe0e6bc666dac8fc2697ff9ba")
 """execution-spec-tests' default coinbase."""
-HELD_ACCESS_LIST_BYTES = 16 << 20
-"""The largest access list (RLP) a built block keeps decoded (a 60M contract-set setup block's is 10 MB)."""
+HELD_ACCESS_LIST_ITEMS = 30_000
+"""The most items (accounts and storage keys, as EIP-7928 bounds them: a 60M block has at most
+30,000) an access list a built block keeps decoded may have; decoded, a slot takes about 700 bytes."""
 GENESIS_BASE_FEE = 7
 SECONDS_PER_SLOT = 12
 
@@ -60,8 +61,8 @@ class BuiltBlock:
 
     def access_list_accounts(self) -> Iterator[AccountChanges]:
         """
-        The BAL's accounts (none on forks without one). A small access list is
-        decoded once and kept: the checks, the shared chain and the fixtures
+        The BAL's accounts (none on forks without one). An access list of up
+        to a 60M block's items is decoded once and kept: the checks, the shared chain and the fixtures
         each walk it, and decoding it again each time was a tenth of a fill. A
         large one (a billion-gas block's decodes to hundreds of MB) is decoded
         afresh one account at a time, only its RLP (`block_access_list`) kept.
@@ -74,10 +75,17 @@ class BuiltBlock:
 
     @cached_property
     def _held_access_list(self) -> tuple[AccountChanges, ...] | None:
-        """The decoded accounts of an access list of at most `HELD_ACCESS_LIST_BYTES`, else None."""
-        if self.block_access_list is None or len(self.block_access_list) > HELD_ACCESS_LIST_BYTES:
+        """The decoded accounts of an access list of at most `HELD_ACCESS_LIST_ITEMS` items, else None."""
+        if self.block_access_list is None:
             return None
-        return tuple(iter_block_access_list(self.block_access_list))
+        held: list[AccountChanges] = []
+        items = 0
+        for account in iter_block_access_list(self.block_access_list):
+            items += 1 + len(account.storage_changes) + len(account.storage_reads)
+            if items > HELD_ACCESS_LIST_ITEMS:
+                return None
+            held.append(account)
+        return tuple(held)
 
     def rlp_pieces(self) -> Iterator[bytes]:
         """
