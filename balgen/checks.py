@@ -25,6 +25,7 @@ from .analysis import (
 )
 from .analysis.tracer import blockhash_reads, touched_addresses
 from .chain.alloc import iter_alloc_among, state_diff, system_addresses
+from .chain.bal import access_list_addresses
 from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from .chain.header import has_block_access_list
 from .errors import FillCheckFailed
@@ -136,7 +137,8 @@ def genesis_dependence(fork: Fork, own: BuiltChain, other_genesis_alloc: Path) -
             if touched & system:
                 return f"block {number}: transaction {index} touches system contract {min(touched & system)}"
             accessed |= touched
-        accessed.update("0x" + entry.address.hex() for entry in block.access_list_accounts())
+        if block.block_access_list is not None:
+            accessed.update("0x" + address.hex() for address in access_list_addresses(block.block_access_list))
     # Both genesis allocations are written sorted by address (`genesis_entries`, `alloc_json`), in one
     # spelling, so the accessed accounts are compared side by side as they are read.
     own_state = iter_alloc_among(own.genesis_alloc_path, accessed)

@@ -30,6 +30,7 @@ from .chain.alloc import (
 )
 from .chain.header import Header, has_block_access_list
 from .chain.applied_chain import AppliedGenesis, apply_blocks
+from .chain.bal import access_list_changers
 from .chain.state_roots import StateRoots, state_root_tool
 from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from .chain.t8n import TransitionTool
@@ -400,10 +401,11 @@ def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupS
 def accounts_changed_in_access_lists(chain: BuiltChain) -> set[str]:
     """Every account the chain's access lists record a change of: the only ones whose state can differ."""
     return {
-        "0x" + entry.address.hex()
+        "0x" + address.hex()
         for block in chain.blocks
-        for entry in block.access_list_accounts()
-        if entry.changes_state
+        if block.block_access_list is not None
+        for address, changes in access_list_changers(block.block_access_list)
+        if changes
     }
 
 

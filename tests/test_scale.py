@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from balgen.chain.alloc import (
     genesis_entries, iter_alloc, iter_alloc_among, read_alloc, state_diff, write_alloc_entries, write_sorted_alloc,
 )
-from balgen.chain.bal import AccountChanges, iter_block_access_list
+from balgen.chain.bal import AccountChanges, access_list_changers, iter_block_access_list
 from balgen.chain.buckets import by_first_byte
 from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
 from balgen.chain.signed_txs import SignedTxFile, raw_envelopes
@@ -139,6 +139,16 @@ def test_an_access_list_decoded_account_by_account_is_the_encoded_one(accounts: 
         for address, storage, reads, balances, nonces, codes in accounts
     ]
     assert list(iter_block_access_list(encoded)) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(account_entries, max_size=6))
+def test_which_accounts_change_state_is_read_from_the_rlp_as_decoding_tells(accounts: list[tuple]) -> None:
+    """An account read-only in the list (reads, or nothing) is told apart from one with any change, undecoded."""
+    encoded = rlp.encode([list(account) for account in accounts])
+    assert list(access_list_changers(encoded)) == [
+        (entry.address, entry.changes_state) for entry in iter_block_access_list(encoded)
+    ]
 
 
 def test_signed_transactions_kept_in_a_file_are_the_ones_signed(tmp_path: Path) -> None:

@@ -83,6 +83,26 @@ def access_list_addresses(encoded: bytes) -> list[bytes]:
     return [address for address, _ in _raw_accounts(encoded)]
 
 
+STATE_CHANGE_FIELDS = (1, 3, 4, 5)
+"""The positions of an account entry's storage, balance, nonce and code changes (not its address or reads)."""
+
+
+def access_list_changers(encoded: bytes) -> Iterator[tuple[bytes, bool]]:
+    """
+    Each account of a BAL with whether its entry records a change, read from
+    the lengths of its fields: an account whose storage changes are a
+    billion-gas block's hundreds of thousands of slots is not decoded for it.
+    """
+    for address, item in _raw_accounts(encoded):
+        _, _, _, position = consume_length_prefix(item, 0)
+        field_lengths = []
+        while position < len(item):
+            _, _, field_length, field_start = consume_length_prefix(item, position)
+            field_lengths.append(field_length)
+            position = field_start + field_length
+        yield address, any(field_lengths[field] for field in STATE_CHANGE_FIELDS)
+
+
 def with_accounts_of(encoded: bytes, replacements: bytes) -> bytes:
     """
     The BAL `encoded` with every account entry of the BAL `replacements` in
