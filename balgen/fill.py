@@ -32,7 +32,7 @@ from .chain.header import Header, has_block_access_list
 from .chain.applied_chain import AppliedGenesis, apply_blocks
 from .chain.bal import access_list_changers
 from .chain.state_roots import StateRoots, state_root_tool
-from .chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
+from .chain.builder import BuiltChain, build_chain, genesis_header
 from .chain.t8n import TransitionTool
 from .analysis import ACCESS_TRACER, INFO_KEY, DependencyGraph
 from .checks import (
@@ -150,6 +150,8 @@ class FillSession:
     state_root_bin: Path | None = None
     """`balgen-state-root` (by default found on the tool search path when first needed)."""
     _group: PreAllocGroupState | None = None
+    _group_roots: StateRoots | None = None
+    """`balgen-state-root` over the group genesis, when this process built it: kept for `applied_genesis`."""
     _applied_genesis: AppliedGenesis | None = None
 
     @property
@@ -158,6 +160,8 @@ class FillSession:
 
     def close(self) -> None:
         """Stop the group's state-root tool; remove the scratch folder, and the staging folder if it is this session's own."""
+        if self._group_roots is not None:
+            self._group_roots.close()
         if self._applied_genesis is not None:
             self._applied_genesis.roots.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
@@ -174,6 +178,8 @@ class FillSession:
         clock = StageClock(self.t8n)
         try:
             check_transaction_gas_caps(workload)
+            with clock.stage("group genesis"):
+                self.start_pre_alloc_group(workload.fork)
             with clock.stage("own chain"):
                 own = build_own_chain(self.t8n, workload, work)
             with clock.stage("checks"):
@@ -236,7 +242,7 @@ class FillSession:
     def applied_genesis(self, fork: Fork, group: PreAllocGroupState) -> AppliedGenesis:
         """The group genesis as blocks are applied to it, its trie loaded once per session."""
         if self._applied_genesis is None:
-            roots = StateRoots(self.state_root_bin or state_root_tool(), group.alloc_path)
+            roots, self._group_roots = self._group_roots or StateRoots(self._state_root_bin(), group.alloc_path), None
             try:
                 self._applied_genesis = AppliedGenesis.load(fork, group.genesis, group.alloc_path, roots)
             except BaseException:
@@ -249,18 +255,40 @@ class FillSession:
         The run's shared genesis: system contracts plus every planned small workload's pre-state.
 
         Building it means building every planned workload, so the first worker
-        of the run that needs it builds it into `group_folder` while holding
-        the folder's lock, and every other worker reads it from there.
+        of the run to take the group folder's lock builds it into
+        `group_folder`, and every other worker waits for it and reads it from there.
         """
         if self._group is None:
-            folder = self.group_folder or self.scratch / "group"
-            folder.mkdir(parents=True, exist_ok=True)
-            with (folder / "lock").open("w") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                if not (folder / GROUP_SUMMARY).exists():
-                    build_group_genesis(self.t8n, fork, self.planned, folder)
-            self._group = read_group_genesis(fork, folder)
+            self._take_pre_alloc_group(fork, wait=True)
+        assert self._group is not None
         return self._group
+
+    def start_pre_alloc_group(self, fork: Fork) -> None:
+        """
+        Build the run's shared genesis now if the run has small workloads and
+        no other worker is building it: the first fixtures of a run are often
+        contract sets, which do not need it, so it is ready when a worker
+        first does instead of keeping that worker waiting.
+        """
+        if self._group is None and any(not planned.family.sized_by_code for planned in self.planned):
+            self._take_pre_alloc_group(fork, wait=False)
+
+    def _take_pre_alloc_group(self, fork: Fork, wait: bool) -> None:
+        """Build the group genesis under the group folder's lock, or read it if built; without
+        `wait`, do neither while another worker holds the lock."""
+        folder = self.group_folder or self.scratch / "group"
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / "lock").open("w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return
+            if not (folder / GROUP_SUMMARY).exists():
+                self._group_roots = build_group_genesis(fork, self.planned, folder, self._state_root_bin())
+        self._group = read_group_genesis(fork, folder)
+
+    def _state_root_bin(self) -> Path:
+        return self.state_root_bin or state_root_tool()
 
     def _info(self, workload: Workload) -> dict[str, Any]:
         return {
@@ -344,8 +372,13 @@ GROUP_SUMMARY = "group.json"
 """The group's test ids and state root, written last: a folder holding it holds a complete group."""
 
 
-def build_group_genesis(t8n: TransitionTool, fork: Fork, planned: Sequence[PlannedWorkload], folder: Path) -> None:
-    """Write the group genesis of `planned` (its alloc, and a summary of its test ids and state root) into `folder`."""
+def build_group_genesis(fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path) -> StateRoots:
+    """
+    Write the group genesis of `planned` (its alloc, and a summary of its test
+    ids and state root) into `folder`; give back `balgen-state-root` over it,
+    whose root the summary holds (go-ethereum's trie, as t8n's: the tests
+    check the two agree, and a client importing the group checks it again).
+    """
     # Only each workload's pre-state is kept: at a billion gas a workload's
     # transactions take tens of MB, and the group holds every workload's.
     pres: dict[str, Mapping[Address, Account]] = {}
@@ -358,10 +391,15 @@ def build_group_genesis(t8n: TransitionTool, fork: Fork, planned: Sequence[Plann
             # That workload fails its own test; it must not fail every other one.
             continue
     write_alloc(folder / GROUP_GENESIS, alloc_json(genesis_accounts(fork, pres.values())))
-    root = genesis_state_root(t8n, folder / GROUP_GENESIS, folder / "root")
-    summary = folder / f"{GROUP_SUMMARY}.partial"
-    summary.write_text(json.dumps({"test-ids": sorted(pres), "state-root": "0x" + root.hex()}))
-    summary.replace(folder / GROUP_SUMMARY)
+    roots = StateRoots(state_root_bin, folder / GROUP_GENESIS)
+    try:
+        summary = folder / f"{GROUP_SUMMARY}.partial"
+        summary.write_text(json.dumps({"test-ids": sorted(pres), "state-root": "0x" + roots.base_root.hex()}))
+        summary.replace(folder / GROUP_SUMMARY)
+    except BaseException:
+        roots.close()
+        raise
+    return roots
 
 
 def read_group_genesis(fork: Fork, folder: Path) -> PreAllocGroupState:

@@ -15,11 +15,12 @@ are predicted by index only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .chain.bal import AccountChanges
-from .chain.buckets import by_first_byte
+from .chain.buckets import HELD_ITEMS, by_first_byte
 from .chain.header import Header
 from .footprint import block_footprints
 from .forks import Fork
@@ -94,15 +95,21 @@ def gathered(events: Iterable[Event]) -> PredictedAccessList:
 
 
 def predicted_in_order(
-    fork: Fork, spec: BlockSpec, header: Header, folder: Path
+    fork: Fork, spec: BlockSpec, header: Header, folder: Path, held_items: int = HELD_ITEMS
 ) -> Iterator[tuple[Address, PredictedAccount]]:
     """
-    The predicted access list's accounts in address order, a 256th held at a
-    time: a billion-gas block's list has tens of thousands of accounts, so the
-    facts are spilled into `folder` by their address's first byte (`buckets`)
-    and each bucket is gathered on its own.
+    The predicted access list's accounts in address order. A list of up to
+    `held_items` facts (a 60M block's) is gathered at once; a larger one, a
+    256th at a time: a billion-gas block's list has tens of thousands of
+    accounts, so its facts are spilled into `folder` by their address's first
+    byte (`buckets`) and each bucket is gathered on its own.
     """
-    for bucket in by_first_byte(access_events(fork, spec, header), lambda event: event[0][0], folder):
+    events = access_events(fork, spec, header)
+    first = list(islice(events, held_items + 1))
+    if len(first) <= held_items:
+        yield from sorted(gathered(first).items())
+        return
+    for bucket in by_first_byte(chain(first, events), lambda event: event[0][0], folder, held_items):
         yield from sorted(gathered(bucket).items())
 
 

@@ -8,13 +8,13 @@ bytes; that is what makes fixtures byte-identical between runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import rlp
 from rlp.codec import encode_raw
 from rlp.sedes import CountableList, List, big_endian_int, binary
 from .keccak import keccak
 from coincurve import PrivateKey
+from coincurve.context import GLOBAL_CONTEXT
 
 from .workload import TxSpec
 
@@ -75,17 +75,24 @@ def envelope_size_bound(tx: TxSpec) -> int:
     return 1 + len(rlp.encode([*_unsigned_fields(tx, 2**64 - 1), 1, 2**256 - 1, 2**256 - 1]))
 
 
-@lru_cache(maxsize=1 << 16)
-def signing_key(secret: bytes) -> PrivateKey:
-    """The key object for `secret`, made once per sender: making one derives its public key, a third of signing."""
-    return PrivateKey(secret)
+class SigningKey(PrivateKey):
+    """
+    A private key that only signs. coincurve's derives both of its public keys
+    when it is made, two thirds of the cost of signing a sender's one
+    transaction, and signing uses neither (a sender's address is derived once,
+    in `keys.sender`).
+    """
+
+    def __init__(self, secret: bytes) -> None:
+        self.secret = secret
+        self.context = GLOBAL_CONTEXT
 
 
 def sign(tx: TxSpec, chain_id: int) -> SignedTx:
     """Sign `tx` with its sender's key for `chain_id`."""
     fields = _unsigned_fields(tx, chain_id)
     digest = keccak(bytes([DYNAMIC_FEE_TX_TYPE]) + encoded_fields(fields, UNSIGNED_FIELDS))
-    signature = signing_key(tx.sender.key).sign_recoverable(digest, hasher=None)
+    signature = SigningKey(tx.sender.key).sign_recoverable(digest, hasher=None)
     r = int.from_bytes(signature[:32], "big")
     s = int.from_bytes(signature[32:64], "big")
     v = signature[64]

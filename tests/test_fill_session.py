@@ -1,11 +1,13 @@
 """
-The workers of one fill run share its pre-alloc group: the first to need it
-builds its genesis (every planned workload, and a state root from t8n), the
-others read that one and spend no t8n call on it, and all hold the same group.
+The workers of one fill run share its pre-alloc group: the first to take it
+builds its genesis (every planned workload, and its state root), the others
+read that one, and all hold the same group; a worker starting its first
+fixture builds it only when no other worker is.
 """
 
 from __future__ import annotations
 
+import fcntl
 from pathlib import Path
 
 import pytest
@@ -14,19 +16,15 @@ from balgen.chain.alloc import iter_alloc
 from balgen.chain.t8n import TransitionTool
 from balgen.fill import FillSession
 from balgen.forks import AMSTERDAM
-from balgen.generators import keccak_chain, serial_chain
+from balgen.generators import extcode, keccak_chain, serial_chain
 from balgen.generators.catalog import PlannedWorkload
 from balgen.toolchain import pinned_evm
 from balgen.workload import FillLevel, Placement, WorkloadParams
 
 
-@pytest.mark.integration
-def test_workers_build_the_group_genesis_once(tmp_path: Path) -> None:
-    planned = [
-        PlannedWorkload(serial_chain.FAMILY, WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX, Placement.BLOCKS)),
-        PlannedWorkload(keccak_chain.FAMILY, WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.HALF, Placement.BLOCKS)),
-    ]
-    workers = [
+def sessions(tmp_path: Path, planned: list[PlannedWorkload], count: int) -> list[FillSession]:
+    """`count` workers of one run filling `planned`."""
+    return [
         FillSession(
             t8n=TransitionTool(pinned_evm()),
             output=tmp_path / "out",
@@ -35,11 +33,57 @@ def test_workers_build_the_group_genesis_once(tmp_path: Path) -> None:
             scratch=tmp_path / f"worker{index}",
             group_folder=tmp_path / "group",
         )
-        for index in range(2)
+        for index in range(count)
     ]
-    first, second = (worker.pre_alloc_group(AMSTERDAM) for worker in workers)
-    assert workers[0].t8n.calls == 1, "the first worker computes the group's state root"
-    assert workers[1].t8n.calls == 0, "the second worker reads the group the first one built"
-    assert first.test_ids == second.test_ids == sorted(p.name for p in planned)
-    assert (first.group_hash, first.genesis.hash, first.alloc_path) == (second.group_hash, second.genesis.hash, second.alloc_path)
-    assert sum(1 for _ in iter_alloc(first.alloc_path)) > len(AMSTERDAM.system_contracts)
+
+
+SMALL = [
+    PlannedWorkload(serial_chain.FAMILY, WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX, Placement.BLOCKS)),
+    PlannedWorkload(keccak_chain.FAMILY, WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.HALF, Placement.BLOCKS)),
+]
+
+
+@pytest.mark.integration
+def test_workers_build_the_group_genesis_once(tmp_path: Path) -> None:
+    workers = sessions(tmp_path, SMALL, 2)
+    try:
+        first, second = (worker.pre_alloc_group(AMSTERDAM) for worker in workers)
+        assert workers[0]._group_roots is not None, "the first worker built the group and keeps its trie"
+        assert workers[1]._group_roots is None, "the second worker read the group the first one built"
+        assert first.test_ids == second.test_ids == sorted(p.name for p in SMALL)
+        assert (first.group_hash, first.genesis.hash, first.alloc_path) == (second.group_hash, second.genesis.hash, second.alloc_path)
+        assert sum(1 for _ in iter_alloc(first.alloc_path)) > len(AMSTERDAM.system_contracts)
+        # Either worker's trie of the group has the root the group's header carries.
+        for worker, group in zip(workers, (first, second)):
+            assert worker.applied_genesis(AMSTERDAM, group).roots.base_root == group.genesis.state_root
+    finally:
+        for worker in workers:
+            worker.close()
+
+
+@pytest.mark.integration
+def test_a_worker_starting_does_not_wait_for_another_building_the_group(tmp_path: Path) -> None:
+    (worker,) = sessions(tmp_path, SMALL, 1)
+    (tmp_path / "group").mkdir()
+    try:
+        with (tmp_path / "group" / "lock").open("w") as held_by_another_worker:
+            fcntl.flock(held_by_another_worker, fcntl.LOCK_EX)
+            worker.start_pre_alloc_group(AMSTERDAM)
+            assert worker._group is None and not (tmp_path / "group" / "group.json").exists()
+        worker.start_pre_alloc_group(AMSTERDAM)
+        assert worker._group is not None and worker._group.test_ids == sorted(p.name for p in SMALL)
+    finally:
+        worker.close()
+
+
+@pytest.mark.integration
+def test_a_run_of_contract_sets_alone_builds_no_group(tmp_path: Path) -> None:
+    contract_set = extcode.FAMILIES[0]
+    (worker,) = sessions(
+        tmp_path, [PlannedWorkload(contract_set, WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX, Placement.BLOCKS, "0.5KB"))], 1
+    )
+    try:
+        worker.start_pre_alloc_group(AMSTERDAM)
+        assert worker._group is None and not (tmp_path / "group").exists()
+    finally:
+        worker.close()

@@ -32,12 +32,13 @@ from balgen.chain import t8n as t8n_module
 from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.checks import check_access_list_items, check_block_size
 from balgen.errors import FillCheckFailed
-from balgen.predicted_bal import PredictedAccount, first_difference_in_order
+from balgen.predicted_bal import PredictedAccount, access_events, first_difference_in_order, predicted_in_order
 from balgen.forks import AMSTERDAM, MAX_RLP_BLOCK_SIZE, OSAKA
+from balgen.generators import mixed_dep
 from balgen.keys import sender
 from balgen.toolchain import pinned_evm
 from balgen.transactions import SignedTx, sign
-from balgen.workload import ETHER, Account, Phase, TxSpec
+from balgen.workload import ETHER, Account, FillLevel, Phase, Placement, TxSpec, WorkloadParams
 
 from fill_runs import run_fill
 
@@ -221,6 +222,18 @@ def test_buckets_spilled_to_files_are_the_buckets_held(items: list[tuple[int, in
         buckets = [list(bucket) for bucket in by_first_byte(items, lambda item: item[0], Path(folder), held_items)]
     expected = [[item for item in items if item[0] == byte] for byte in sorted({item[0] for item in items})]
     assert buckets == expected
+
+
+def test_a_prediction_gathered_in_spilled_buckets_is_the_one_gathered_whole(tmp_path: Path) -> None:
+    """The predicted access list is the same, in address order, whether its facts are held or spilled by first byte."""
+    workload = mixed_dep.FAMILY.generator(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX, Placement.GENESIS, "group2"))
+    header = genesis_header(AMSTERDAM, bytes(32))
+    facts = sum(1 for _ in access_events(AMSTERDAM, workload.benchmark_block, header))
+    whole = list(predicted_in_order(AMSTERDAM, workload.benchmark_block, header, tmp_path / "held", held_items=facts))
+    spilled = list(predicted_in_order(AMSTERDAM, workload.benchmark_block, header, tmp_path / "spilled", held_items=facts // 4))
+    assert len(list((tmp_path / "spilled").iterdir())) > 1 and not (tmp_path / "held").exists()
+    assert [address for address, _ in whole] == sorted(address for address, _ in whole)
+    assert spilled == whole
 
 
 small_allocs = st.dictionaries(st.sampled_from([f"0x{index:040x}" for index in range(8)]), st.sampled_from([{"nonce": "0x00"}, {"nonce": "0x01"}]))

@@ -216,6 +216,17 @@ def test_the_capacity_bounds_real_signed_transactions() -> None:
         assert len(raw) + 1 + (len(raw).bit_length() + 7) // 8 <= bound
 
 
+def test_a_signed_transaction_recovers_to_its_sender() -> None:
+    """eth-account, an independent implementation, recovers each signed benchmark transaction's sender."""
+    from eth_account import Account
+
+    from balgen.transactions import sign
+
+    workload = serial_chain(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.HALF))
+    for tx in workload.benchmark_block.txs[:8]:
+        assert Account.recover_transaction(sign(tx, 1).raw).lower() == "0x" + tx.sender.address.hex()
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.integers(0, 2**256 - 1), min_size=5, max_size=5),

@@ -54,11 +54,12 @@ class AppliedGenesis:
 
     @classmethod
     def load(cls, fork: Fork, header: Header, alloc_path: Path, roots: StateRoots) -> "AppliedGenesis":
-        """Read the system contracts from the genesis allocation, and check the trie's root is the header's."""
+        """Read the system contracts from the genesis allocation, and check the trie's root is the header's
+        (this process's trie against the one whose root the group's header was given)."""
         if roots.base_root != header.state_root:
             raise FillCheckFailed(
                 f"{alloc_path}: balgen-state-root gives state root 0x{roots.base_root.hex()}, "
-                f"t8n gave 0x{header.state_root.hex()}"
+                f"its header has 0x{header.state_root.hex()}"
             )
         accounts = dict(iter_alloc_among(alloc_path, system_addresses(fork)))
         return cls(header=header, alloc_path=alloc_path, roots=roots, system_accounts=accounts)
