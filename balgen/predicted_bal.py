@@ -77,7 +77,9 @@ def gathered(events: Iterable[Event]) -> PredictedAccessList:
     """The access list the facts `events` describe."""
     accounts: PredictedAccessList = {}
     for address, kind, index, slot, value in events:
-        entry = accounts.setdefault(address, PredictedAccount())
+        entry = accounts.get(address)
+        if entry is None:  # not `setdefault`, which would make an entry for every fact
+            entry = accounts[address] = PredictedAccount()
         if kind == "write":
             entry.write(index, slot, value)
         elif kind == "read":

@@ -34,6 +34,7 @@ from balgen.generators.catalog import all_planned_workloads, family_by_name
 from balgen.generators.code_set import (
     CODE_SIZES, ContractSet, code_size_bytes, create2_address, init_code_hash, parse_code_sizes,
 )
+from balgen.generators import code_set
 from balgen.generators.extcode import NEXT_SALT_SLOT, SUM_SLOT
 from balgen.replay.command import run_replay
 from balgen.toolchain import pinned_evm
@@ -64,6 +65,17 @@ def test_every_contract_of_a_set_has_unique_code_of_the_set_size(size: str) -> N
     assert len(set(words)) == len(words)
     salt_7 = create2_address(contracts.factory, 7, init_code_hash(contracts.size))
     assert contracts.salt_addresses[7] == salt_7
+
+
+def test_created_code_answers_membership_without_building_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A setup transaction's created contracts are asked `in` for every account it touches: that builds no code."""
+    contracts = ContractSet(bytes.fromhex("11" * 20), code_size_bytes("0.5KB"), 50)
+    created = contracts.created(range(10, 20))
+    codes = {address: created[address] for address in created}
+    assert list(codes) == list(contracts.salt_addresses[10:20])
+    monkeypatch.setattr(code_set, "runtime_code", lambda *_: pytest.fail("membership built a contract's code"))
+    assert contracts.salt_addresses[15] in created and contracts.salt_addresses[20] not in created
+    assert b"not an address" not in created
 
 
 def test_n_is_what_the_gas_value_pays_for_and_grows_with_it() -> None:

@@ -34,10 +34,6 @@ class AccountChanges:
         return bool(self.storage_changes or self.balance_changes or self.nonce_changes or self.code_changes)
 
 
-def _int(value: bytes) -> int:
-    return int.from_bytes(value, "big")
-
-
 def iter_block_access_list(encoded: bytes) -> Iterator[AccountChanges]:
     """
     A BAL's accounts in canonical order, each decoded when it is reached: a
@@ -52,17 +48,20 @@ def iter_block_access_list(encoded: bytes) -> Iterator[AccountChanges]:
 
 
 def _account_changes(fields: list) -> AccountChanges:
-    """One account's entry from its decoded RLP fields."""
+    """One account's entry from its decoded RLP fields (list comprehensions, with `int.from_bytes`
+    called directly: an access list of a 60M block has thousands of accounts, decoded for every check)."""
     address, storage, reads, balances, nonces, codes = fields
+    number = int.from_bytes
     return AccountChanges(
         address=bytes(address),
         storage_changes={
-            _int(slot): [(_int(index), _int(value)) for index, value in changes] for slot, changes in storage
+            number(slot, "big"): [(number(index, "big"), number(value, "big")) for index, value in changes]
+            for slot, changes in storage
         },
-        storage_reads=tuple(_int(slot) for slot in reads),
-        balance_changes=tuple((_int(i), _int(v)) for i, v in balances),
-        nonce_changes=tuple((_int(i), _int(v)) for i, v in nonces),
-        code_changes=tuple((_int(i), bytes(code)) for i, code in codes),
+        storage_reads=tuple([number(slot, "big") for slot in reads]),
+        balance_changes=tuple([(number(i, "big"), number(v, "big")) for i, v in balances]),
+        nonce_changes=tuple([(number(i, "big"), number(v, "big")) for i, v in nonces]),
+        code_changes=tuple([(number(i, "big"), bytes(code)) for i, code in codes]),
     )
 
 

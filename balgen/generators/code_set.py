@@ -173,8 +173,16 @@ class CreatedCode(Mapping[Address, bytes]):
     created: tuple[Address, ...]
     size: int
 
+    @cached_property
+    def _created(self) -> frozenset[Address]:
+        return frozenset(self.created)
+
+    def __contains__(self, address: object) -> bool:
+        # Not Mapping's, which builds the code to answer; and not a scan of a setup transaction's thousand addresses.
+        return address in self._created
+
     def __getitem__(self, address: Address) -> bytes:
-        if address not in self.created:
+        if address not in self._created:
             raise KeyError(address)
         return runtime_code(address, self.size)
 
