@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, TypeVar
 
 from .chain.bal import AccountChanges
 from .chain.buckets import HELD_ITEMS, by_first_byte
@@ -115,6 +115,48 @@ def predicted_in_order(
         yield from sorted(gathered(bucket).items())
 
 
+Key = TypeVar("Key", bytes, int)
+Wanted = TypeVar("Wanted")
+Seen = TypeVar("Seen")
+
+
+class OutOfOrder(Exception):
+    """An observed key that does not come after the one before it."""
+
+    def __init__(self, key: bytes | int) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def merged_in_order(
+    wanted: Iterable[tuple[Key, Wanted]], seen: Iterable[tuple[Key, Seen]]
+) -> Iterator[tuple[Key, tuple[Key, Wanted] | None, tuple[Key, Seen] | None]]:
+    """
+    Two lists keyed in ascending order, walked side by side: each key with
+    the wanted and the seen entry (None where one has none), so that neither
+    list is held. An observed key not above the one before it raises
+    `OutOfOrder` when it is reached (EIP-7928 orders accounts, slots and reads).
+    """
+    wants, haves = iter(wanted), iter(seen)
+    want, have = next(wants, None), next(haves, None)
+    previous: Key | None = None
+    while want is not None or have is not None:
+        if have is not None and previous is not None and have[0] <= previous:
+            raise OutOfOrder(have[0])
+        if have is None or (want is not None and want[0] < have[0]):
+            assert want is not None
+            yield want[0], want, None
+            want = next(wants, None)
+            continue
+        previous = have[0]
+        if want is None or have[0] < want[0]:
+            yield have[0], None, have
+        else:
+            yield have[0], want, have
+            want = next(wants, None)
+        have = next(haves, None)
+
+
 def first_difference_in_order(
     predicted: Iterable[tuple[Address, PredictedAccount]], observed: Iterable[AccountChanges]
 ) -> str | None:
@@ -123,38 +165,28 @@ def first_difference_in_order(
     one line; both come in address order (as EIP-7928 orders a block's
     list) and are walked side by side, so that neither is held.
     """
-    wanted, seen = iter(predicted), iter(observed)
-    want, have = next(wanted, None), next(seen, None)
-    previous: Address | None = None
-    while want is not None or have is not None:
-        if have is not None and previous is not None and have.address <= previous:
-            return f"0x{have.address.hex()} is out of address order in the access list"
-        if have is None or (want is not None and want[0] < have.address):
-            assert want is not None
-            return f"0x{want[0].hex()} is missing from the access list"
-        if want is None or have.address < want[0]:
-            return f"0x{have.address.hex()} is in the access list but not in the design"
-        difference = _account_difference(want[1], have)
-        if difference:
-            return f"0x{have.address.hex()}: {difference}"
-        previous = have.address
-        want, have = next(wanted, None), next(seen, None)
+    try:
+        for address, want, have in merged_in_order(predicted, ((entry.address, entry) for entry in observed)):
+            if have is None:
+                return f"0x{address.hex()} is missing from the access list"
+            if want is None:
+                return f"0x{address.hex()} is in the access list but not in the design"
+            difference = _account_difference(want[1], have[1])
+            if difference:
+                return f"0x{address.hex()}: {difference}"
+    except OutOfOrder as disorder:
+        assert isinstance(disorder.key, bytes)
+        return f"0x{disorder.key.hex()} is out of address order in the access list"
     return None
 
 
 def _account_difference(want: PredictedAccount, have: AccountChanges) -> str | None:
-    for slot in sorted(want.storage_changes.keys() | have.storage_changes.keys()):
-        wanted = want.storage_changes.get(slot, [])
-        actual = have.storage_changes.get(slot, [])
-        if [i for i, _ in wanted] != [i for i, _ in actual]:
-            return f"slot {slot:#x} written at {_indices(actual)}, designed at {_indices(wanted)}"
-        for (index, value), (_, got) in zip(wanted, actual):
-            if value is not None and value != got:
-                return f"slot {slot:#x} after transaction {_tx(index)} is {got:#x}, designed {value:#x}"
-    if want.storage_reads != set(have.storage_reads):
-        extra = sorted(set(have.storage_reads) - want.storage_reads)
-        missing = sorted(want.storage_reads - set(have.storage_reads))
-        return f"unexpected read of slot {extra[0]:#x}" if extra else f"missing read of slot {missing[0]:#x}"
+    try:
+        difference = _storage_changes_difference(want, have) or _storage_reads_difference(want, have)
+    except OutOfOrder as disorder:
+        return f"slot {disorder.key:#x} is out of slot order in the access list"
+    if difference:
+        return difference
     if want.nonce_changes != list(have.nonce_changes):
         return f"nonce changes {_pairs(have.nonce_changes)}, designed {_pairs(want.nonce_changes)}"
     if want.code_changes != list(have.code_changes):
@@ -166,6 +198,32 @@ def _account_difference(want: PredictedAccount, have: AccountChanges) -> str | N
     if sorted(want.balance_changes) != have_balances:
         return f"balance changes at {_indices_of(have_balances)}, designed at {_indices_of(sorted(want.balance_changes))}"
     return None
+
+
+def _storage_changes_difference(want: PredictedAccount, have: AccountChanges) -> str | None:
+    """The first slot whose writes differ (by transaction, or value where designed), walked in slot order."""
+    wanted = ((slot, want.storage_changes[slot]) for slot in sorted(want.storage_changes))
+    for slot, designed, seen in merged_in_order(wanted, have.storage_changes.items()):
+        wanted_changes = designed[1] if designed else []
+        actual = seen[1] if seen else []
+        if [i for i, _ in wanted_changes] != [i for i, _ in actual]:
+            return f"slot {slot:#x} written at {_indices(actual)}, designed at {_indices(wanted_changes)}"
+        for (index, value), (_, got) in zip(wanted_changes, actual):
+            if value is not None and value != got:
+                return f"slot {slot:#x} after transaction {_tx(index)} is {got:#x}, designed {value:#x}"
+    return None
+
+
+def _storage_reads_difference(want: PredictedAccount, have: AccountChanges) -> str | None:
+    """The lowest slot read but not designed, else the lowest designed but not read, walked in slot order."""
+    missing = None
+    wanted = ((slot, None) for slot in sorted(want.storage_reads))
+    for slot, designed, read in merged_in_order(wanted, ((slot, None) for slot in have.storage_reads)):
+        if designed is None:
+            return f"unexpected read of slot {slot:#x}"
+        if read is None and missing is None:
+            missing = slot
+    return None if missing is None else f"missing read of slot {missing:#x}"
 
 
 def _tx(index: int) -> str:

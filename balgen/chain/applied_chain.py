@@ -158,7 +158,8 @@ def changed_by_transactions(block: BuiltBlock) -> set[str]:
 
 def _changed_at(entry: AccountChanges, indices: range) -> bool:
     """Whether the access list entry records a change at one of the block access `indices`."""
-    changes = chain(*entry.storage_changes.values(), entry.balance_changes, entry.nonce_changes, entry.code_changes)
+    slot_changes = chain.from_iterable(entry.storage_changes.values())  # one slot decoded at a time
+    changes = chain(slot_changes, entry.balance_changes, entry.nonce_changes, entry.code_changes)
     return any(index in indices for index, _ in changes)
 
 

@@ -5,15 +5,34 @@ The RLP layout per account is `[address, storage_changes, storage_reads,
 balance_changes, nonce_changes, code_changes]`, each change `[index, value]`;
 index 0 is the pre-execution system calls, 1..n the transactions, n+1 the
 post-execution system calls.
+
+An account's storage changes or reads longer than `LAZY_FIELD_BYTES` of RLP
+are not decoded into Python objects at all: they stay views of the list's
+RLP (`EncodedSlots`, `EncodedSlotChanges`), decoded a slot at a time each
+time they are gone through. A billion-gas block's busiest account has
+hundreds of thousands of slots, a few tens of MB of RLP but hundreds of MB
+decoded, and every consumer (the checks, the shared chain, the fixtures)
+walks them in their canonical order anyway.
 """
 
 from __future__ import annotations
 
+from collections.abc import ItemsView, Mapping, Sequence, ValuesView
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 
 import rlp
 from rlp.codec import consume_length_prefix
+
+from ..workload import Regenerated
+
+SlotChangeList = list[tuple[int, int]]
+"""One slot's changes: [(block access index, post value)]."""
+
+LAZY_FIELD_BYTES = 1 << 16
+"""An account's storage changes or reads with more RLP than this (about 2,000 reads) are kept
+as views of the RLP rather than decoded; smaller ones are decoded once, which is faster to walk again."""
 
 
 @dataclass(frozen=True)
@@ -21,9 +40,9 @@ class AccountChanges:
     """One account's entry in a block access list."""
 
     address: bytes
-    storage_changes: dict[int, list[tuple[int, int]]]
-    """slot -> [(block access index, post value)]"""
-    storage_reads: tuple[int, ...]
+    storage_changes: Mapping[int, SlotChangeList]
+    """slot -> [(block access index, post value)], in slot order"""
+    storage_reads: Sequence[int]
     balance_changes: tuple[tuple[int, int], ...]
     nonce_changes: tuple[tuple[int, int], ...]
     code_changes: tuple[tuple[int, bytes], ...]
@@ -34,47 +53,202 @@ class AccountChanges:
         return bool(self.storage_changes or self.balance_changes or self.nonce_changes or self.code_changes)
 
 
-def iter_block_access_list(encoded: bytes) -> Iterator[AccountChanges]:
+def _item_spans(encoded: bytes, start: int, end: int) -> Iterator[tuple[int, int, int]]:
+    """(start, payload start, end) of each RLP item in `encoded[start:end]` (a list's payload)."""
+    while start < end:
+        _, _, length, payload = consume_length_prefix(encoded, start)
+        yield start, payload, payload + length
+        start = payload + length
+
+
+def _payload(encoded: bytes, start: int) -> tuple[int, int]:
+    """(payload start, end) of the RLP item at `start`."""
+    _, _, length, payload = consume_length_prefix(encoded, start)
+    return payload, payload + length
+
+
+class EncodedSlots(Regenerated[int]):
+    """
+    An access-list account's storage reads as a view of the list's RLP: each
+    slot decoded as it is reached, every time the reads are gone through,
+    so that hundreds of thousands of them are never held as integers.
+    """
+
+    def __init__(self, encoded: bytes, start: int, end: int) -> None:
+        super().__init__(_count_items(encoded, start, end), lambda: _decoded_ints(encoded, start, end))
+        self._encoded, self._start, self._end = encoded, start, end
+        """The RLP holding the reads list's payload at [start, end)."""
+
+    def encoding(self) -> memoryview:
+        """The reads list's RLP payload, uncopied: equal payloads are equal reads (RLP is canonical)."""
+        return memoryview(self._encoded)[self._start : self._end]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EncodedSlots):
+            return self.encoding() == other.encoding()
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"EncodedSlots({len(self)} reads)"
+
+
+def _count_items(encoded: bytes, start: int, end: int) -> int:
+    """How many RLP items `encoded[start:end]` holds, read from their length prefixes."""
+    return sum(1 for _ in _item_spans(encoded, start, end))
+
+
+def _decoded_ints(encoded: bytes, start: int, end: int) -> Iterator[int]:
+    """The RLP byte strings in `encoded[start:end]` as big-endian integers, one at a time."""
+    for _, payload, item_end in _item_spans(encoded, start, end):
+        yield int.from_bytes(encoded[payload:item_end], "big")
+
+
+class EncodedSlotChanges(Mapping[int, SlotChangeList]):
+    """
+    An access-list account's storage changes as a view of the list's RLP,
+    in slot order, each slot's changes decoded as it is reached. Looking a
+    slot up walks the list: its readers go through it in order instead.
+    """
+
+    def __init__(self, encoded: bytes, start: int, end: int) -> None:
+        self._encoded, self._start, self._end = encoded, start, end
+        """The RLP holding the storage changes list's payload at [start, end)."""
+
+    def walk(self) -> Iterator[tuple[int, SlotChangeList]]:
+        """Each slot with its changes, in the list's order, decoded one slot at a time."""
+        encoded = self._encoded
+        for _, payload, end in _item_spans(encoded, self._start, self._end):
+            slot_start, slot_end = _payload(encoded, payload)
+            changes_start, changes_end = _payload(encoded, slot_end)
+            changes = []
+            for _, change, change_end in _item_spans(encoded, changes_start, changes_end):
+                index_start, index_end = _payload(encoded, change)
+                value_start, value_end = _payload(encoded, index_end)
+                changes.append(
+                    (int.from_bytes(encoded[index_start:index_end], "big"), int.from_bytes(encoded[value_start:value_end], "big"))
+                )
+            yield int.from_bytes(encoded[slot_start:slot_end], "big"), changes
+
+    def __iter__(self) -> Iterator[int]:
+        return (slot for slot, _ in self.walk())
+
+    def items(self) -> ItemsView[int, SlotChangeList]:
+        return _WalkedItems(self)
+
+    def values(self) -> ValuesView[SlotChangeList]:
+        return _WalkedValues(self)
+
+    def __getitem__(self, slot: int) -> SlotChangeList:
+        for walked, changes in self.walk():
+            if walked == slot:
+                return changes
+        raise KeyError(slot)
+
+    @cached_property
+    def _length(self) -> int:
+        return _count_items(self._encoded, self._start, self._end)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def encoding(self) -> memoryview:
+        """The storage changes list's RLP payload, uncopied: equal payloads are equal changes."""
+        return memoryview(self._encoded)[self._start : self._end]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EncodedSlotChanges):
+            return self.encoding() == other.encoding()
+        if not isinstance(other, Mapping) or len(other) != len(self):
+            return False
+        missing = object()
+        return all(other.get(slot, missing) == changes for slot, changes in self.walk())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"EncodedSlotChanges({len(self)} slots)"
+
+
+class _WalkedItems(ItemsView[int, SlotChangeList]):
+    """`EncodedSlotChanges.items()`: walked once, not one lookup per slot."""
+
+    _mapping: EncodedSlotChanges
+
+    def __iter__(self) -> Iterator[tuple[int, SlotChangeList]]:
+        return self._mapping.walk()
+
+
+class _WalkedValues(ValuesView[SlotChangeList]):
+    """`EncodedSlotChanges.values()`: walked once, not one lookup per slot."""
+
+    _mapping: EncodedSlotChanges
+
+    def __iter__(self) -> Iterator[SlotChangeList]:
+        return (changes for _, changes in self._mapping.walk())
+
+
+def iter_block_access_list(encoded: bytes, lazy_bytes: int = LAZY_FIELD_BYTES) -> Iterator[AccountChanges]:
     """
     A BAL's accounts in canonical order, each decoded when it is reached: a
     billion-gas block's access list is written out one account at a time.
+    Storage changes or reads of more than `lazy_bytes` of RLP stay views of
+    `encoded` (see the module docstring).
     """
-    _, _, length, start = consume_length_prefix(encoded, 0)
-    end = start + length
-    while start < end:
-        _, _, item_length, item_start = consume_length_prefix(encoded, start)
-        yield _account_changes(rlp.decode(encoded[start : item_start + item_length]))
-        start = item_start + item_length
+    for _, payload, end in _account_spans(encoded):
+        yield _account_changes(encoded, payload, end, lazy_bytes)
 
 
-def _account_changes(fields: list) -> AccountChanges:
-    """One account's entry from its decoded RLP fields (list comprehensions, with `int.from_bytes`
-    called directly: an access list of a 60M block has thousands of accounts, decoded for every check)."""
-    address, storage, reads, balances, nonces, codes = fields
-    number = int.from_bytes
+def _account_changes(encoded: bytes, start: int, end: int, lazy_bytes: int) -> AccountChanges:
+    """The account entry whose fields are the RLP items in `encoded[start:end]`."""
+    fields = list(_item_spans(encoded, start, end))
+    if len(fields) != 6:
+        raise rlp.DecodingError(f"an access-list account has {len(fields)} fields, not 6", encoded[start:end])
+    (address, storage, reads, balances, nonces, codes) = (
+        rlp.decode(encoded[field_start:field_end]) if number in (0, 3, 4, 5) else (field_start, payload, field_end)
+        for number, (field_start, payload, field_end) in enumerate(fields)
+    )
+    number = int.from_bytes  # called directly, in list comprehensions: a 60M block's list has thousands of accounts
     return AccountChanges(
         address=bytes(address),
-        storage_changes={
-            number(slot, "big"): [(number(index, "big"), number(value, "big")) for index, value in changes]
-            for slot, changes in storage
-        },
-        storage_reads=tuple([number(slot, "big") for slot in reads]),
+        storage_changes=_storage_changes(encoded, *storage, lazy_bytes),
+        storage_reads=_storage_reads(encoded, *reads, lazy_bytes),
         balance_changes=tuple([(number(i, "big"), number(v, "big")) for i, v in balances]),
         nonce_changes=tuple([(number(i, "big"), number(v, "big")) for i, v in nonces]),
         code_changes=tuple([(number(i, "big"), bytes(code)) for i, code in codes]),
     )
 
 
+def _storage_changes(encoded: bytes, start: int, payload: int, end: int, lazy_bytes: int) -> Mapping[int, SlotChangeList]:
+    """The storage changes list at [start, end) of `encoded`: a view if its payload is over `lazy_bytes`."""
+    if end - payload > lazy_bytes:
+        return EncodedSlotChanges(encoded, payload, end)
+    number = int.from_bytes
+    return {
+        number(slot, "big"): [(number(index, "big"), number(value, "big")) for index, value in changes]
+        for slot, changes in rlp.decode(encoded[start:end])
+    }
+
+
+def _storage_reads(encoded: bytes, start: int, payload: int, end: int, lazy_bytes: int) -> Sequence[int]:
+    """The storage reads list at [start, end) of `encoded`: a view if its payload is over `lazy_bytes`."""
+    if end - payload > lazy_bytes:
+        return EncodedSlots(encoded, payload, end)
+    return tuple([int.from_bytes(slot, "big") for slot in rlp.decode(encoded[start:end])])
+
+
+def _account_spans(encoded: bytes) -> Iterator[tuple[int, int, int]]:
+    """(start, payload start, end) of each account entry of a BAL."""
+    _, _, length, start = consume_length_prefix(encoded, 0)
+    return _item_spans(encoded, start, start + length)
+
+
 def _raw_accounts(encoded: bytes) -> Iterator[tuple[bytes, bytes]]:
     """Each account entry of a BAL as (address, its RLP), undecoded."""
-    _, _, length, start = consume_length_prefix(encoded, 0)
-    end = start + length
-    while start < end:
-        _, _, item_length, item_start = consume_length_prefix(encoded, start)
-        item = encoded[start : item_start + item_length]
-        _, _, address_length, address_start = consume_length_prefix(item, item_start - start)
-        yield item[address_start : address_start + address_length], item
-        start = item_start + item_length
+    for start, payload, end in _account_spans(encoded):
+        address_start, address_end = _payload(encoded, payload)
+        yield encoded[address_start:address_end], encoded[start:end]
 
 
 def access_list_addresses(encoded: bytes) -> list[bytes]:
@@ -92,14 +266,12 @@ def access_list_changers(encoded: bytes) -> Iterator[tuple[bytes, bool]]:
     the lengths of its fields: an account whose storage changes are a
     billion-gas block's hundreds of thousands of slots is not decoded for it.
     """
-    for address, item in _raw_accounts(encoded):
-        _, _, _, position = consume_length_prefix(item, 0)
-        field_lengths = []
-        while position < len(item):
-            _, _, field_length, field_start = consume_length_prefix(item, position)
-            field_lengths.append(field_length)
-            position = field_start + field_length
-        yield address, any(field_lengths[field] for field in STATE_CHANGE_FIELDS)
+    for _, payload, end in _account_spans(encoded):
+        fields = [(field_payload, field_end) for _, field_payload, field_end in _item_spans(encoded, payload, end)]
+        address_start, address_end = fields[0]
+        yield encoded[address_start:address_end], any(
+            fields[field][1] > fields[field][0] for field in STATE_CHANGE_FIELDS
+        )
 
 
 def with_accounts_of(encoded: bytes, replacements: bytes) -> bytes:
