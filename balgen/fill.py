@@ -109,6 +109,8 @@ class FillResult:
     """t8n's time for one pass over the blocks: the setup blocks and the traced benchmark block
     (the own chain, whose benchmark block is traced as it is built), the least any fill with a
     traced check must spend."""
+    one_pass_cpu_seconds: tuple[float, float]
+    """The CPU time of that pass: t8n's own (user) and the kernel's for it (system)."""
     stages: dict[str, float]
     """Wall seconds of each stage of the fill (own chain, checks, group genesis, shared chain, write)."""
 
@@ -120,15 +122,22 @@ class StageClock:
     t8n: TransitionTool
     seconds: dict[str, float] = field(default_factory=dict)
     t8n_seconds: dict[str, float] = field(default_factory=dict)
+    t8n_cpu_seconds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """(user, system) CPU seconds of t8n per stage."""
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         started, t8n_before = time.perf_counter(), self.t8n.busy_seconds
+        user_before, system_before = self.t8n.user_seconds, self.t8n.system_seconds
         try:
             yield
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
             self.t8n_seconds[name] = self.t8n_seconds.get(name, 0.0) + self.t8n.busy_seconds - t8n_before
+            user, system = self.t8n_cpu_seconds.get(name, (0.0, 0.0))
+            self.t8n_cpu_seconds[name] = (
+                user + self.t8n.user_seconds - user_before, system + self.t8n.system_seconds - system_before
+            )
 
 
 @dataclass
@@ -202,6 +211,7 @@ class FillSession:
                 files=files,
                 t8n_seconds=sum(clock.t8n_seconds.values()),
                 one_pass_seconds=clock.t8n_seconds["own chain"],
+                one_pass_cpu_seconds=clock.t8n_cpu_seconds["own chain"],
                 stages=clock.seconds,
             )
         finally:

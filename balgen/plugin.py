@@ -287,6 +287,7 @@ def fill(request: pytest.FixtureRequest) -> Callable[[Workload], FillResult]:
                     "gas_used": result.gas_used,
                     "t8n_seconds": result.t8n_seconds,
                     "one_pass_seconds": result.one_pass_seconds,
+                    "one_pass_cpu_seconds": result.one_pass_cpu_seconds,
                     "stages": result.stages,
                 },
             )

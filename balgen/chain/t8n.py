@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import time
 from array import array
@@ -95,6 +96,10 @@ class TransitionTool:
 
     binary: Path
     busy_seconds: float = 0.0
+    user_seconds: float = 0.0
+    """CPU time t8n spent running its own code, summed over its calls."""
+    system_seconds: float = 0.0
+    """CPU time the kernel spent for t8n (its files: a traced block writes one per transaction)."""
     calls: int = 0
     _version: str | None = field(default=None, repr=False)
 
@@ -165,13 +170,16 @@ class TransitionTool:
         ]
         if tracer is not None:
             command.append(f"--trace.tracer={tracer}")
-        started = time.perf_counter()
+        started, children_before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
             completed = subprocess.run(command, capture_output=True, text=True, check=False)
         except OSError as error:
             raise TransitionToolError(f"{label}: cannot run t8n {self.binary}: {error.strerror}") from None
         finally:
             self.busy_seconds += time.perf_counter() - started
+            children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            self.user_seconds += children_after.ru_utime - children_before.ru_utime
+            self.system_seconds += children_after.ru_stime - children_before.ru_stime
             self.calls += 1
         if completed.returncode != 0 and tracer is not None and not javascript and "failed instantiating tracer" in completed.stderr:
             raise BadInput(
