@@ -17,7 +17,7 @@ A key is a storage slot `(address, slot)` or an account field `(address,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Literal, Union
+from typing import Iterator, Literal, Mapping, Union
 
 from .keys import create_address
 from .workload import Address, BlockSpec, TxAccess, TxSpec
@@ -41,8 +41,9 @@ class Footprint:
     The keys one transaction changes and those it accesses without changing.
 
     The value each written key is left with is asked for one key at a time
-    (`value_left`), because a contract set's created code is gigabytes that
-    only a check comparing code needs, one contract at a time.
+    (`value_left`): a contract set's created code is gigabytes, made one
+    transaction's contracts at a time (what its gas can deposit, at most
+    about 84 KB of code under EIP-7825's cap).
     """
 
     tx: TxSpec
@@ -51,6 +52,8 @@ class Footprint:
     writes: frozenset[StateKey]
     reads: frozenset[StateKey]
     """Accessed and not written; disjoint from `writes`."""
+    created_code: Mapping[Address, bytes]
+    """The code of each contract the transaction creates, made once (a contract set's is computed)."""
 
     @property
     def accounts(self) -> frozenset[Address]:
@@ -67,7 +70,7 @@ class Footprint:
         if isinstance(item, int):
             return self.access.writes[key]  # type: ignore[index]
         if item == "code":
-            return self.access.created[address]
+            return self.created_code[address]
         if item == "nonce":
             if address == self.tx.sender.address:
                 return self.tx.nonce + 1
@@ -81,7 +84,8 @@ def footprint(tx: TxSpec, access: TxAccess, fee_recipient: Address) -> Footprint
     recipient = tx.to if tx.to is not None else create_address(sender, tx.nonce)
     written: set[StateKey] = {(sender, "nonce"), (sender, "balance"), (fee_recipient, "balance"), *access.writes}
     written |= {(address, "nonce") for address in (*access.created, *access.nonces)}
-    written |= {(address, "code") for address, code in access.created.items() if code}
+    created_code = dict(access.created.items())
+    written |= {(address, "code") for address, code in created_code.items() if code}
     if tx.value and recipient != sender:
         written.add((recipient, "balance"))
     storage = {*access.reads, *access.writes}
@@ -90,7 +94,7 @@ def footprint(tx: TxSpec, access: TxAccess, fee_recipient: Address) -> Footprint
     accessed: set[StateKey] = set(storage)
     for address in accounts:
         accessed |= account_keys(address)
-    return Footprint(tx, access, fee_recipient, frozenset(written), frozenset(accessed - written))
+    return Footprint(tx, access, fee_recipient, frozenset(written), frozenset(accessed - written), created_code)
 
 
 def block_footprints(block: BlockSpec, fee_recipient: Address) -> Iterator[Footprint]:
