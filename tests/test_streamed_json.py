@@ -79,6 +79,17 @@ def test_streamed_arrays_and_text_render_as_what_they_stand_for(
     assert "".join(compact_sorted_chunks(document)) == json.dumps(held, sort_keys=True, separators=(",", ":"))
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.binary(max_size=40), max_size=4))
+def test_plain_text_of_hex_pieces_renders_as_the_escaping_encoder_would(pieces: list[bytes]) -> None:
+    """Hex text (an access list's RLP) skips the escaping encoder and renders the same in both layouts."""
+    hex_pieces = ["0x", *(piece.hex() for piece in pieces)]
+    document = {"rlp": StreamedText(lambda: iter(hex_pieces), plain=True)}
+    held = {"rlp": "".join(hex_pieces)}
+    assert "".join(indented_chunks(document)) == json.dumps(held, indent=4)
+    assert "".join(compact_sorted_chunks(document)) == json.dumps(held, sort_keys=True, separators=(",", ":"))
+
+
 def test_a_streamed_array_is_pulled_one_item_at_a_time() -> None:
     """The writer holds one item's text at a time: the next item is made only after the previous one was yielded."""
     made: list[int] = []
