@@ -69,7 +69,10 @@ def build_own_chain(
 ) -> BuiltChain:
     """The chain of `blocks` (default: all of the workload's) on the workload's own genesis
     (system contracts plus its pre-state, written one account at a time), built in `workdir`,
-    every block traced by the access tracer in the run that builds it (`benchmark_block_trace`)."""
+    every block traced by the access tracer in the run that builds it: the benchmark block's
+    traces are the traced check's, every block's the shared chain's proof (`genesis_dependence`).
+    A large-state workload's chain is its group's own, so only its benchmark block is traced
+    (a contract set's setup blocks are a thousand transactions, each trace a file t8n writes)."""
     genesis = workdir / "genesis.json"
     write_alloc_entries(genesis, genesis_entries(workload.fork, workload.pre_accounts()))
     return build_chain(
@@ -80,6 +83,7 @@ def build_own_chain(
         workdir / "own",
         label=workload.name,
         tracer=ACCESS_TRACER,
+        trace_last_only=workload.large_state,
     )
 
 

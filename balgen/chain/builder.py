@@ -271,14 +271,16 @@ def build_chain(
     signed: Sequence[Sequence[SignedTx]] | None = None,
     genesis: Header | None = None,
     tracer: str | None = None,
+    trace_last_only: bool = False,
 ) -> BuiltChain:
     """
     Build genesis and `blocks` on the allocation in `genesis_alloc_path`.
 
     `signed` reuses signatures made for an earlier build of the same blocks;
     `genesis` is the allocation's genesis header when it is already known;
-    `tracer` (a native tracer's name) traces every block in the run that
-    builds it, its traces in the block's `t8n.traces`.
+    `tracer` (a native tracer's name) traces every block (or with
+    `trace_last_only` the last) in the run that builds it, its traces in the
+    block's `t8n.traces`.
     """
     if genesis is None:
         genesis = genesis_header(fork, genesis_state_root(t8n, genesis_alloc_path, workdir / "genesis"))
@@ -297,7 +299,7 @@ def build_chain(
             raw_envelopes(txs),
             folder,
             label=f"{label} block {index + 1}",
-            tracer=tracer,
+            tracer=None if trace_last_only and index < len(blocks) - 1 else tracer,
         )
         header = block_header(fork, headers[-1], env, result)
         built.append(
