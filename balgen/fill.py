@@ -25,8 +25,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import __version__
 from .chain.alloc import (
-    alloc_json, genesis_accounts, genesis_entries, iter_alloc, iter_alloc_among, state_diff, write_alloc,
-    write_alloc_entries, write_sorted_alloc,
+    alloc_json, fixture_alloc, genesis_accounts, genesis_entries, iter_alloc, iter_alloc_among, iter_alloc_packing,
+    iter_fixture_alloc, state_diff, write_alloc, write_alloc_entries, write_sorted_alloc,
 )
 from .chain.header import Header, has_block_access_list
 from .chain.applied_chain import AppliedGenesis, apply_blocks
@@ -325,7 +325,7 @@ class FillSession:
         work: Path,
     ) -> tuple[Path, ...]:
         info = {**self._info(workload), INFO_KEY: with_streamed_lists(graph.info())}
-        pre = StreamedObject(lambda: iter_alloc(own.genesis_alloc_path), floatless=True)
+        pre = StreamedObject(lambda: iter_fixture_alloc(own.genesis_alloc_path), floatless=True)
         # Each fixture is built only when its file is written, so one format's
         # document is held at a time (at a billion gas each holds tens of
         # thousands of transactions).
@@ -341,14 +341,16 @@ class FillSession:
             # Both post-states are streamed from sorted copies of t8n's allocs:
             # at a billion gas each holds tens of thousands of accounts.
             own_post_path = write_sorted_alloc(own.post_alloc_path, work / "own-post.json")
-            own_post = StreamedObject(lambda: iter_alloc(own_post_path), floatless=True)
+            own_post = StreamedObject(lambda: iter_fixture_alloc(own_post_path), floatless=True)
             changed = accounts_changed_in_access_lists(shared) if has_block_access_list(workload.fork) else None
             shared_post_path = write_sorted_alloc(shared.post_alloc_path, work / "shared-post.json", only=changed)
             diff = StreamedObject(
-                lambda: state_diff(
-                    iter_alloc(group.alloc_path) if changed is None else iter_alloc_among(group.alloc_path, changed),
-                    iter_alloc(shared_post_path),
-                    changed,
+                lambda: fixture_alloc(
+                    state_diff(
+                        iter_alloc(group.alloc_path) if changed is None else iter_alloc_among(group.alloc_path, changed),
+                        iter_alloc_packing(shared_post_path),
+                        changed,
+                    )
                 ),
                 floatless=True,
             )
@@ -377,7 +379,7 @@ class FillSession:
 
     def _group_json(self, fork: Fork, group: PreAllocGroupState) -> Iterable[str]:
         document = pre_alloc_group(fork, group.test_ids, group.genesis).json_dict()
-        document["pre"] = StreamedObject(lambda: iter_alloc(group.alloc_path))
+        document["pre"] = StreamedObject(lambda: iter_fixture_alloc(group.alloc_path))
         return indented_chunks(document)
 
 

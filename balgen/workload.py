@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import islice
+from collections.abc import ItemsView, ValuesView
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar, overload
 
 from .forks import Fork
@@ -232,6 +233,75 @@ class Regenerated(Sequence[Item]):
 
     def __repr__(self) -> str:
         return f"Regenerated({self._length} items)"
+
+
+Key = TypeVar("Key")
+Value = TypeVar("Value")
+
+
+class RegeneratedMapping(Mapping[Key, Value]):
+    """
+    A mapping made afresh, by `items()`, each time it is walked: the slots a
+    setup call writes, which for a billion-gas `prefetch` list are hundreds
+    of thousands that a rule makes again faster than memory holds them.
+    Walking it (keys, values, items, equality) costs one pass; looking one
+    key up walks to it, so its readers walk it instead.
+    """
+
+    def __init__(self, length: int, items: Callable[[], Iterator[tuple[Key, Value]]]) -> None:
+        self._length = length
+        self._items = items
+
+    def walk(self) -> Iterator[tuple[Key, Value]]:
+        """Each key with its value, in the rule's order."""
+        return iter(Regenerated(self._length, self._items))
+
+    def __iter__(self) -> Iterator[Key]:
+        return (key for key, _ in self.walk())
+
+    def items(self) -> ItemsView[Key, Value]:
+        return _WalkedItems(self)
+
+    def values(self) -> ValuesView[Value]:
+        return _WalkedValues(self)
+
+    def __getitem__(self, key: Key) -> Value:
+        for walked, value in self.walk():
+            if walked == key:
+                return value
+        raise KeyError(key)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping) or len(other) != len(self):
+            return False
+        missing = object()
+        return all(other.get(key, missing) == value for key, value in self.walk())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._length} items)"
+
+
+class _WalkedItems(ItemsView[Key, Value]):
+    """`RegeneratedMapping.items()`: one walk, not one lookup per key."""
+
+    _mapping: RegeneratedMapping[Key, Value]
+
+    def __iter__(self) -> Iterator[tuple[Key, Value]]:
+        return self._mapping.walk()
+
+
+class _WalkedValues(ValuesView[Value]):
+    """`RegeneratedMapping.values()`: one walk, not one lookup per key."""
+
+    _mapping: RegeneratedMapping[Any, Value]
+
+    def __iter__(self) -> Iterator[Value]:
+        return (value for _, value in self._mapping.walk())
 
 
 @dataclass(frozen=True)

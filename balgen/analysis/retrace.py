@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ..chain.alloc import iter_alloc, write_alloc_entries
+from ..chain.alloc import iter_alloc, iter_alloc_packing, write_alloc_entries
 from ..chain.t8n import T8nResult, TransitionTool
 from ..chain.tx_json import envelopes
 from ..errors import BadInput
@@ -69,8 +69,11 @@ def traced_sets(result: T8nResult, alloc_path: Path, coinbase: bytes, *, label: 
     """The access set of each transaction the tracer saw in `result`, made one at a time as its trace is read."""
     if len(result.traces) != len(result.receipts):
         raise BadInput(f"{label}: t8n ran without the access tracer")
-    # Balances, nonces and storage only: the code of a contract set's alloc is gigabytes.
-    pre = {address: {k: v for k, v in account.items() if k != "code"} for address, account in iter_alloc(alloc_path)}
+    # Balances, nonces and storage only: the code of a contract set's alloc is gigabytes,
+    # a prefetch list's storage hundreds of thousands of slots (held packed).
+    pre = {
+        address: {k: v for k, v in account.items() if k != "code"} for address, account in iter_alloc_packing(alloc_path)
+    }
     return traced_access_sets(result.traces, pre, coinbase)
 
 

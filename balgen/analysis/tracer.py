@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Mapping
 
+from ..chain.packed_storage import PackedStorage
 from ..workload import Address
 from ..footprint import StateKey, account_keys
 from .access import TxAccessSet, access_set
@@ -47,7 +48,7 @@ def _address(text: str) -> Address:
 
 
 class PreState:
-    """Values of state keys in an allocation (alloc JSON, as t8n or fixtures spell it)."""
+    """Values of state keys in an allocation (alloc JSON, as t8n or fixtures spell it; a large storage packed)."""
 
     def __init__(self, alloc: Mapping[str, Mapping[str, Any]]) -> None:
         self._accounts = {_address(address): entry for address, entry in alloc.items()}
@@ -59,8 +60,11 @@ class PreState:
         entry = self._accounts.get(address) or {}
         if isinstance(item, str):
             return _int(entry.get(item) or 0)
+        storage = entry.get("storage") or {}
+        if isinstance(storage, PackedStorage):  # looked up where it is, not copied into a dict
+            return storage.value_of(item)
         if address not in self._storage:
-            self._storage[address] = {_int(slot): _int(value) for slot, value in (entry.get("storage") or {}).items()}
+            self._storage[address] = {_int(slot): _int(value) for slot, value in storage.items()}
         return self._storage[address].get(item, 0)
 
 

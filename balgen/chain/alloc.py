@@ -13,15 +13,18 @@ from __future__ import annotations
 import heapq
 import json
 import shutil
+from itertools import islice
 from pathlib import Path
 from typing import Any, Container, Iterable, Iterator, Mapping
 
 import ijson
 
+from ..fixtures.streamed_json import StreamedObject
 from ..hextypes import data_hex, zero_padded_hex
 from ..forks import Fork, system_contract_code
 from ..workload import Account, Address
 from .buckets import by_first_byte
+from .packed_storage import PackedStorage, StoragePacker
 
 AllocJson = dict[str, dict[str, Any]]
 
@@ -89,23 +92,155 @@ def genesis_entries(fork: Fork, accounts: Iterable[tuple[Address, Account]]) -> 
         yield data_hex(address), account_json(account)
 
 
-def write_alloc_entries(path: Path, entries: Iterable[tuple[str, Mapping[str, Any]]]) -> int:
+def write_alloc_entries(path: Path, entries: Iterable[tuple[str, Mapping[str, Any] | None]]) -> int:
     """Write alloc JSON one account per line, as entries come; returns how many."""
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with path.open("w") as out:
         out.write("{")
         for address, account in entries:
-            out.write(("\n" if count == 0 else ",\n") + json.dumps(address) + ":" + COMPACT_JSON.encode(account))
+            out.write(("\n" if count == 0 else ",\n") + json.dumps(address) + ":")
+            for text in account_text(account):
+                out.write(text)
             count += 1
         out.write("\n}\n")
     return count
+
+
+PACKED_TEXT_SLOTS = 4096
+"""Slots of a packed storage written to an alloc file at a time."""
+_SPLICE = "__balgen_packed_storage__"
+
+
+def account_text(account: Mapping[str, Any] | None) -> Iterator[str]:
+    """
+    An account's compact JSON (null for a deleted one), in pieces: a packed
+    storage (`PackedStorage`) is written a few thousand slots at a time,
+    never as one string.
+    """
+    storage = None if account is None else account.get("storage")
+    if not isinstance(storage, PackedStorage):
+        yield COMPACT_JSON.encode(account)
+        return
+    before, after = COMPACT_JSON.encode({**account, "storage": _SPLICE}).split(json.dumps(_SPLICE))
+    yield before + "{"
+    slots = iter(storage.items())
+    separator = ""
+    while batch := list(islice(slots, PACKED_TEXT_SLOTS)):
+        # Keys and values are zero-padded hex: their JSON is their text in quotes.
+        yield separator + ",".join(f'"{key}":"{value}"' for key, value in batch)
+        separator = ","
+    yield "}" + after
 
 
 def iter_alloc(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """The accounts of an alloc file, in file order, one at a time."""
     with path.open("rb") as stream:
         yield from ijson.kvitems(stream, "")
+
+
+PACKED_SLOTS = 4096
+"""A storage of more slots than this is read packed (`PackedStorage`, 64 bytes a slot) rather than
+as a dict of hex strings (about 270 bytes a slot): a billion-gas prefetch list has 465,000."""
+
+
+def iter_alloc_packing(path: Path, packed_from: int = PACKED_SLOTS) -> Iterator[tuple[str, dict[str, Any]]]:
+    """
+    The accounts of an alloc file as `iter_alloc` gives them, except that a
+    storage of more than `packed_from` slots is packed as it is read (a
+    `PackedStorage`, spelled as fixtures spell slots): the file is parsed
+    event by event, so that such an account is never held as a dict.
+    """
+    with path.open("rb") as stream:
+        events = ijson.basic_parse(stream)
+        _expect(events, "start_map", path)
+        for event, address in events:
+            if event == "end_map":
+                return
+            yield address, _packing_account(events, packed_from, path)
+
+
+def _expect(events: Iterator[tuple[str, Any]], wanted: str, path: Path) -> None:
+    event, _ = next(events)
+    if event != wanted:
+        raise ValueError(f"{path}: not an allocation ({event} where {wanted} belongs)")
+
+
+_OPENING = frozenset({"start_map", "start_array"})
+_CLOSING = frozenset({"end_map", "end_array"})
+
+
+def _packing_account(events: Iterator[tuple[str, Any]], packed_from: int, path: Path) -> dict[str, Any]:
+    """The account whose members `events` give next, its storage packed if large."""
+    _expect(events, "start_map", path)
+    account: dict[str, Any] = {}
+    for event, key in events:
+        if event == "end_map":
+            break
+        account[key] = _packing_storage(events, packed_from) if key == "storage" else _built_value(events)
+    return account
+
+
+def _built_value(events: Iterator[tuple[str, Any]]) -> Any:
+    """The JSON value `events` give next, built as `ijson` builds it."""
+    event, value = next(events)
+    if event not in _OPENING:
+        return value
+    builder = ijson.ObjectBuilder()
+    builder.event(event, value)
+    depth = 1
+    for event, value in events:
+        builder.event(event, value)
+        depth += (event in _OPENING) - (event in _CLOSING)
+        if depth == 0:
+            break
+    return builder.value
+
+
+def _packing_storage(events: Iterator[tuple[str, Any]], packed_from: int) -> dict[str, str] | PackedStorage | None:
+    """A storage object from `events`: as a dict up to `packed_from` slots, then packed."""
+    event, _ = next(events)
+    if event == "null":
+        return None
+    held: dict[str, str] = {}
+    packer: StoragePacker | None = None
+    for event, key in events:
+        if event == "end_map":
+            break
+        _, value = next(events)
+        if packer is not None:
+            packer.add(int(key, 16), int(value, 16))
+            continue
+        held[key] = value
+        if len(held) > packed_from:
+            packer = StoragePacker()
+            for slot, slot_value in held.items():
+                packer.add(int(slot, 16), int(slot_value, 16))
+            held = {}
+    return held if packer is None else packer.packed()
+
+
+def fixture_alloc(entries: Iterable[tuple[str, dict[str, Any] | None]]) -> Iterator[tuple[str, Any]]:
+    """
+    Accounts as a fixture writes them, each packed storage streamed: slot
+    by slot in key order in the file, in the order of the keys' text in the
+    compact form its hash is taken over.
+    """
+    for address, account in entries:
+        storage = None if account is None else account.get("storage")
+        if isinstance(storage, PackedStorage):
+            account = {
+                **account,
+                "storage": StreamedObject(
+                    lambda storage=storage: iter(storage.items()), floatless=True, sorted_members=storage.json_ordered_items
+                ),
+            }
+        yield address, account
+
+
+def iter_fixture_alloc(path: Path) -> Iterator[tuple[str, Any]]:
+    """The accounts of an alloc file balgen wrote (fixture spelling), as a fixture writes them (`fixture_alloc`)."""
+    return fixture_alloc(iter_alloc_packing(path))
 
 
 def iter_alloc_among(path: Path, addresses: Container[str]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -157,7 +292,7 @@ def write_sorted_alloc(path: Path, destination: Path, only: Container[str] | Non
     buckets_folder = destination.parent / f"{destination.name}.{SORT_BUCKETS_FOLDER}"
 
     def wanted() -> Iterator[tuple[str, dict[str, Any]]]:
-        for address, entry in iter_alloc(path):
+        for address, entry in iter_alloc_packing(path):
             if only is None or address.lower() in only:
                 yield address.lower(), normalised_account(entry)
 
@@ -172,16 +307,22 @@ def write_sorted_alloc(path: Path, destination: Path, only: Container[str] | Non
 
 def normalised_account(entry: Mapping[str, Any]) -> dict[str, Any]:
     """t8n's account JSON in the zero-padded spelling fixtures use."""
-    storage = entry.get("storage") or {}
     return {
         "nonce": zero_padded_hex(int(entry.get("nonce", "0x0"), 16)),
         "balance": zero_padded_hex(int(entry.get("balance", "0x0"), 16)),
         "code": entry.get("code", "0x") or "0x",
-        "storage": {
-            zero_padded_hex(int(k, 16)): zero_padded_hex(int(v, 16))
-            for k, v in sorted(storage.items(), key=lambda kv: int(kv[0], 16))
-            if int(v, 16) != 0
-        },
+        "storage": normalised_storage(entry.get("storage") or {}),
+    }
+
+
+def normalised_storage(storage: Mapping[str, str]) -> dict[str, str] | PackedStorage:
+    """Storage sorted by slot, in the zero-padded spelling, without zero values (a packed one stays packed)."""
+    if isinstance(storage, PackedStorage):
+        return storage.without_zeros()
+    return {
+        zero_padded_hex(int(k, 16)): zero_padded_hex(int(v, 16))
+        for k, v in sorted(storage.items(), key=lambda kv: int(kv[0], 16))
+        if int(v, 16) != 0
     }
 
 

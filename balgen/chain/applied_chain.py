@@ -31,7 +31,7 @@ from ..errors import FillCheckFailed
 from ..forks import Fork
 from ..hextypes import data_hex, zero_padded_hex
 from ..keccak import keccak
-from .alloc import iter_alloc, iter_alloc_among, system_addresses, write_alloc_entries
+from .alloc import iter_alloc_among, iter_alloc_packing, system_addresses, write_alloc_entries
 from .bal import AccountChanges, iter_block_access_list, with_accounts_of
 from .builder import BuiltBlock, BuiltChain, block_env
 from .header import Header
@@ -140,9 +140,13 @@ def present(accounts: Mapping[str, AllocAccount | None]) -> Iterator[tuple[str, 
 
 
 def accounts_as_in(alloc_path: Path, addresses: set[str]) -> dict[str, AllocAccount | None]:
-    """The accounts `addresses` as the allocation in `alloc_path` has them (None where it has none)."""
+    """
+    The accounts `addresses` as the allocation in `alloc_path` has them (None
+    where it has none), a large storage packed (`iter_alloc_packing`): they
+    are kept until the chain is applied.
+    """
     found: dict[str, AllocAccount | None] = dict.fromkeys(addresses)
-    for address, account in iter_alloc(alloc_path):
+    for address, account in iter_alloc_packing(alloc_path):
         if address.lower() in found:
             found[address.lower()] = account
     return found
