@@ -17,15 +17,14 @@ walks them in their canonical order anyway.
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Mapping, Sequence, ValuesView
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Iterator
 
 import rlp
 from rlp.codec import consume_length_prefix
 
-from ..workload import Regenerated
+from ..workload import Regenerated, RegeneratedMapping
 
 SlotChangeList = list[tuple[int, int]]
 """One slot's changes: [(block access index, post value)]."""
@@ -105,7 +104,7 @@ def _decoded_ints(encoded: bytes, start: int, end: int) -> Iterator[int]:
         yield int.from_bytes(encoded[payload:item_end], "big")
 
 
-class EncodedSlotChanges(Mapping[int, SlotChangeList]):
+class EncodedSlotChanges(RegeneratedMapping[int, SlotChangeList]):
     """
     An access-list account's storage changes as a view of the list's RLP,
     in slot order, each slot's changes decoded as it is reached. Looking a
@@ -113,45 +112,9 @@ class EncodedSlotChanges(Mapping[int, SlotChangeList]):
     """
 
     def __init__(self, encoded: bytes, start: int, end: int) -> None:
+        super().__init__(_count_items(encoded, start, end), lambda: _decoded_slot_changes(encoded, start, end))
         self._encoded, self._start, self._end = encoded, start, end
         """The RLP holding the storage changes list's payload at [start, end)."""
-
-    def walk(self) -> Iterator[tuple[int, SlotChangeList]]:
-        """Each slot with its changes, in the list's order, decoded one slot at a time."""
-        encoded = self._encoded
-        for _, payload, end in _item_spans(encoded, self._start, self._end):
-            slot_start, slot_end = _payload(encoded, payload)
-            changes_start, changes_end = _payload(encoded, slot_end)
-            changes = []
-            for _, change, change_end in _item_spans(encoded, changes_start, changes_end):
-                index_start, index_end = _payload(encoded, change)
-                value_start, value_end = _payload(encoded, index_end)
-                changes.append(
-                    (int.from_bytes(encoded[index_start:index_end], "big"), int.from_bytes(encoded[value_start:value_end], "big"))
-                )
-            yield int.from_bytes(encoded[slot_start:slot_end], "big"), changes
-
-    def __iter__(self) -> Iterator[int]:
-        return (slot for slot, _ in self.walk())
-
-    def items(self) -> ItemsView[int, SlotChangeList]:
-        return _WalkedItems(self)
-
-    def values(self) -> ValuesView[SlotChangeList]:
-        return _WalkedValues(self)
-
-    def __getitem__(self, slot: int) -> SlotChangeList:
-        for walked, changes in self.walk():
-            if walked == slot:
-                return changes
-        raise KeyError(slot)
-
-    @cached_property
-    def _length(self) -> int:
-        return _count_items(self._encoded, self._start, self._end)
-
-    def __len__(self) -> int:
-        return self._length
 
     def encoding(self) -> memoryview:
         """The storage changes list's RLP payload, uncopied: equal payloads are equal changes."""
@@ -160,33 +123,23 @@ class EncodedSlotChanges(Mapping[int, SlotChangeList]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, EncodedSlotChanges):
             return self.encoding() == other.encoding()
-        if not isinstance(other, Mapping) or len(other) != len(self):
-            return False
-        missing = object()
-        return all(other.get(slot, missing) == changes for slot, changes in self.walk())
+        return super().__eq__(other)
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __repr__(self) -> str:
-        return f"EncodedSlotChanges({len(self)} slots)"
 
-
-class _WalkedItems(ItemsView[int, SlotChangeList]):
-    """`EncodedSlotChanges.items()`: walked once, not one lookup per slot."""
-
-    _mapping: EncodedSlotChanges
-
-    def __iter__(self) -> Iterator[tuple[int, SlotChangeList]]:
-        return self._mapping.walk()
-
-
-class _WalkedValues(ValuesView[SlotChangeList]):
-    """`EncodedSlotChanges.values()`: walked once, not one lookup per slot."""
-
-    _mapping: EncodedSlotChanges
-
-    def __iter__(self) -> Iterator[SlotChangeList]:
-        return (changes for _, changes in self._mapping.walk())
+def _decoded_slot_changes(encoded: bytes, start: int, end: int) -> Iterator[tuple[int, SlotChangeList]]:
+    """Each slot of the storage changes list in `encoded[start:end]` with its changes, decoded one slot at a time."""
+    number = int.from_bytes
+    for _, payload, item_end in _item_spans(encoded, start, end):
+        slot_start, slot_end = _payload(encoded, payload)
+        changes_start, changes_end = _payload(encoded, slot_end)
+        changes = []
+        for _, change, _ in _item_spans(encoded, changes_start, changes_end):
+            index_start, index_end = _payload(encoded, change)
+            value_start, value_end = _payload(encoded, index_end)
+            changes.append((number(encoded[index_start:index_end], "big"), number(encoded[value_start:value_end], "big")))
+        yield number(encoded[slot_start:slot_end], "big"), changes
 
 
 def iter_block_access_list(encoded: bytes, lazy_bytes: int = LAZY_FIELD_BYTES) -> Iterator[AccountChanges]:

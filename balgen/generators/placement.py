@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Sequence
+from functools import partial
+from typing import Callable, Iterable, Mapping, Sequence
 
 from ..bytecode import deployment_code
 from .deploy_gas import deploy_gas
@@ -29,7 +30,8 @@ from .deterministic_deployment import (
     deterministic_deployer, deterministic_deployment_gas,
 )
 from ..workload import (
-    ETHER, Account, Address, AddressReference, BlockSpec, Origin, Phase, Placement, Sender, TxAccess, TxSpec,
+    ETHER, Account, Address, AddressReference, BlockSpec, Origin, Phase, Placement, Regenerated, Sender, TxAccess,
+    TxSpec,
 )
 
 SENDER_BALANCE = ETHER
@@ -128,7 +130,8 @@ def place_contracts(
     setup_txs = len(contracts) + sum(len(c.setup_calls) for c in contracts)
     if placement is Placement.GENESIS:
         pre = {
-            address: Account(nonce=contract.nonce_after_setup, code=contract.runtime, storage=dict(contract.storage))
+            # From its items: a storage made by a rule (`RegeneratedMapping`) is walked once, not looked up per key.
+            address: Account(nonce=contract.nonce_after_setup, code=contract.runtime, storage=dict(contract.storage.items()))
             for address, contract in zip(addresses, contracts)
         }
         pre[deployer.address] = Account(balance=DEPLOYER_BALANCE, nonce=setup_txs)
@@ -164,7 +167,8 @@ def setup_blocks(
     each one under the block gas limit and `SETUP_BLOCK_CODE_BYTES`.
     """
     txs: list[TxSpec] = []
-    accesses: list[TxAccess] = []
+    accesses: list[Callable[[], TxAccess]] = []
+    """What makes each transaction's designed access, on each pass over its block."""
     deployed = sorted(zip(contracts, addresses), key=lambda pair: pair[0].deterministic_salt is not None)
     proxy_nonce = DETERMINISTIC_DEPLOYER_NONCE
     for contract, address in deployed:
@@ -190,33 +194,43 @@ def setup_blocks(
             proxy_nonce += 1
             nonces = {DETERMINISTIC_DEPLOYER: proxy_nonce}
         txs.append(carrying_references(tx, contract))
-        accesses.append(
-            TxAccess(
-                writes={(address, slot): value for slot, value in storage.items()},
-                created={address: contract.runtime},
-                nonces=nonces,
-                origins={address: contract.origin},
-                code_references={address: contract.references} if contract.references else {},
-            )
+        deployment = TxAccess(
+            writes={(address, slot): value for slot, value in storage.items()},
+            created={address: contract.runtime},
+            nonces=nonces,
+            origins={address: contract.origin},
+            code_references={address: contract.references} if contract.references else {},
         )
+        accesses.append(lambda deployment=deployment: deployment)
     for contract, address in zip(contracts, addresses):
         nonce = 1
         for call in contract.setup_calls:
             nonce += len(call.created)
             txs.append(TxSpec(sender=deployer, nonce=len(txs), to=address, data=call.data, gas_limit=call.gas_limit))
-            accesses.append(
-                TxAccess(
-                    writes={(address, slot): value for slot, value in call.writes.items()},
-                    created=call.created,
-                    nonces={address: nonce} if call.created else {},
-                    origins=dict.fromkeys(call.created, contract.creates_as),
-                )
-            )
+            accesses.append(partial(setup_call_access, address, call, nonce, contract.creates_as))
     code_bytes = [len(contract.runtime) for contract, _ in deployed]
     code_bytes += [call.created_code_bytes for contract in contracts for call in contract.setup_calls]
     return tuple(
-        BlockSpec(phase=Phase.SETUP, txs=tuple(txs[start:end]), accesses=tuple(accesses[start:end]))
+        BlockSpec(
+            phase=Phase.SETUP,
+            txs=tuple(txs[start:end]),
+            accesses=Regenerated(end - start, lambda makers=accesses[start:end]: (make() for make in makers)),
+        )
         for start, end in _block_bounds(txs, code_bytes)
+    )
+
+
+def setup_call_access(address: Address, call: SetupCall, nonce: int, origin: Origin) -> TxAccess:
+    """
+    A setup call's designed access, made afresh on each pass over its block:
+    a call's writes may be a rule (`prefetch`'s list links, a `RegeneratedMapping`)
+    whose slots, at a billion gas hundreds of thousands, are not held.
+    """
+    return TxAccess(
+        writes={(address, slot): value for slot, value in call.writes.items()},
+        created=call.created,
+        nonces={address: nonce} if call.created else {},
+        origins=dict.fromkeys(call.created, origin),
     )
 
 

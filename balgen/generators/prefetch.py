@@ -14,6 +14,9 @@ genesis or by setup calls that run the same contract's build loop.
 
 from __future__ import annotations
 
+from itertools import chain
+from typing import Iterator, Sequence
+
 from ..keccak import keccak
 
 from ..bytecode import (
@@ -22,7 +25,9 @@ from ..bytecode import (
 )
 from ..forks import Fork
 from ..keys import sender
-from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..workload import (
+    Address, Regenerated, RegeneratedMapping, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload,
+)
 from .catalog import Family
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
 from .schedule import block_size_note
@@ -66,25 +71,62 @@ def build_step_gas(fork: Fork) -> int:
     return static_gas(loop_items) + fork.gas.keccak_word + fork.gas.sstore_set_cold
 
 
-def list_keys(seed: str, length: int) -> list[int]:
-    """k_0 .. k_length of the workload's linked list."""
-    key = keccak(f"balgen/prefetch/{seed}".encode())
-    keys = [int.from_bytes(key, "big")]
-    for _ in range(length):
-        key = keccak(key)
-        keys.append(int.from_bytes(key, "big"))
-    return keys
+def list_head(seed: str) -> int:
+    """k_0, where the workload's linked list starts."""
+    return int.from_bytes(keccak(f"balgen/prefetch/{seed}".encode()), "big")
 
 
-def build_calls(fork: Fork, keys: list[int]) -> tuple[SetupCall, ...]:
-    """Setup calls that build the list from k_0, in chunks a transaction can hold."""
+def list_links(key: int, count: int) -> Iterator[tuple[int, int]]:
+    """`count` links of the list from `key` on: (k_i, k_(i+1)) with k_(i+1) = keccak(k_i)."""
+    for _ in range(count):
+        following = int.from_bytes(keccak(key.to_bytes(32, "big")), "big")
+        yield key, following
+        key = following
+
+
+def list_keys(head: int, length: int) -> Iterator[int]:
+    """k_0 .. k_length of the list starting at `head`, made one at a time."""
+    yield head
+    for _, key in list_links(head, length):
+        yield key
+
+
+def links_from(key: int, count: int) -> RegeneratedMapping[int, int]:
+    """The slots `count` links write from `key` on (`storage[k_i] = k_(i+1)`), made again on every walk:
+    at a billion gas the list is 465,000 links, which no setup pass needs to hold."""
+    return RegeneratedMapping(count, lambda: list_links(key, count))
+
+
+def build_calls(fork: Fork, head: int, steps: int) -> tuple[SetupCall, ...]:
+    """Setup calls that build the `steps` links of the list from `head`, in chunks a transaction can hold."""
     step = build_step_gas(fork)
     calls = []
-    for chunk in setup_chunks(list(range(len(keys) - 1)), step + fork.gas.sstore_set_state):
-        data = word(len(chunk)) + word(keys[chunk[0]])
+    keys = list_keys(head, steps)
+    for chunk in setup_chunks(list(range(steps)), step + fork.gas.sstore_set_state):
+        first = next(keys)
+        data = word(len(chunk)) + word(first)
         limit = fork.intrinsic_gas(data) + 1_000 + len(chunk) * (step + fork.gas.sstore_set_state)
-        calls.append(SetupCall(data, limit, {keys[i]: keys[i + 1] for i in chunk}))
+        calls.append(SetupCall(data, limit, links_from(first, len(chunk))))
+        for _ in range(len(chunk) - 1):
+            next(keys)
     return tuple(calls)
+
+
+def list_storage(head: int, steps: int) -> RegeneratedMapping[int, int]:
+    """The contract's whole storage before the benchmark block: the list's links and the pointer at k_0."""
+    return RegeneratedMapping(steps + 1, lambda: chain(list_links(head, steps), [(POINTER_SLOT, head)]))
+
+
+def chase_accesses(target: Address, head: int, units: Sequence[int]) -> Iterator[TxAccess]:
+    """Each chase's designed accesses: the `units` keys it reads, from where the pointer stands, and the pointer left after."""
+    keys = list_keys(head, sum(units))
+    key = next(keys)
+    for count in units:
+        reads = []
+        for _ in range(count):
+            reads.append((target, key))
+            key = next(keys)
+        yield TxAccess(reads=frozenset(reads), writes={(target, POINTER_SLOT): key})
 
 
 def prefetch(params: WorkloadParams) -> Workload:
@@ -99,21 +141,17 @@ def prefetch(params: WorkloadParams) -> Workload:
         lambda _index, units, _before: word(units),
     )
     steps = sum(tx.units for tx in planned)
-    keys = list_keys(name, steps)
-    storage = {keys[i]: keys[i + 1] for i in range(steps)}
-    storage[POINTER_SLOT] = keys[0]
-    contract = ContractSpec("prefetch", RUNTIME, storage, build_calls(fork, keys))
+    head = list_head(name)
+    contract = ContractSpec("prefetch", RUNTIME, list_storage(head, steps), build_calls(fork, head, steps))
     placed = place_contracts(name, [contract], params.placement, fork)
     (target,) = placed.addresses
     senders = [sender(name, "sender", index) for index in range(len(planned))]
-    txs = []
-    accesses = []
-    done = 0
-    for tx, s in zip(planned, senders):
-        txs.append(TxSpec(sender=s, nonce=0, to=target, data=tx.data, gas_limit=tx.gas_limit))
-        reads = frozenset((target, keys[i]) for i in range(done, done + tx.units))
-        done += tx.units
-        accesses.append(TxAccess(reads=reads, writes={(target, POINTER_SLOT): keys[done]}))
+    txs = [
+        TxSpec(sender=s, nonce=0, to=target, data=tx.data, gas_limit=tx.gas_limit) for tx, s in zip(planned, senders)
+    ]
+    units = [tx.units for tx in planned]
+    # The designed reads are every key of the list: made again on each pass, not held.
+    accesses = Regenerated(len(planned), lambda: chase_accesses(target, head, units))
     return benchmark_workload(
         "prefetch",
         params,
@@ -122,7 +160,7 @@ def prefetch(params: WorkloadParams) -> Workload:
         txs,
         accesses,
         cold_reads=steps,
-        steps_per_tx=sorted({tx.units for tx in planned}),
+        steps_per_tx=sorted(set(units)),
         **block_size_note(len(planned), counted_capacity(fork, lambda _index, units, _before: word(units))),
     )
 
