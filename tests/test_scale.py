@@ -31,7 +31,7 @@ from balgen.chain.signed_txs import SignedTxFile, raw_envelopes
 from balgen.chain import t8n as t8n_module
 from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.checks import check_access_list_items, check_block_size
-from balgen.errors import FillCheckFailed
+from balgen.errors import FillCheckFailed, TransitionToolError
 from balgen.predicted_bal import PredictedAccount, access_events, first_difference_in_order, predicted_in_order
 from balgen.forks import AMSTERDAM, MAX_RLP_BLOCK_SIZE, OSAKA
 from balgen.generators import mixed_dep
@@ -66,6 +66,19 @@ def test_a_transaction_list_over_one_mib_runs_every_transaction(tmp_path: Path) 
     assert not result.rejected
     assert [receipt["transactionHash"] for receipt in result.receipts] == ["0x" + tx.hash.hex() for tx in txs]
     assert result.gas_used == 21_000 * len(txs)
+
+
+def test_traces_are_matched_to_receipts_and_a_missing_one_is_named(tmp_path: Path) -> None:
+    receipts = t8n_module.Receipts()
+    hashes = ["0x" + f"{index:02x}" * 32 for index in range(3)]
+    for tx_hash in hashes:
+        receipts.append({"status": "0x1", "gasUsed": "0x5208", "transactionHash": tx_hash})
+    for index in (0, 2):
+        (tmp_path / f"trace-{index}-{hashes[index]}.json").write_text(json.dumps({"index": index}))
+    with pytest.raises(TransitionToolError, match=f"block 7: t8n wrote no trace for transaction {hashes[1]}$"):
+        t8n_module.read_traces(tmp_path, receipts, 0, "block 7")
+    (tmp_path / f"trace-1-{hashes[1]}.json").write_text(json.dumps({"index": 1}))
+    assert list(t8n_module.read_traces(tmp_path, receipts, 0, "block 7")) == [{"index": i} for i in range(3)]
 
 
 def synthetic_block(txs: tuple[SignedTx, ...] = (), access_list: list | None = None) -> BuiltBlock:
