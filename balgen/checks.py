@@ -17,7 +17,9 @@ reported in one line.
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 from .analysis import (
     AccessSetsDiffer, DependencyGraph, TracedBlock, compared_with_model, model_access_sets, traced_block, traced_sets,
@@ -112,7 +114,62 @@ def check_same_execution(fork: Fork, own: BuiltChain, shared: BuiltChain) -> Non
             raise FillCheckFailed(f"block {number}: access list on the shared genesis differs from the own genesis")
 
 
-def genesis_dependence(fork: Fork, own: BuiltChain, other_genesis_alloc: Path) -> str | None:
+@dataclass
+class BlockTouches:
+    """
+    What the shared chain's proof (`genesis_dependence`) needs of one block's
+    traces: every account its transactions touched, and the first one that
+    asked BLOCKHASH or touched one of the fork's `system` contracts. Gathered
+    from each trace as it is read (`observed_traces`), so that the benchmark
+    block's traces, read for the traced check, are not read again for it.
+    """
+
+    system: frozenset[str]
+    accounts: set[str] = field(default_factory=set)
+    dependence: str | None = None
+    """The first transaction's reason to depend on the genesis, e.g. `transaction 3 reads BLOCKHASH [0]`."""
+    seen: int = 0
+    """How many transactions' traces, from the first on, were gathered."""
+
+    def add(self, trace: Mapping[str, Any]) -> None:
+        """Gather the next transaction's trace."""
+        index, self.seen = self.seen, self.seen + 1
+        touched = touched_addresses(trace)
+        if self.dependence is None:
+            if asked := blockhash_reads(trace):
+                self.dependence = f"transaction {index} reads BLOCKHASH {asked}"
+            elif touched & self.system:
+                self.dependence = f"transaction {index} touches system contract {min(touched & self.system)}"
+        self.accounts |= touched
+
+
+class ObservedTraces(Sequence[Any]):
+    """A block's traces, each first read in order also gathered into `touches`."""
+
+    def __init__(self, traces: Sequence[Any], touches: BlockTouches) -> None:
+        self._traces, self._touches = traces, touches
+
+    def __len__(self) -> int:
+        return len(self._traces)
+
+    def __getitem__(self, index: Any) -> Any:
+        trace = self._traces[index]
+        if index == self._touches.seen:
+            self._touches.add(trace)
+        return trace
+
+
+def block_touches(traces: Sequence[Any], system: frozenset[str]) -> BlockTouches:
+    """`BlockTouches` of a block's traces, read now."""
+    touches = BlockTouches(system)
+    for trace in traces:
+        touches.add(trace)
+    return touches
+
+
+def genesis_dependence(
+    fork: Fork, own: BuiltChain, other_genesis_alloc: Path, gathered: Mapping[int, BlockTouches] | None = None
+) -> str | None:
     """
     Why the blocks of `own` might execute differently on the genesis allocation
     `other_genesis_alloc`, or None when they provably execute the same.
@@ -122,21 +179,21 @@ def genesis_dependence(fork: Fork, own: BuiltChain, other_genesis_alloc: Path) -
     history system contract stores; so the blocks execute the same when no
     transaction asks BLOCKHASH or touches a system contract, and every account
     a transaction touched (traced) or the block accessed (its access list) has
-    the same genesis state in both allocations.
+    the same genesis state in both allocations. `gathered` has, by block
+    position, what an earlier check gathered of a block's traces as it read them.
     """
     system = system_addresses(fork)
     accessed: set[str] = set()
-    for block in own.blocks:
+    for position, block in enumerate(own.blocks):
         number = block.header.number
         if len(block.t8n.traces) != len(block.txs):
             return f"block {number} was not traced"
-        for index, trace in enumerate(block.t8n.traces):
-            if asked := blockhash_reads(trace):
-                return f"block {number}: transaction {index} reads BLOCKHASH {asked}"
-            touched = touched_addresses(trace)
-            if touched & system:
-                return f"block {number}: transaction {index} touches system contract {min(touched & system)}"
-            accessed |= touched
+        touches = (gathered or {}).get(position)
+        if touches is None or touches.seen != len(block.txs):
+            touches = block_touches(block.t8n.traces, system)
+        if touches.dependence is not None:
+            return f"block {number}: {touches.dependence}"
+        accessed |= touches.accounts
         if block.block_access_list is not None:
             accessed.update("0x" + address.hex() for address in access_list_addresses(block.block_access_list))
     # Both genesis allocations are written sorted by address (`genesis_entries`, `alloc_json`), in one
@@ -163,7 +220,7 @@ def benchmark_block_trace(workload: Workload, chain: BuiltChain) -> TracedBlock:
     )
 
 
-def traced_dependency_graph(workload: Workload, chain: BuiltChain) -> DependencyGraph:
+def traced_dependency_graph(workload: Workload, chain: BuiltChain, touches: BlockTouches | None = None) -> DependencyGraph:
     """
     The benchmark block's dependency graph, after checking the design against a trace.
 
@@ -171,9 +228,12 @@ def traced_dependency_graph(workload: Workload, chain: BuiltChain) -> Dependency
     per-transaction read sets a dependency graph needs are checked here: the
     traced read and write sets of every transaction must equal the model's.
     Both are made one transaction at a time, compared, and passed on to the
-    graph, so a billion-gas block's sets are never held.
+    graph, so a billion-gas block's sets are never held. `touches` gathers
+    what the shared chain's proof needs of the traces as they are read.
     """
     result = chain.blocks[-1].t8n
+    if touches is not None:
+        result = replace(result, traces=ObservedTraces(result.traces, touches))
     traced = traced_sets(
         result, chain.alloc_path_before_last_block, FEE_RECIPIENT, label=f"{workload.name} traced benchmark block"
     )

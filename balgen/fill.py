@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from . import __version__
 from .chain.alloc import (
     alloc_json, fixture_alloc, genesis_accounts, genesis_entries, iter_alloc, iter_alloc_among, iter_alloc_packing,
-    iter_fixture_alloc, state_diff, write_alloc, write_alloc_entries, write_sorted_alloc,
+    iter_fixture_alloc, state_diff, system_addresses, write_alloc, write_alloc_entries, write_sorted_alloc,
 )
 from .chain.header import Header, has_block_access_list
 from .chain.applied_chain import AppliedGenesis, apply_blocks
@@ -36,7 +36,8 @@ from .chain.builder import BuiltChain, build_chain, genesis_header
 from .chain.t8n import TransitionTool
 from .analysis import ACCESS_TRACER, INFO_KEY, DependencyGraph
 from .checks import (
-    check_chain, check_same_execution, check_transaction_gas_caps, genesis_dependence, traced_dependency_graph,
+    BlockTouches, check_chain, check_same_execution, check_transaction_gas_caps, genesis_dependence,
+    traced_dependency_graph,
 )
 from .errors import BadInput, FillCheckFailed
 from .fixtures.models import (
@@ -197,7 +198,9 @@ class FillSession:
                 own = build_own_chain(self.t8n, workload, work)
             with clock.stage("checks"):
                 check_chain(workload, own)
-                graph = traced_dependency_graph(workload, own)
+                # What the shared chain's proof needs of the benchmark block's traces, gathered as they are read.
+                benchmark_touches = None if workload.large_state else BlockTouches(system_addresses(workload.fork))
+                graph = traced_dependency_graph(workload, own, benchmark_touches)
             if workload.large_state:
                 # Its own group: the genesis is the one just built, so the chain is built once.
                 group, shared = own_pre_alloc_group(workload, own), own
@@ -205,7 +208,8 @@ class FillSession:
                 with clock.stage("group genesis"):
                     group = self.pre_alloc_group(workload.fork)
                 with clock.stage("shared chain"):
-                    shared = self.shared_chain(workload, own, group, work / "shared")
+                    gathered = {len(own.blocks) - 1: benchmark_touches} if benchmark_touches is not None else None
+                    shared = self.shared_chain(workload, own, group, work / "shared", gathered)
             with clock.stage("write"):
                 files = self._write(workload, own, shared, group, graph, test_function, work)
             return FillResult(
@@ -221,17 +225,25 @@ class FillSession:
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
-    def shared_chain(self, workload: Workload, own: BuiltChain, group: PreAllocGroupState, workdir: Path) -> BuiltChain:
+    def shared_chain(
+        self,
+        workload: Workload,
+        own: BuiltChain,
+        group: PreAllocGroupState,
+        workdir: Path,
+        gathered: Mapping[int, BlockTouches] | None = None,
+    ) -> BuiltChain:
         """
         `own`'s blocks on the group genesis: applied from their state changes
-        when they provably execute the same there (`genesis_dependence`),
-        otherwise executed again and compared with `own` (a difference names
-        why the blocks were not applied).
+        when they provably execute the same there (`genesis_dependence`, with
+        what the checks `gathered` of some blocks' traces), otherwise executed
+        again and compared with `own` (a difference names why the blocks were
+        not applied).
         """
         fork = workload.fork
         reason = None
         if has_block_access_list(fork):
-            reason = genesis_dependence(fork, own, group.alloc_path)
+            reason = genesis_dependence(fork, own, group.alloc_path, gathered)
             if reason is None:
                 applied_genesis = self.applied_genesis(fork, group)
                 return apply_blocks(self.t8n, fork, own, applied_genesis, workdir, label=workload.name)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from balgen.chain.alloc import genesis_entries, read_alloc, write_alloc_entries
+from balgen.chain.alloc import genesis_entries, read_alloc, system_addresses, write_alloc_entries
 from balgen.chain.applied_chain import AppliedGenesis, apply_blocks
 from balgen.chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from balgen.chain.state_roots import StateRoots, state_root_tool
 from balgen.chain.t8n import TransitionTool
-from balgen.checks import genesis_dependence
+from balgen.checks import BlockTouches, block_touches, genesis_dependence, traced_dependency_graph
 from balgen.errors import FillCheckFailed
 from balgen.fill import FillSession, PreAllocGroupState, accounts_changed_in_access_lists, build_own_chain
 from balgen.forks import AMSTERDAM
@@ -68,6 +68,15 @@ def test_applied_blocks_are_the_executed_blocks_on_a_shared_genesis(
     own = build_own_chain(t8n, workload, tmp_path / "own")
     alloc, genesis = group_genesis(t8n, [workload, neighbour], tmp_path / "group")
     assert genesis_dependence(AMSTERDAM, own, alloc) is None
+    touches = BlockTouches(system_addresses(AMSTERDAM))
+    traced_dependency_graph(workload, own, touches)
+    last = own.blocks[-1]
+    assert touches.seen == len(last.txs) and touches.accounts == block_touches(last.t8n.traces, touches.system).accounts
+    # Gathered touches stand in for reading the block's traces again: a planted reason is what is reported.
+    planted = dataclasses.replace(touches, dependence="transaction 9 reads BLOCKHASH [1]")
+    assert genesis_dependence(AMSTERDAM, own, alloc, {len(own.blocks) - 1: planted}) == (
+        f"block {last.header.number}: transaction 9 reads BLOCKHASH [1]"
+    )
     executed = build_chain(t8n, AMSTERDAM, alloc, workload.blocks, tmp_path / "executed", label="executed", genesis=genesis)
     roots = StateRoots(state_root_tool(), alloc)
     try:
@@ -111,6 +120,11 @@ def test_a_transaction_reading_blockhash_is_executed_not_applied(t8n: Transition
     own = build_own_chain(t8n, workload, tmp_path / "own")
     alloc, genesis = group_genesis(t8n, [workload, workload_of("serial_chain", fill=FillLevel.HALF)], tmp_path / "group")
     assert genesis_dependence(AMSTERDAM, own, alloc) == "block 1: transaction 0 reads BLOCKHASH [0]"
+    # The same verdict from what the traced check gathered as it read the benchmark block's traces.
+    touches = BlockTouches(system_addresses(AMSTERDAM))
+    traced_dependency_graph(workload, own, touches)
+    assert touches.seen == 1 and touches.dependence == "transaction 0 reads BLOCKHASH [0]"
+    assert genesis_dependence(AMSTERDAM, own, alloc, {0: touches}) == "block 1: transaction 0 reads BLOCKHASH [0]"
     session = FillSession(t8n=t8n, output=tmp_path / "out", all_gas_values=[1_000_000], planned=[], scratch=tmp_path / "session")
     group = PreAllocGroupState(group_hash="0x00", test_ids=[workload.name], alloc_path=alloc, genesis=genesis)
     with pytest.raises(FillCheckFailed, match=r"differs from the own genesis \(executed, not applied: block 1: transaction 0 reads BLOCKHASH \[0\]\)$"):
