@@ -86,10 +86,11 @@ def test_an_alloc_read_packing_is_the_alloc_read_whole(
         assert isinstance(storage, PackedStorage) == (len(storage) > packed_from)
     # The traced check looks values up in the packed storage where it is.
     held, packed = PreState(dict(whole)), PreState(dict(packing))
+    streamed = PreState(iter_alloc_packing(folder / "t8n.json", packed_from))  # as the traced check reads it
     for address, account in whole:
-        for slot in (*map(lambda key: int(key, 16), account.get("storage", {})), 2**256 - 1):
-            key = (bytes.fromhex(address[2:]), slot)
-            assert packed.value(key) == held.value(key)
+        for item in ("balance", "nonce", *map(lambda key: int(key, 16), account.get("storage", {})), 2**256 - 1):
+            key = (bytes.fromhex(address[2:]), item)
+            assert packed.value(key) == streamed.value(key) == held.value(key)
     # write_sorted_alloc reads packing; its file must be what the dict-held normalisation wrote.
     write_sorted_alloc(folder / "t8n.json", folder / "sorted.json")
     write_alloc_entries(folder / "expected.json", sorted((a.lower(), normalised_account(e)) for a, e in whole))

@@ -69,12 +69,9 @@ def traced_sets(result: T8nResult, alloc_path: Path, coinbase: bytes, *, label: 
     """The access set of each transaction the tracer saw in `result`, made one at a time as its trace is read."""
     if len(result.traces) != len(result.receipts):
         raise BadInput(f"{label}: t8n ran without the access tracer")
-    # Balances, nonces and storage only: the code of a contract set's alloc is gigabytes,
-    # a prefetch list's storage hundreds of thousands of slots (held packed).
-    pre = {
-        address: {k: v for k, v in account.items() if k != "code"} for address, account in iter_alloc_packing(alloc_path)
-    }
-    return traced_access_sets(result.traces, pre, coinbase)
+    # Read one account at a time, `PreState` keeping balances, nonces and storage only: the code of a
+    # contract set's alloc is gigabytes, a prefetch list's storage hundreds of thousands of slots (held packed).
+    return traced_access_sets(result.traces, iter_alloc_packing(alloc_path), coinbase)
 
 
 def tx_gas(result: T8nResult) -> tuple[int, ...]:

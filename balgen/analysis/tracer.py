@@ -48,23 +48,37 @@ def _address(text: str) -> Address:
 
 
 class PreState:
-    """Values of state keys in an allocation (alloc JSON, as t8n or fixtures spell it; a large storage packed)."""
+    """
+    Values of state keys in an allocation (alloc JSON, as t8n or fixtures
+    spell it; a large storage packed), given whole or one account at a time.
 
-    def __init__(self, alloc: Mapping[str, Mapping[str, Any]]) -> None:
-        self._accounts = {_address(address): entry for address, entry in alloc.items()}
+    Each account is held as its balance, its nonce and its storage, nothing
+    else: a contract set's allocation is hundreds of thousands of accounts,
+    which as parsed JSON took over a hundred MB at a billion gas.
+    """
+
+    def __init__(self, alloc: Mapping[str, Mapping[str, Any]] | Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+        accounts = alloc.items() if isinstance(alloc, Mapping) else alloc
+        self._accounts: dict[Address, tuple[int, int, Any]] = {
+            _address(address): (_int(entry.get("balance") or 0), _int(entry.get("nonce") or 0), entry.get("storage"))
+            for address, entry in accounts
+        }
         self._storage: dict[Address, dict[int, int]] = {}
 
     def value(self, key: StateKey) -> int:
         """The value of a balance, nonce or storage key; absent means zero."""
         address, item = key
-        entry = self._accounts.get(address) or {}
+        balance, nonce, storage = self._accounts.get(address) or (0, 0, None)
+        if item == "balance":
+            return balance
+        if item == "nonce":
+            return nonce
         if isinstance(item, str):
-            return _int(entry.get(item) or 0)
-        storage = entry.get("storage") or {}
+            return 0
         if isinstance(storage, PackedStorage):  # looked up where it is, not copied into a dict
             return storage.value_of(item)
         if address not in self._storage:
-            self._storage[address] = {_int(slot): _int(value) for slot, value in storage.items()}
+            self._storage[address] = {_int(slot): _int(value) for slot, value in (storage or {}).items()}
         return self._storage[address].get(item, 0)
 
 
@@ -91,9 +105,12 @@ def trace_values(trace: Mapping[str, Any]) -> dict[StateKey, int]:
 
 
 def traced_access_sets(
-    traces: Iterable[Mapping[str, Any]], pre: Mapping[str, Mapping[str, Any]], coinbase: Address
+    traces: Iterable[Mapping[str, Any]],
+    pre: Mapping[str, Mapping[str, Any]] | Iterable[tuple[str, Mapping[str, Any]]],
+    coinbase: Address,
 ) -> Iterator[TxAccessSet]:
-    """The access set of each traced transaction, one at a time, `pre` being the block's pre-state alloc."""
+    """The access set of each traced transaction, one at a time, `pre` being the block's pre-state alloc
+    (whole, or its accounts one at a time)."""
     initial = PreState(pre)
     current: dict[StateKey, int] = {}
     for trace in traces:
