@@ -11,6 +11,7 @@ fixture): they run only with `--scale` (see `test_every_family_fills_at_scale`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from pathlib import Path
@@ -81,6 +82,21 @@ def test_traces_are_matched_to_receipts_and_a_missing_one_is_named(tmp_path: Pat
     assert list(t8n_module.read_traces(tmp_path, receipts, 0, "block 7")) == [{"index": i} for i in range(3)]
 
 
+def test_a_large_access_list_is_kept_in_a_file_and_read_back_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    accounts = [[bytes([index]) * 20, [], [], [], [[1, 1]], [[1, bytes(64)]]] for index in range(1, 40)]
+    encoded = rlp.encode(accounts)
+    (tmp_path / "result.json").write_text(json.dumps({"stateRoot": "0x" + "00" * 32, "receipts": [], "blockAccessList": "0x" + encoded.hex()}))
+    monkeypatch.setattr(t8n_module, "HELD_ACCESS_LIST_BYTES", len(encoded) - 1)
+    result = T8nResult(result=t8n_module.read_result(tmp_path / "result.json"), alloc_path=tmp_path / "alloc.json")
+    assert result.access_list_source == tmp_path / t8n_module.ACCESS_LIST_FILE
+    assert result.block_access_list == encoded
+    block = dataclasses.replace(synthetic_block(), access_list_source=result.access_list_source, t8n=result)
+    assert block.block_access_list == encoded
+    assert [entry.address for entry in block.access_list_accounts()] == [account[0] for account in accounts]
+    monkeypatch.setattr(t8n_module, "HELD_ACCESS_LIST_BYTES", len(encoded))
+    assert t8n_module.read_result(tmp_path / "result.json")["blockAccessList"] == encoded
+
+
 def synthetic_block(txs: tuple[SignedTx, ...] = (), access_list: list | None = None) -> BuiltBlock:
     """A block with the given transactions and access list RLP, for the limit checks (no t8n)."""
     header = genesis_header(AMSTERDAM, bytes(32)).model_copy(update={"number": 1})
@@ -89,7 +105,7 @@ def synthetic_block(txs: tuple[SignedTx, ...] = (), access_list: list | None = N
         phase=Phase.TESTING,
         txs=txs,
         requests=(),
-        block_access_list=rlp.encode(access_list or []),
+        access_list_source=rlp.encode(access_list or []),
         t8n=T8nResult(result={}, alloc_path=Path("alloc.json")),
     )
 

@@ -125,7 +125,7 @@ def apply_blocks(
                 phase=block.phase,
                 txs=block.txs,
                 requests=block.requests,
-                block_access_list=access_list,
+                access_list_source=access_list,
                 t8n=T8nResult(result={**system_only.result, "stateRoot": data_hex(state_root)}, alloc_path=post),
                 t8n_seconds=t8n.busy_seconds - t8n_before,
             )

@@ -53,11 +53,17 @@ class BuiltBlock:
     txs: Sequence[SignedTx]
     """Usually a `SignedTxFile`: read from the block's folder, not held."""
     requests: tuple[bytes, ...]
-    block_access_list: bytes | None
-    """The BAL's RLP, on forks that have one."""
+    access_list_source: bytes | Path | None
+    """The BAL's RLP, on forks that have one: held, or a large one's file (`T8nResult.access_list_source`)."""
     t8n: T8nResult
     t8n_seconds: float = 0.0
     """Time t8n took to build this block."""
+
+    @property
+    def block_access_list(self) -> bytes | None:
+        """The BAL's RLP (a large one read from its file each time: it is used a few times, one at a time)."""
+        source = self.access_list_source
+        return source.read_bytes() if isinstance(source, Path) else source
 
     def access_list_accounts(self) -> Iterator[AccountChanges]:
         """
@@ -70,17 +76,17 @@ class BuiltBlock:
         held = self._held_access_list
         if held is not None:
             yield from held
-        elif self.block_access_list is not None:
+        elif self.access_list_source is not None:
             yield from iter_block_access_list(self.block_access_list)
 
     @cached_property
     def _held_access_list(self) -> tuple[AccountChanges, ...] | None:
         """The decoded accounts of an access list of at most `HELD_ACCESS_LIST_ITEMS` items, else None."""
-        if self.block_access_list is None:
-            return None
+        if self.access_list_source is None or isinstance(self.access_list_source, Path):
+            return None  # none, or one too large to hold even as RLP
         held: list[AccountChanges] = []
         items = 0
-        for account in iter_block_access_list(self.block_access_list):
+        for account in iter_block_access_list(self.access_list_source):
             items += 1 + len(account.storage_changes) + len(account.storage_reads)
             if items > HELD_ACCESS_LIST_ITEMS:
                 return None
@@ -308,7 +314,7 @@ def build_chain(
                 phase=block.phase,
                 txs=txs,
                 requests=tuple(result.requests),
-                block_access_list=result.block_access_list if has_block_access_list(fork) else None,
+                access_list_source=result.access_list_source if has_block_access_list(fork) else None,
                 t8n=result,
                 t8n_seconds=t8n.busy_seconds - t8n_before,
             )
