@@ -66,7 +66,28 @@ def _payload(encoded: bytes, start: int) -> tuple[int, int]:
     return payload, payload + length
 
 
-class EncodedSlots(Regenerated[int]):
+class _EncodedPayload:
+    """
+    A view of one RLP list's payload, `encoded[start:end]`: two views are
+    equal when their payloads are (RLP is canonical), compared uncopied.
+    """
+
+    def __init__(self, encoded: bytes, start: int, end: int) -> None:
+        self._encoded, self._start, self._end = encoded, start, end
+
+    def encoding(self) -> memoryview:
+        """The list's RLP payload, uncopied."""
+        return memoryview(self._encoded)[self._start : self._end]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, type(self)):
+            return self.encoding() == other.encoding()
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class EncodedSlots(_EncodedPayload, Regenerated[int]):
     """
     An access-list account's storage reads as a view of the list's RLP: each
     slot decoded as it is reached, every time the reads are gone through,
@@ -74,20 +95,8 @@ class EncodedSlots(Regenerated[int]):
     """
 
     def __init__(self, encoded: bytes, start: int, end: int) -> None:
-        super().__init__(_count_items(encoded, start, end), lambda: _decoded_ints(encoded, start, end))
-        self._encoded, self._start, self._end = encoded, start, end
-        """The RLP holding the reads list's payload at [start, end)."""
-
-    def encoding(self) -> memoryview:
-        """The reads list's RLP payload, uncopied: equal payloads are equal reads (RLP is canonical)."""
-        return memoryview(self._encoded)[self._start : self._end]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, EncodedSlots):
-            return self.encoding() == other.encoding()
-        return super().__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
+        _EncodedPayload.__init__(self, encoded, start, end)
+        Regenerated.__init__(self, _count_items(encoded, start, end), lambda: _decoded_ints(encoded, start, end))
 
     def __repr__(self) -> str:
         return f"EncodedSlots({len(self)} reads)"
@@ -104,7 +113,7 @@ def _decoded_ints(encoded: bytes, start: int, end: int) -> Iterator[int]:
         yield int.from_bytes(encoded[payload:item_end], "big")
 
 
-class EncodedSlotChanges(RegeneratedMapping[int, SlotChangeList]):
+class EncodedSlotChanges(_EncodedPayload, RegeneratedMapping[int, SlotChangeList]):
     """
     An access-list account's storage changes as a view of the list's RLP,
     in slot order, each slot's changes decoded as it is reached. Looking a
@@ -112,20 +121,10 @@ class EncodedSlotChanges(RegeneratedMapping[int, SlotChangeList]):
     """
 
     def __init__(self, encoded: bytes, start: int, end: int) -> None:
-        super().__init__(_count_items(encoded, start, end), lambda: _decoded_slot_changes(encoded, start, end))
-        self._encoded, self._start, self._end = encoded, start, end
-        """The RLP holding the storage changes list's payload at [start, end)."""
-
-    def encoding(self) -> memoryview:
-        """The storage changes list's RLP payload, uncopied: equal payloads are equal changes."""
-        return memoryview(self._encoded)[self._start : self._end]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, EncodedSlotChanges):
-            return self.encoding() == other.encoding()
-        return super().__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
+        _EncodedPayload.__init__(self, encoded, start, end)
+        RegeneratedMapping.__init__(
+            self, _count_items(encoded, start, end), lambda: _decoded_slot_changes(encoded, start, end)
+        )
 
 
 def _decoded_slot_changes(encoded: bytes, start: int, end: int) -> Iterator[tuple[int, SlotChangeList]]:
