@@ -122,27 +122,28 @@ class FillResult:
 
 @dataclass
 class StageClock:
-    """Wall time and t8n time per named stage of one fill, for the speed benchmark."""
+    """Wall time, and t8n's wall and CPU time (its own, the kernel's), per stage of one fill, for the speed benchmark."""
 
     t8n: TransitionTool
     seconds: dict[str, float] = field(default_factory=dict)
-    t8n_seconds: dict[str, float] = field(default_factory=dict)
-    t8n_cpu_seconds: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """(user, system) CPU seconds of t8n per stage."""
+    t8n_usage: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    """t8n's (wall, user, system) seconds per stage."""
+
+    def _t8n_counters(self) -> tuple[float, float, float]:
+        return self.t8n.busy_seconds, self.t8n.user_seconds, self.t8n.system_seconds
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        started, t8n_before = time.perf_counter(), self.t8n.busy_seconds
-        user_before, system_before = self.t8n.user_seconds, self.t8n.system_seconds
+        started, t8n_before = time.perf_counter(), self._t8n_counters()
         try:
             yield
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
-            self.t8n_seconds[name] = self.t8n_seconds.get(name, 0.0) + self.t8n.busy_seconds - t8n_before
-            user, system = self.t8n_cpu_seconds.get(name, (0.0, 0.0))
-            self.t8n_cpu_seconds[name] = (
-                user + self.t8n.user_seconds - user_before, system + self.t8n.system_seconds - system_before
+            so_far = self.t8n_usage.get(name, (0.0, 0.0, 0.0))
+            wall, user, system = (
+                total + after - before for total, after, before in zip(so_far, self._t8n_counters(), t8n_before)
             )
+            self.t8n_usage[name] = (wall, user, system)
 
 
 @dataclass
@@ -217,9 +218,9 @@ class FillSession:
                 tx_count=len(workload.benchmark_block.txs),
                 gas_used=own.blocks[-1].header.gas_used,
                 files=files,
-                t8n_seconds=sum(clock.t8n_seconds.values()),
-                one_pass_seconds=clock.t8n_seconds["own chain"],
-                one_pass_cpu_seconds=clock.t8n_cpu_seconds["own chain"],
+                t8n_seconds=sum(wall for wall, _, _ in clock.t8n_usage.values()),
+                one_pass_seconds=clock.t8n_usage["own chain"][0],
+                one_pass_cpu_seconds=clock.t8n_usage["own chain"][1:],
                 stages=clock.seconds,
             )
         finally:
@@ -268,7 +269,8 @@ class FillSession:
     def applied_genesis(self, fork: Fork, group: PreAllocGroupState) -> AppliedGenesis:
         """The group genesis as blocks are applied to it, its trie loaded once per session."""
         if self._applied_genesis is None:
-            roots, self._group_roots = self._group_roots or StateRoots(self._state_root_bin(), group.alloc_path), None
+            roots = self._group_roots or StateRoots(self._state_root_bin(), group.alloc_path)
+            self._group_roots = None  # the builder's trie is the applied genesis's now
             try:
                 self._applied_genesis = AppliedGenesis.load(fork, group.genesis, group.alloc_path, roots)
             except BaseException:

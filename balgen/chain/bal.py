@@ -148,12 +148,57 @@ def iter_block_access_list(encoded: bytes, lazy_bytes: int = LAZY_FIELD_BYTES) -
     Storage changes or reads of more than `lazy_bytes` of RLP stay views of
     `encoded` (see the module docstring).
     """
-    for _, payload, end in _account_spans(encoded):
-        yield _account_changes(encoded, payload, end, lazy_bytes)
+    for start, payload, end in _account_spans(encoded):
+        if end - payload <= lazy_bytes:  # no field can be large: the whole entry in one decoding
+            yield _decoded_account(rlp.decode(encoded[start:end]))
+        else:
+            yield _account_changes(encoded, payload, end, lazy_bytes)
+
+
+def _decoded_account(fields: list) -> AccountChanges:
+    """An account entry from its decoded RLP fields."""
+    address, storage, reads, balances, nonces, codes = fields
+    return AccountChanges(
+        address=bytes(address),
+        storage_changes=_slot_changes(storage),
+        storage_reads=_slots(reads),
+        balance_changes=_changes(balances),
+        nonce_changes=_changes(nonces),
+        code_changes=_code_changes(codes),
+    )
+
+
+# The decoders below call `int.from_bytes` directly, in list comprehensions: a 60M block's list has
+# thousands of accounts, decoded for every check.
+
+
+def _slot_changes(storage: list) -> dict[int, SlotChangeList]:
+    """Decoded `[slot, [[index, value], ...]]` entries as integers, by slot."""
+    number = int.from_bytes
+    return {
+        number(slot, "big"): [(number(index, "big"), number(value, "big")) for index, value in changes]
+        for slot, changes in storage
+    }
+
+
+def _slots(slots: list) -> tuple[int, ...]:
+    """Decoded slots as integers."""
+    return tuple([int.from_bytes(slot, "big") for slot in slots])
+
+
+def _changes(pairs: list) -> tuple[tuple[int, int], ...]:
+    """Decoded `[index, value]` pairs as integers."""
+    number = int.from_bytes
+    return tuple([(number(i, "big"), number(v, "big")) for i, v in pairs])
+
+
+def _code_changes(pairs: list) -> tuple[tuple[int, bytes], ...]:
+    """Decoded `[index, code]` pairs."""
+    return tuple([(int.from_bytes(i, "big"), bytes(code)) for i, code in pairs])
 
 
 def _account_changes(encoded: bytes, start: int, end: int, lazy_bytes: int) -> AccountChanges:
-    """The account entry whose fields are the RLP items in `encoded[start:end]`."""
+    """The (large) account entry whose fields are the RLP items in `encoded[start:end]`."""
     fields = list(_item_spans(encoded, start, end))
     if len(fields) != 6:
         raise rlp.DecodingError(f"an access-list account has {len(fields)} fields, not 6", encoded[start:end])
@@ -161,14 +206,13 @@ def _account_changes(encoded: bytes, start: int, end: int, lazy_bytes: int) -> A
         rlp.decode(encoded[field_start:field_end]) if number in (0, 3, 4, 5) else (field_start, payload, field_end)
         for number, (field_start, payload, field_end) in enumerate(fields)
     )
-    number = int.from_bytes  # called directly, in list comprehensions: a 60M block's list has thousands of accounts
     return AccountChanges(
         address=bytes(address),
         storage_changes=_storage_changes(encoded, *storage, lazy_bytes),
         storage_reads=_storage_reads(encoded, *reads, lazy_bytes),
-        balance_changes=tuple([(number(i, "big"), number(v, "big")) for i, v in balances]),
-        nonce_changes=tuple([(number(i, "big"), number(v, "big")) for i, v in nonces]),
-        code_changes=tuple([(number(i, "big"), bytes(code)) for i, code in codes]),
+        balance_changes=_changes(balances),
+        nonce_changes=_changes(nonces),
+        code_changes=_code_changes(codes),
     )
 
 
@@ -176,18 +220,14 @@ def _storage_changes(encoded: bytes, start: int, payload: int, end: int, lazy_by
     """The storage changes list at [start, end) of `encoded`: a view if its payload is over `lazy_bytes`."""
     if end - payload > lazy_bytes:
         return EncodedSlotChanges(encoded, payload, end)
-    number = int.from_bytes
-    return {
-        number(slot, "big"): [(number(index, "big"), number(value, "big")) for index, value in changes]
-        for slot, changes in rlp.decode(encoded[start:end])
-    }
+    return _slot_changes(rlp.decode(encoded[start:end]))
 
 
 def _storage_reads(encoded: bytes, start: int, payload: int, end: int, lazy_bytes: int) -> Sequence[int]:
     """The storage reads list at [start, end) of `encoded`: a view if its payload is over `lazy_bytes`."""
     if end - payload > lazy_bytes:
         return EncodedSlots(encoded, payload, end)
-    return tuple([int.from_bytes(slot, "big") for slot in rlp.decode(encoded[start:end])])
+    return _slots(rlp.decode(encoded[start:end]))
 
 
 def _account_spans(encoded: bytes) -> Iterator[tuple[int, int, int]]:

@@ -31,7 +31,7 @@ from ..workload import BlockSpec, Phase
 from .bal import AccountChanges, iter_block_access_list
 from .header import Header, has_block_access_list, next_base_fee
 from .signed_txs import SignedTxFile, raw_envelopes
-from .t8n import T8nResult, TransitionTool
+from .t8n import T8nResult, TransitionTool, access_list_bytes
 
 SIGNED_FILE = "signed.bin"
 """The file in a block's folder holding its signed envelopes."""
@@ -62,8 +62,7 @@ class BuiltBlock:
     @property
     def block_access_list(self) -> bytes | None:
         """The BAL's RLP (a large one read from its file each time: it is used a few times, one at a time)."""
-        source = self.access_list_source
-        return source.read_bytes() if isinstance(source, Path) else source
+        return access_list_bytes(self.access_list_source)
 
     def access_list_accounts(self) -> Iterator[AccountChanges]:
         """

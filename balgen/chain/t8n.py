@@ -79,8 +79,7 @@ class T8nResult:
     @property
     def block_access_list(self) -> bytes | None:
         """The BAL's RLP (read from its file if `read_result` put it in one)."""
-        source = self.access_list_source
-        return source.read_bytes() if isinstance(source, Path) else source
+        return access_list_bytes(self.access_list_source)
 
     @property
     def access_list_source(self) -> bytes | Path | None:
@@ -256,15 +255,20 @@ class Receipts(Sequence[dict[str, Any]]):
 
 
 HELD_RESULT_BYTES = 32 << 20
+"""A result.json up to this size is parsed whole (C), a larger one as a stream of events (Python).
+Mostly it is the access list's hex: a 60M contract-set setup block's result is 22 MB, 20 of them its
+list, which streamed took a second."""
 HELD_ACCESS_LIST_BYTES = 16 << 20
 """A block access list of more RLP than this is kept in a file (`ACCESS_LIST_FILE` in the block's
 folder) and read when used (a 60M block's, at most 11 MB in the default suite, is held): a
 billion-gas contract set's setup blocks each create 40,000 contracts, tens of MB of code, and a
 fill keeps every block until its fixtures are written."""
 ACCESS_LIST_FILE = "block-access-list.rlp"
-"""A result.json up to this size is parsed whole (C), a larger one as a stream of events (Python).
-Mostly it is the access list's hex: a 60M contract-set setup block's result is 22 MB, 20 of them its
-list, which streamed took a second."""
+
+
+def access_list_bytes(source: bytes | Path | None) -> bytes | None:
+    """A block access list's RLP as `read_result` kept it: held, or read from its file now."""
+    return source.read_bytes() if isinstance(source, Path) else source
 
 
 def read_result(path: Path) -> dict[str, Any]:
