@@ -144,3 +144,28 @@ def test_a_floatless_array_holding_streamed_values_renders_as_what_it_stands_for
         assert "".join(values.indented_chunks(document)) == json.dumps(held, indent=4)
         compact = json.dumps(held, sort_keys=True, separators=(",", ":"))
         assert values.compact_sha256(document) == hashlib.sha256(compact.encode()).hexdigest()
+
+
+def test_a_busy_member_has_each_of_its_streamed_values_made_once() -> None:
+    """An access list's busiest account: its slots are made from the list's RLP, once, for both layouts
+    (whose key orders differ: `storageChanges` before `balanceChanges` in the file, after in the hash)."""
+    made = {"storageChanges": 0, "balanceChanges": 0}
+
+    def counted(name: str, items: list[Any]) -> StreamedArray:
+        def walk() -> Any:
+            made[name] += 1
+            return iter(items)
+
+        return StreamedArray(walk, floatless=True)
+
+    slots = [{"slot": "0x01", "slotChanges": [{"postValue": "0x02"}]}, {"slot": "0x03", "slotChanges": []}]
+    balances = [{"blockAccessIndex": "0x01", "postBalance": "0x0a"}]
+    account = {"address": "0xaa", "storageChanges": counted("storageChanges", slots), "balanceChanges": counted("balanceChanges", balances)}
+    document = {"bal": StreamedArray(lambda: iter([{"address": "0xbb"}, account]), floatless=True)}
+    held = {"bal": [{"address": "0xbb"}, {"address": "0xaa", "storageChanges": slots, "balanceChanges": balances}]}
+    with tempfile.TemporaryDirectory() as folder, RenderedValues(Path(folder)) as values:
+        values.render_all(document)
+        assert "".join(values.indented_chunks(document)) == json.dumps(held, indent=4)
+        compact = json.dumps(held, sort_keys=True, separators=(",", ":"))
+        assert values.compact_sha256(document) == hashlib.sha256(compact.encode()).hexdigest()
+    assert made == {"storageChanges": 1, "balanceChanges": 1}
