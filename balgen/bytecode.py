@@ -111,6 +111,19 @@ def static_gas(items: list[Item]) -> int:
     return total
 
 
+def _item_size(item: Item) -> int:
+    if isinstance(item, Label):
+        return 1
+    if isinstance(item, PushLabel):
+        return 3
+    return 1 + len(item.immediate)
+
+
+def code_size(items: list[Item]) -> int:
+    """How many bytes `items` assemble to."""
+    return sum(_item_size(item) for item in items)
+
+
 def assemble(items: list[Item]) -> bytes:
     """Assemble items, resolving labels to PUSH2 offsets."""
     offsets: dict[str, int] = {}
@@ -118,11 +131,7 @@ def assemble(items: list[Item]) -> bytes:
     for item in items:
         if isinstance(item, Label):
             offsets[item.name] = position
-            position += 1
-        elif isinstance(item, PushLabel):
-            position += 3
-        else:
-            position += len(bytes(item))
+        position += _item_size(item)
     out = bytearray()
     for item in items:
         if isinstance(item, Label):
@@ -145,8 +154,7 @@ def deployment_items(runtime: bytes, storage: dict[int, int] | None = None) -> l
         # pushes so the offset can be known before it is filled in.
         return [push_fixed(len(runtime), 4), DUP1, push_fixed(runtime_offset, 4), PUSH0, CODECOPY, PUSH0, RETURN]
 
-    head_len = len(assemble(prefix + copy_and_return(0)))
-    return prefix + copy_and_return(head_len)
+    return prefix + copy_and_return(code_size(prefix + copy_and_return(0)))
 
 
 def deployment_code(runtime: bytes, storage: dict[int, int] | None = None) -> bytes:
