@@ -352,12 +352,17 @@ class FillSession:
                 (BlockchainEngineXFixture, lambda: engine_x_fixture(workload, shared, group.group_hash, None)),
             ]
         else:
-            # Both post-states are streamed from sorted copies of t8n's allocs:
-            # at a billion gas each holds tens of thousands of accounts.
+            # Both post-states are streamed from sorted copies of t8n's allocs (an
+            # applied chain's is written sorted): at a billion gas each holds tens
+            # of thousands of accounts.
             own_post_path = write_sorted_alloc(own.post_alloc_path, work / "own-post.json")
             own_post = StreamedObject(lambda: iter_fixture_alloc(own_post_path), floatless=True)
             changed = accounts_changed_in_access_lists(shared) if has_block_access_list(workload.fork) else None
-            shared_post_path = write_sorted_alloc(shared.post_alloc_path, work / "shared-post.json", only=changed)
+            shared_post_path = (
+                shared.post_alloc_path
+                if shared.sorted_post
+                else write_sorted_alloc(shared.post_alloc_path, work / "shared-post.json", only=changed)
+            )
             diff = StreamedObject(
                 lambda: fixture_alloc(
                     state_diff(

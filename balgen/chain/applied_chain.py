@@ -31,7 +31,7 @@ from ..errors import FillCheckFailed
 from ..forks import Fork
 from ..hextypes import data_hex, zero_padded_hex
 from ..keccak import keccak
-from .alloc import iter_alloc_among, iter_alloc_packing, system_addresses, write_alloc_entries
+from .alloc import iter_alloc_among, iter_alloc_packing, normalised_account, system_addresses, write_alloc_entries
 from .bal import AccountChanges, iter_block_access_list, with_accounts_of
 from .builder import BuiltBlock, BuiltChain, block_env
 from .header import Header
@@ -133,7 +133,7 @@ def apply_blocks(
             )
         )
         headers.append(header)
-    return BuiltChain(genesis=genesis.header, blocks=tuple(blocks), genesis_alloc_path=genesis.alloc_path)
+    return BuiltChain(genesis=genesis.header, blocks=tuple(blocks), genesis_alloc_path=genesis.alloc_path, sorted_post=True)
 
 
 def present(accounts: Mapping[str, AllocAccount | None]) -> Iterator[tuple[str, AllocAccount]]:
@@ -144,13 +144,14 @@ def present(accounts: Mapping[str, AllocAccount | None]) -> Iterator[tuple[str, 
 def accounts_as_in(alloc_path: Path, addresses: set[str]) -> dict[str, AllocAccount | None]:
     """
     The accounts `addresses` as the allocation in `alloc_path` has them (None
-    where it has none), a large storage packed (`iter_alloc_packing`): they
-    are kept until the chain is applied.
+    where it has none), in the fixture spelling (so the chain's post-state is
+    written as fixtures list it), a large storage packed (`iter_alloc_packing`):
+    they are kept until the chain is applied.
     """
     found: dict[str, AllocAccount | None] = dict.fromkeys(addresses)
     for address, account in iter_alloc_packing(alloc_path):
         if address.lower() in found:
-            found[address.lower()] = account
+            found[address.lower()] = normalised_account(account)
     return found
 
 

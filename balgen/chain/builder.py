@@ -147,6 +147,9 @@ class BuiltChain:
     genesis: Header
     blocks: tuple[BuiltBlock, ...]
     genesis_alloc_path: Path
+    sorted_post: bool = False
+    """Whether the post-state file is already as `alloc.write_sorted_alloc` writes the changed accounts
+    (sorted by address, in the fixture spelling, only the accounts the access lists change): an applied chain's."""
 
     @property
     def head(self) -> Header:
