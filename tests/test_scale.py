@@ -31,6 +31,7 @@ from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_
 from balgen.chain.signed_txs import SignedTxFile, raw_envelopes
 from balgen.chain import t8n as t8n_module
 from balgen.chain.t8n import T8nResult, TransitionTool
+from balgen.chain.tx_json import write_transactions_input
 from balgen.checks import check_access_list_items, check_block_size
 from balgen.errors import FillCheckFailed, TransitionToolError
 from balgen.predicted_bal import PredictedAccount, access_events, first_difference_in_order, predicted_in_order
@@ -47,14 +48,16 @@ ONE_MIB = 1 << 20
 
 
 @pytest.mark.integration
-def test_a_transaction_list_over_one_mib_runs_every_transaction(tmp_path: Path) -> None:
+@pytest.mark.parametrize("count, given_as", [(10_000, "txs.json"), (4_000, "txs.rlp")])
+def test_a_transaction_list_over_one_mib_runs_every_transaction(tmp_path: Path, count: int, given_as: str) -> None:
+    """Over t8n's 1 MiB RLP limit the list is given as JSON; well under it, as RLP: either way every transaction runs."""
     fork = OSAKA
     payer, payee = sender("scale", "payer"), sender("scale", "payee")
     txs = [
         sign(TxSpec(sender=payer, nonce=nonce, to=payee.address, data=b"", gas_limit=21_000), 1)
-        for nonce in range(10_000)
+        for nonce in range(count)
     ]
-    assert sum(len(tx.raw) for tx in txs) > ONE_MIB
+    assert (sum(len(tx.raw) for tx in txs) > ONE_MIB) == (given_as == "txs.json")
     alloc = tmp_path / "genesis.json"
     write_alloc_entries(alloc, genesis_entries(fork, [(payer.address, Account(balance=ETHER))]))
     t8n = TransitionTool(pinned_evm())
@@ -64,9 +67,19 @@ def test_a_transaction_list_over_one_mib_runs_every_transaction(tmp_path: Path) 
         fork, alloc, block_env(fork, genesis, [genesis]), (tx.raw for tx in txs), tmp_path / "block", label="large"
     )
     assert t8n.user_seconds > user_before and t8n.system_seconds > 0, "the speed benchmark's CPU split counts each run"
+    assert [path.name for path in (tmp_path / "block").glob("txs.*")] == [given_as]
     assert not result.rejected
     assert [receipt["transactionHash"] for receipt in result.receipts] == ["0x" + tx.hash.hex() for tx in txs]
     assert result.gas_used == 21_000 * len(txs)
+
+
+def test_a_small_list_given_as_rlp_holds_typed_transactions_as_strings_and_legacy_ones_as_lists(tmp_path: Path) -> None:
+    """As a block body holds them, which is how t8n decodes the list (any fixture's transactions may be retraced)."""
+    legacy = rlp.encode([0, 1, 21_000, b"\x11" * 20, 0, b"", 27, 1, 2])
+    typed = sign(TxSpec(sender=sender("scale", "payer"), nonce=0, to=b"\x22" * 20, data=b"", gas_limit=21_000), 1).raw
+    path = write_transactions_input(tmp_path, [legacy, typed])
+    assert path.name == "txs.rlp"
+    assert bytes.fromhex(json.loads(path.read_text())[2:]) == rlp.encode([rlp.decode(legacy), typed])
 
 
 def test_traces_are_matched_to_receipts_and_a_missing_one_is_named(tmp_path: Path) -> None:

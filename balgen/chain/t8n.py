@@ -38,7 +38,7 @@ import ijson
 from ..errors import BadInput, TransitionToolError
 from ..forks import Fork, system_contract_code
 from .alloc import iter_alloc, write_alloc_entries
-from .tx_json import write_transactions_json
+from .tx_json import write_transactions_input
 
 PRE_TRANSACTION_SYSTEM_CONTRACTS = frozenset(system_contract_code()[key][0].lower() for key in ("eip4788", "eip2935"))
 """Contracts t8n calls before the first transaction (beacon roots, history storage); their code is removed for JavaScript-traced runs."""
@@ -152,10 +152,8 @@ class TransitionTool:
         javascript = tracer is not None and is_javascript_tracer(tracer)
         workdir.mkdir(parents=True, exist_ok=True)
         env_path = workdir / "env.json"
-        txs_path = workdir / "txs.json"
         env_path.write_text(json.dumps(env))
-        with txs_path.open("w") as out:
-            write_transactions_json(out, txs)
+        txs_path = write_transactions_input(workdir, txs)
         if javascript:
             alloc_path = without_pre_transaction_system_code(alloc_path, workdir / "traced-alloc.json")
         if tracer is not None:

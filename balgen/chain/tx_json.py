@@ -1,16 +1,22 @@
 """
-Signed transactions in go-ethereum's JSON form, the way t8n is given them.
+A block's signed transactions in the form t8n is given them.
 
-t8n can read a block's transactions as one RLP list, but the pinned `evm t8n`
-decodes that list through an `rlp.Stream` limited to 1 MiB and ignores the
-error when the list is larger: a list over 1 MiB (about 9,000 simple
-transactions, a 300M `max` block) silently runs zero transactions and t8n
-reports an empty block. Its JSON input has no such limit, so balgen always
-hands t8n JSON, written one transaction at a time.
+t8n reads a block's transactions as one RLP list (`txs.rlp`: the list's hex
+in a JSON string), but the pinned `evm t8n` decodes that list through an
+`rlp.Stream` limited to 1 MiB and ignores the error when the list is larger:
+a list over 1 MiB (about 9,000 simple transactions, a 300M `max` block)
+silently runs zero transactions and t8n reports an empty block. Its JSON
+input (go-ethereum's JSON form of each transaction) has no such limit, but
+making it costs a decoding and an encoding per transaction. So a list well
+under the limit is given as RLP, a larger one as JSON, written one
+transaction at a time.
 """
 
 from __future__ import annotations
 
+import json
+from itertools import chain
+from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
 import rlp
@@ -96,3 +102,29 @@ def write_transactions_json(out: TextIO, txs: Iterable[bytes]) -> int:
         count += 1
     out.write("\n]\n")
     return count
+
+
+RLP_INPUT_BYTES = 1 << 19
+"""The most envelope bytes given to t8n as an RLP list: half its stream's 1 MiB limit, so the
+list's headers can never take it over."""
+
+
+def write_transactions_input(workdir: Path, txs: Iterable[bytes]) -> Path:
+    """Write `txs` (signed envelopes) for t8n's `--input.txs` into `workdir`: as an RLP list
+    (`txs.rlp`) while they are at most `RLP_INPUT_BYTES`, else as JSON (`txs.json`)."""
+    envelopes = iter(txs)
+    held: list[bytes] = []
+    size = 0
+    for envelope in envelopes:
+        held.append(envelope)
+        size += len(envelope)
+        if size > RLP_INPUT_BYTES:
+            path = workdir / "txs.json"
+            with path.open("w") as out:
+                write_transactions_json(out, chain(held, envelopes))
+            return path
+    # A typed transaction is a byte string in the list, a legacy one the list it is.
+    items = [rlp.decode(envelope) if envelope[:1] >= b"\xc0" else envelope for envelope in held]
+    path = workdir / "txs.rlp"
+    path.write_text(json.dumps("0x" + rlp.encode(items).hex()))
+    return path
