@@ -366,8 +366,8 @@ class TraceFiles(Sequence[Any]):
 
     def _read(self, path: str) -> Any:
         try:
-            with open(path) as trace:
-                return json.load(trace)
+            with open(path, "rb") as trace:  # parsed from its bytes: no text layer for tens of thousands of small files
+                return json.loads(trace.read())
         except (OSError, ValueError) as error:
             name = os.path.basename(path)
             raise TransitionToolError(f"{self._label}: t8n wrote an unreadable trace {name}: {error}") from None
