@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Iterator
 
 from ..bytecode import Item, assemble
@@ -42,9 +43,9 @@ class ChainContract:
     next_slot_value: NextSlotValue
     """What one transaction leaves in the shared slot."""
 
-    @property
+    @cached_property
     def runtime(self) -> bytes:
-        """The contract's runtime code."""
+        """The contract's runtime code (asked for by every transaction that calls it)."""
         return assemble(self.before_loop + self.loop.items + self.after_loop)
 
     def min_execution_gas(self) -> int:

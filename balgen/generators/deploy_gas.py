@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..bytecode import assemble, deployment_items, static_gas
+from ..bytecode import deployment_code, deployment_items, static_gas
 from ..forks import Fork
 from ..gas_costs import words
 
@@ -33,11 +33,10 @@ class DeployGas:
 def deploy_gas(fork: Fork, runtime: bytes, storage: dict[int, int]) -> DeployGas:
     """Gas of a transaction deploying `runtime` with `storage` set by its init code."""
     gas = fork.gas
-    items = deployment_items(runtime, storage)
     new_slots = sum(1 for value in storage.values() if value)
     execution = (
-        fork.intrinsic_gas(assemble(items) + runtime, create=True)
-        + static_gas(items)
+        fork.intrinsic_gas(deployment_code(runtime, storage), create=True)
+        + static_gas(deployment_items(runtime, storage))
         + new_slots * gas.sstore_set_cold
         + gas.copy_word * words(len(runtime))
         + gas.memory_expansion(len(runtime))

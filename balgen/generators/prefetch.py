@@ -76,10 +76,22 @@ def list_head(seed: str) -> int:
     return int.from_bytes(keccak(f"balgen/prefetch/{seed}".encode()), "big")
 
 
+LINKS_KEPT = 1 << 17
+"""Links `list_links` keeps once hashed. A fill walks a list a dozen times (its setup, pre-state,
+prediction, traces, fixtures); a 60M list (55,000 links) is then hashed once, and a billion-gas
+one (465,000) is never all held: the kept links are dropped when they reach this many (about 20 MB)."""
+_following: dict[int, int] = {}
+
+
 def list_links(key: int, count: int) -> Iterator[tuple[int, int]]:
     """`count` links of the list from `key` on: (k_i, k_(i+1)) with k_(i+1) = keccak(k_i)."""
     for _ in range(count):
-        following = int.from_bytes(keccak(key.to_bytes(32, "big")), "big")
+        following = _following.get(key)
+        if following is None:
+            following = int.from_bytes(keccak(key.to_bytes(32, "big")), "big")
+            if len(_following) >= LINKS_KEPT:
+                _following.clear()
+            _following[key] = following
         yield key, following
         key = following
 
