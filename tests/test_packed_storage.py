@@ -79,6 +79,11 @@ def test_an_alloc_read_packing_is_the_alloc_read_whole(
     (folder / "t8n.json").write_text(json.dumps(alloc, indent=2))
     whole = list(iter_alloc(folder / "t8n.json"))
     packing = list(iter_alloc_packing(folder / "t8n.json", packed_from))
+    # A small file is parsed whole, a large one event by event: the same accounts either way.
+    assert list(iter_alloc(folder / "t8n.json", held_bytes=0)) == whole
+    assert [(address, normalised_account(account)) for address, account in packing] == [
+        (address, normalised_account(account)) for address, account in iter_alloc_packing(folder / "t8n.json", packed_from, held_bytes=0)
+    ]
     assert [address for address, _ in packing] == [address for address, _ in whole]
     for (_, mine), (_, theirs) in zip(packing, whole):
         assert normalised_account(mine) == normalised_account(theirs)

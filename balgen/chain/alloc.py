@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import json
 import shutil
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Container, Iterable, Iterator, Mapping
 
@@ -133,8 +133,28 @@ def account_text(account: Mapping[str, Any] | None) -> Iterator[str]:
     yield "}" + after
 
 
-def iter_alloc(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The accounts of an alloc file, in file order, one at a time."""
+HELD_ALLOC_BYTES = 4 << 20
+"""An alloc file up to this size (a 60M block's is about 1 MB) is parsed whole, by the C parser,
+several times faster than event by event; a larger one (a contract set's, gigabytes at 1000M) is
+streamed, one account at a time."""
+
+
+def _held_alloc(path: Path, held_bytes: int) -> dict[str, Any] | None:
+    """The alloc in `path` parsed whole if it has at most `held_bytes`, else None."""
+    if path.stat().st_size > held_bytes:
+        return None
+    alloc = json.loads(path.read_bytes())
+    if not isinstance(alloc, dict):
+        raise ValueError(f"{path}: not an allocation (a JSON {type(alloc).__name__}, not an object)")
+    return alloc
+
+
+def iter_alloc(path: Path, held_bytes: int = HELD_ALLOC_BYTES) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The accounts of an alloc file, in file order, one at a time (parsed whole up to `held_bytes`)."""
+    held = _held_alloc(path, held_bytes)
+    if held is not None:
+        yield from held.items()
+        return
     with path.open("rb") as stream:
         yield from ijson.kvitems(stream, "")
 
@@ -144,13 +164,24 @@ PACKED_SLOTS = 4096
 as a dict of hex strings (about 270 bytes a slot): a billion-gas prefetch list has 465,000."""
 
 
-def iter_alloc_packing(path: Path, packed_from: int = PACKED_SLOTS) -> Iterator[tuple[str, dict[str, Any]]]:
+def iter_alloc_packing(
+    path: Path, packed_from: int = PACKED_SLOTS, held_bytes: int = HELD_ALLOC_BYTES
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """
     The accounts of an alloc file as `iter_alloc` gives them, except that a
     storage of more than `packed_from` slots is packed as it is read (a
     `PackedStorage`, spelled as fixtures spell slots): the file is parsed
-    event by event, so that such an account is never held as a dict.
+    event by event, so that such an account is never held as a dict (a
+    file of at most `held_bytes` is parsed whole, its few large storages packed after).
     """
+    held = _held_alloc(path, held_bytes)
+    if held is not None:
+        for address, account in held.items():
+            storage = account.get("storage")
+            if storage and len(storage) > packed_from:
+                account = {**account, "storage": _packed(storage.items())}
+            yield address, account
+        return
     with path.open("rb") as stream:
         events = ijson.basic_parse(stream)
         _expect(events, "start_map", path)
@@ -203,21 +234,29 @@ def _packing_storage(events: Iterator[tuple[str, Any]], packed_from: int) -> dic
     if event == "null":
         return None
     held: dict[str, str] = {}
-    packer: StoragePacker | None = None
-    for event, key in events:
-        if event == "end_map":
-            break
-        _, value = next(events)
-        if packer is not None:
-            packer.add(int(key, 16), int(value, 16))
-            continue
-        held[key] = value
+    slots = _storage_slots(events)
+    for slot, value in slots:
+        held[slot] = value
         if len(held) > packed_from:
-            packer = StoragePacker()
-            for slot, slot_value in held.items():
-                packer.add(int(slot, 16), int(slot_value, 16))
-            held = {}
-    return held if packer is None else packer.packed()
+            return _packed(chain(held.items(), slots))
+    return held
+
+
+def _storage_slots(events: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, str]]:
+    """A storage object's (slot, value) members from `events`, up to its end."""
+    for event, slot in events:
+        if event == "end_map":
+            return
+        _, value = next(events)
+        yield slot, value
+
+
+def _packed(slots: Iterable[tuple[str, str]]) -> PackedStorage:
+    """Hex slots and values, packed."""
+    packer = StoragePacker()
+    for slot, value in slots:
+        packer.add(int(slot, 16), int(value, 16))
+    return packer.packed()
 
 
 def fixture_alloc(entries: Iterable[tuple[str, dict[str, Any] | None]]) -> Iterator[tuple[str, Any]]:
