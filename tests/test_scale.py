@@ -164,8 +164,9 @@ account_entries = st.tuples(
     st.binary(min_size=20, max_size=20), slot_changes, st.lists(words, max_size=3),
     st.lists(st.tuples(st.integers(0, 99), st.integers(0, 2**96)), max_size=2),
     st.lists(st.tuples(st.integers(0, 99), st.integers(0, 2**64 - 1)), max_size=2),
-    st.lists(st.tuples(st.integers(0, 99), st.binary(max_size=80)), max_size=1),
+    st.lists(st.tuples(st.integers(0, 99), st.binary(max_size=600)), max_size=1),
 )
+"""Access-list entries; those with long code pass `bal.RUSTY_ENTRY_BYTES` and take pyrlp's decoder."""
 
 
 @settings(max_examples=60, deadline=None)

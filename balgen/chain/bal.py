@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import rlp
-from rlp.codec import consume_length_prefix
+from rlp.codec import consume_item, consume_length_prefix
 
 from ..workload import Regenerated, RegeneratedMapping
 
@@ -150,9 +150,26 @@ def iter_block_access_list(encoded: bytes, lazy_bytes: int = LAZY_FIELD_BYTES) -
     """
     for start, payload, end in _account_spans(encoded):
         if end - payload <= lazy_bytes:  # no field can be large: the whole entry in one decoding
-            yield _decoded_account(rlp.decode(encoded[start:end]))
+            yield _decoded_account(_decoded_entry(encoded, start, end))
         else:
             yield _account_changes(encoded, payload, end, lazy_bytes)
+
+
+RUSTY_ENTRY_BYTES = 256
+"""An account entry of at most this much RLP is decoded by rusty-rlp; a longer one, which is a created
+contract's with its code, by pyrlp's own decoder: rusty-rlp makes a long byte string slowly (9 us for
+0.5 KB of code, where pyrlp decodes the whole entry in 7 us; a 60M contract set's setup list, 19,203
+such entries, 305 -> 253 ms)."""
+
+
+def _decoded_entry(encoded: bytes, start: int, end: int) -> list:
+    """The decoded RLP item at [start, end) of `encoded`."""
+    if end - start <= RUSTY_ENTRY_BYTES:
+        return rlp.decode(encoded[start:end])
+    item, _, consumed = consume_item(encoded, start)
+    if consumed != end:
+        raise rlp.DecodingError(f"an access-list account ends at byte {consumed}, not {end}", encoded[start:end])
+    return item
 
 
 def _decoded_account(fields: list) -> AccountChanges:
