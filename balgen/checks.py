@@ -26,7 +26,7 @@ from .analysis import (
     tx_gas,
 )
 from .analysis.tracer import blockhash_reads, touched_addresses
-from .chain.alloc import iter_alloc_among, state_diff, system_addresses
+from .chain.alloc import iter_alloc_among, iter_alloc_texts_among, state_diff, system_addresses
 from .chain.bal import access_list_addresses
 from .chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from .chain.header import has_block_access_list
@@ -197,10 +197,17 @@ def genesis_dependence(
         if block.block_access_list is not None:
             accessed.update("0x" + address.hex() for address in access_list_addresses(block.block_access_list))
     # Both genesis allocations are written sorted by address (`genesis_entries`, `alloc_json`), in one
-    # spelling, so the accessed accounts are compared side by side as they are read.
-    own_state = iter_alloc_among(own.genesis_alloc_path, accessed)
-    other_state = iter_alloc_among(other_genesis_alloc, accessed)
-    differing = [address for address, _ in state_diff(own_state, other_state, accessed)]
+    # spelling, so the accessed accounts are compared side by side as they are read: by their text,
+    # and only those whose texts differ again as parsed JSON.
+    suspects = {
+        address
+        for address, _ in state_diff(
+            iter_alloc_texts_among(own.genesis_alloc_path, accessed), iter_alloc_texts_among(other_genesis_alloc, accessed), accessed
+        )
+    }
+    own_state = iter_alloc_among(own.genesis_alloc_path, suspects)
+    other_state = iter_alloc_among(other_genesis_alloc, suspects)
+    differing = [address for address, _ in state_diff(own_state, other_state, suspects)] if suspects else []
     if differing:
         return f"accessed account {differing[0]} differs between the genesis states ({len(differing)} such accounts)"
     return None

@@ -6,6 +6,7 @@ applied only when the blocks provably execute the same on both genesis states.
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,24 @@ def test_applied_blocks_are_the_executed_blocks_on_a_shared_genesis(
         roots.close()
     assert applied.blocks[0].header.parent_hash == genesis.hash != own.genesis.hash
     assert_same_chain(applied, executed)
+
+
+@pytest.mark.integration
+def test_the_same_accounts_spelled_otherwise_are_no_dependence(t8n: TransitionTool, tmp_path: Path) -> None:
+    """The genesis states are compared by their text first: a text that differs is compared again as JSON."""
+    workload = workload_of("serial_chain", fill=FillLevel.HALF)
+    own = build_own_chain(t8n, workload, tmp_path / "own")
+
+    def respelled_line(line: str) -> str:  # `"0x<address>": {...},` with the account's JSON spaced out
+        if line in ("{\n", "}\n"):
+            return line
+        account = line[45:].rstrip(",\n")
+        return line[:45] + json.dumps(json.loads(account)) + line[45 + len(account):]
+
+    respelled = tmp_path / "respelled.json"
+    respelled.write_text("".join(map(respelled_line, own.genesis_alloc_path.read_text().splitlines(keepends=True))))
+    assert respelled.read_text() != own.genesis_alloc_path.read_text()
+    assert genesis_dependence(AMSTERDAM, own, respelled) is None
 
 
 @pytest.mark.integration

@@ -291,6 +291,12 @@ def iter_alloc_among(path: Path, addresses: Container[str]) -> Iterator[tuple[st
     accounts of a shared genesis of tens of thousands, and parsing them all
     took ten times as long as looking at them.
     """
+    for address, text in iter_alloc_texts_among(path, addresses):
+        yield address, json.loads(text)
+
+
+def iter_alloc_texts_among(path: Path, addresses: Container[str]) -> Iterator[tuple[str, str]]:
+    """`iter_alloc_among`'s accounts as the JSON text they are written in, unparsed."""
     with path.open() as lines:
         for number, line in enumerate(lines, start=1):
             if line in ("{\n", "}\n"):
@@ -299,7 +305,7 @@ def iter_alloc_among(path: Path, addresses: Container[str]) -> Iterator[tuple[st
                 raise ValueError(f"{path}:{number}: not one account per line as write_alloc_entries writes it")
             address = line[1:43]
             if address in addresses:
-                yield address, json.loads(line[45:].rstrip(",\n"))
+                yield address, line[45:].rstrip(",\n")
 
 
 def read_alloc(path: Path, only: Iterable[str] | None = None) -> AllocJson:
