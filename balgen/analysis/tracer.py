@@ -96,11 +96,13 @@ def trace_values(trace: Mapping[str, Any]) -> dict[StateKey, int]:
     """The end-of-transaction values of every key a trace reports."""
     values: dict[StateKey, int] = {}
     for address, (balance, nonce) in trace["accounts"].items():
-        values[(_address(address), "balance")] = _int(balance)
-        values[(_address(address), "nonce")] = _int(nonce)
+        account = _address(address)
+        values[(account, "balance")] = _int(balance)
+        values[(account, "nonce")] = _int(nonce)
     for address, slots in trace["storage"].items():
+        account = _address(address)  # once per account, not per slot (a prefetch chase reads tens of thousands)
         for slot, value in slots.items():
-            values[(_address(address), _int(slot))] = _int(value)
+            values[(account, _int(slot))] = _int(value)
     return values
 
 
