@@ -166,8 +166,6 @@ class FillSession:
     """`balgen-state-root` (by default found on the tool search path when first needed)."""
     _group: PreAllocGroupState | None = None
     _group_roots: StateRoots | None = None
-    _kept_workloads: dict[str, Workload] = field(default_factory=dict)
-    """Workloads this process built for the group genesis, each given to its own fixture once (`workload`)."""
     """`balgen-state-root` over the group genesis, when this process built it: kept for `applied_genesis`."""
     _applied_genesis: AppliedGenesis | None = None
 
@@ -184,11 +182,6 @@ class FillSession:
         shutil.rmtree(self.scratch, ignore_errors=True)
         if self.staging is None:
             shutil.rmtree(self.staging_folder, ignore_errors=True)
-
-    def workload(self, planned: PlannedWorkload) -> Workload:
-        """`planned` built: by the group genesis if this process built it then, else now
-        (generators are pure: the same workload either way)."""
-        return self._kept_workloads.pop(planned.name, None) or planned.build()
 
     def fill(self, workload: Workload, test_function: str) -> FillResult:
         """
@@ -319,9 +312,7 @@ class FillSession:
             except BlockingIOError:
                 return
             if not (folder / GROUP_SUMMARY).exists():
-                self._group_roots = build_group_genesis(
-                    fork, self.planned, folder, self._state_root_bin(), self._kept_workloads
-                )
+                self._group_roots = build_group_genesis(fork, self.planned, folder, self._state_root_bin())
         self._group = read_group_genesis(fork, folder)
 
     def _state_root_bin(self) -> Path:
@@ -416,38 +407,24 @@ GROUP_SUMMARY = "group.json"
 """The group's test ids and state root, written last: a folder holding it holds a complete group."""
 
 
-KEPT_WORKLOAD_TXS = 100_000
-"""The most transactions of the workloads the group genesis's builder keeps for its own fixtures
-(the default suite's 60 small workloads have 58,458; a billion-gas `max` one alone has 36,000)."""
-
-
-def build_group_genesis(
-    fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path, kept: dict[str, Workload] | None = None
-) -> StateRoots:
+def build_group_genesis(fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path) -> StateRoots:
     """
     Write the group genesis of `planned` (its alloc, and a summary of its test
     ids and state root) into `folder`; give back `balgen-state-root` over it,
     whose root the summary holds (go-ethereum's trie, as t8n's: the tests
     check the two agree, and a client importing the group checks it again).
-    The workloads built for it go into `kept`, by name, while they have at
-    most `KEPT_WORKLOAD_TXS` transactions in all.
     """
-    # Otherwise only each workload's pre-state is kept: at a billion gas a
-    # workload's transactions take tens of MB, and the group holds every workload's.
+    # Only each workload's pre-state is kept: at a billion gas a workload's
+    # transactions take tens of MB, and the group holds every workload's.
     pres: dict[str, Mapping[Address, Account]] = {}
-    kept_txs = 0
-    for plan in planned:
-        if plan.family.sized_by_code:
+    for workload in planned:
+        if workload.family.sized_by_code:
             continue  # a contract set gets a group of its own
         try:
-            workload = plan.build()
+            pres[workload.name] = workload.build().pre
         except FillCheckFailed:
             # That workload fails its own test; it must not fail every other one.
             continue
-        pres[plan.name] = workload.pre
-        kept_txs += sum(len(block.txs) for block in workload.blocks)
-        if kept is not None and kept_txs <= KEPT_WORKLOAD_TXS:
-            kept[plan.name] = workload
     write_alloc(folder / GROUP_GENESIS, alloc_json(genesis_accounts(fork, pres.values())))
     roots = StateRoots(state_root_bin, folder / GROUP_GENESIS)
     try:

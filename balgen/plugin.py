@@ -279,7 +279,7 @@ def workload(request: pytest.FixtureRequest) -> Workload:
     """The workload of this test id, built by its family's generator."""
     planned: PlannedWorkload = request.param
     try:
-        return request.config.stash[_session_key].workload(planned)
+        return planned.build()
     except FillCheckFailed as error:
         raise FillCheckFailed(f"{request.node.callspec.id}: {error}") from None
 
