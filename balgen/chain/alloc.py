@@ -24,7 +24,7 @@ from ..hextypes import data_hex, zero_padded_hex
 from ..forks import Fork, system_contract_code
 from ..workload import Account, Address
 from .buckets import by_first_byte
-from .packed_storage import PackedStorage, StoragePacker
+from .packed_storage import PackedStorage
 
 AllocJson = dict[str, dict[str, Any]]
 
@@ -253,10 +253,7 @@ def _storage_slots(events: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, str
 
 def _packed(slots: Iterable[tuple[str, str]]) -> PackedStorage:
     """Hex slots and values, packed."""
-    packer = StoragePacker()
-    for slot, value in slots:
-        packer.add(int(slot, 16), int(value, 16))
-    return packer.packed()
+    return PackedStorage.of((int(slot, 16), int(value, 16)) for slot, value in slots)
 
 
 def fixture_alloc(entries: Iterable[tuple[str, dict[str, Any] | None]]) -> Iterator[tuple[str, Any]]:
