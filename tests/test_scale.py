@@ -16,6 +16,7 @@ import json
 import tempfile
 from pathlib import Path
 from random import Random
+from unittest import mock
 
 import pytest
 import rlp
@@ -29,6 +30,7 @@ from balgen.chain.bal import AccountChanges, access_list_changers, iter_block_ac
 from balgen.chain.buckets import by_first_byte
 from balgen.chain.builder import BuiltBlock, block_env, genesis_header, genesis_state_root
 from balgen.chain.signed_txs import SignedTxFile, raw_envelopes
+from balgen.chain import alloc as alloc_module
 from balgen.chain import t8n as t8n_module
 from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.chain.tx_json import write_transactions_input
@@ -166,7 +168,8 @@ account_entries = st.tuples(
     st.lists(st.tuples(st.integers(0, 99), st.integers(0, 2**64 - 1)), max_size=2),
     st.lists(st.tuples(st.integers(0, 99), st.binary(max_size=600)), max_size=1),
 )
-"""Access-list entries; those with long code pass `bal.RUSTY_ENTRY_BYTES` and take pyrlp's decoder."""
+"""Access-list entries; those with long code pass `bal.RUSTY_ENTRY_BYTES` and take pyrlp's decoder, long ones
+without code (several slots) rusty-rlp's."""
 
 
 @settings(max_examples=60, deadline=None)
@@ -293,21 +296,35 @@ def test_a_streamed_state_diff_is_every_candidate_that_changed(pre: dict, post: 
     assert dict(state_diff(sorted(pre.items()), sorted(post.items()), candidates)) == expected
 
 
+@pytest.mark.parametrize("indexed_bytes", [alloc_module.INDEXED_ALLOC_BYTES, 0], ids=["held-by-address", "gone-through"])
 @settings(max_examples=50, deadline=None)
-@given(small_allocs, st.sets(st.sampled_from([f"0x{index:040x}" for index in range(8)])))
-def test_the_accounts_among_addresses_are_the_alloc_s_own(alloc: dict, addresses: set) -> None:
-    """Reading only some accounts of a balgen-written alloc, its lines unparsed, gives them as the JSON reader does."""
-    with tempfile.TemporaryDirectory() as folder:
+@given(alloc=small_allocs, addresses=st.sets(st.sampled_from([f"0x{index:040x}" for index in range(8)])))
+def test_the_accounts_among_addresses_are_the_alloc_s_own(indexed_bytes: int, alloc: dict, addresses: set) -> None:
+    """Reading only some accounts of a balgen-written alloc, its lines unparsed, gives them as the JSON reader does,
+    whether the file is small enough to be held by address or is gone through."""
+    with tempfile.TemporaryDirectory() as folder, mock.patch.object(alloc_module, "INDEXED_ALLOC_BYTES", indexed_bytes):
         path = Path(folder) / "alloc.json"
         write_alloc_entries(path, sorted(alloc.items()))
         assert list(iter_alloc_among(path, addresses)) == [(a, account) for a, account in iter_alloc(path) if a in addresses]
 
 
-def test_an_alloc_not_one_account_per_line_is_refused_naming_the_line(tmp_path: Path) -> None:
+def test_an_alloc_held_by_address_is_read_again_once_written_again(tmp_path: Path) -> None:
+    path = tmp_path / "alloc.json"
+    address = f"0x{1:040x}"
+    write_alloc_entries(path, [(address, {"balance": "0x01"})])
+    assert list(iter_alloc_among(path, {address})) == [(address, {"balance": "0x01"})]
+    write_alloc_entries(path, [(address, {"balance": "0x0200"})])
+    assert list(iter_alloc_among(path, {address})) == [(address, {"balance": "0x0200"})]
+
+
+@pytest.mark.parametrize("indexed_bytes", [alloc_module.INDEXED_ALLOC_BYTES, 0], ids=["held-by-address", "gone-through"])
+def test_an_alloc_not_one_account_per_line_is_refused_naming_the_line(tmp_path: Path, indexed_bytes: int) -> None:
     path = tmp_path / "t8n-alloc.json"
     path.write_text('{\n  "0x%s": {\n    "balance": "0x1"\n  }\n}\n' % ("00" * 20))
-    with pytest.raises(ValueError, match=r"t8n-alloc\.json:2: not one account per line"):
-        list(iter_alloc_among(path, set()))
+    with mock.patch.object(alloc_module, "INDEXED_ALLOC_BYTES", indexed_bytes), pytest.raises(
+        ValueError, match=r"t8n-alloc\.json:2: not one account per line"
+    ):
+        list(iter_alloc_among(path, {f"0x{0:040x}"}))
 
 
 SCALE_GAS_VALUES = "300,1000"

@@ -12,13 +12,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from balgen.fixtures.spooled_json import RenderedValues
 from balgen.fixtures.streamed_json import (
     StreamedArray, StreamedObject, StreamedText, compact_sorted_chunks, indented_chunks,
-    compact_sorted_text, floatless_indented_text, indented_text,
+    compact_sorted_text, floatless_compact_sorted_text, floatless_indented_text, indented_text,
 )
 
 scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False)
@@ -132,6 +133,18 @@ floatless_values = st.recursive(
 def test_a_floatless_value_renders_by_the_rust_encoder_as_json_dumps(value: Any, level: int) -> None:
     """Any text (non-ASCII, DEL, control characters) and integer of any size: the same bytes as `json.dumps`."""
     assert floatless_indented_text(value, level) == json.dumps(value, indent=4).replace("\n", "\n" + " " * level)
+
+
+@settings(max_examples=300, deadline=None)
+@given(floatless_values | st.dictionaries(st.integers() | st.booleans(), floatless_values, max_size=3))
+def test_a_floatless_value_s_compact_sorted_text_by_orjson_is_json_dumps(value: Any) -> None:
+    """Any text, integers past 64 bits and non-string keys (which orjson leaves to the C encoder): `json.dumps`'s bytes."""
+    assert floatless_compact_sorted_text(value) == json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def test_a_floatless_value_holding_a_streamed_one_is_refused_as_the_c_encoder_refuses_it() -> None:
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        floatless_compact_sorted_text({"a": [1, StreamedArray(lambda: iter([]))]})
 
 
 @settings(max_examples=100, deadline=None)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import heapq
 import json
 import shutil
+from functools import lru_cache
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Container, Iterable, Iterator, Mapping
+from typing import Any, Collection, Container, Iterable, Iterator, Mapping
 
 import ijson
 
@@ -279,7 +280,7 @@ def iter_fixture_alloc(path: Path) -> Iterator[tuple[str, Any]]:
     return fixture_alloc(iter_alloc_packing(path))
 
 
-def iter_alloc_among(path: Path, addresses: Container[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+def iter_alloc_among(path: Path, addresses: Collection[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """
     The accounts at `addresses` (lower-case 0x) of an allocation balgen wrote
     (`write_alloc_entries`: one account per line), in file order.
@@ -292,17 +293,41 @@ def iter_alloc_among(path: Path, addresses: Container[str]) -> Iterator[tuple[st
         yield address, json.loads(text)
 
 
-def iter_alloc_texts_among(path: Path, addresses: Container[str]) -> Iterator[tuple[str, str]]:
+INDEXED_ALLOC_BYTES = 16 << 20
+"""An allocation balgen wrote of at most this size is held as its account texts by address
+(`_indexed_alloc`) while it is one of the two last looked in: each fixture of a group looks up a few
+thousand accounts of the group's shared genesis, tens of thousands, two or three times, and going
+through all its lines each time was 2.5 s of a default-suite fill. A larger one is gone through."""
+
+
+def iter_alloc_texts_among(path: Path, addresses: Collection[str]) -> Iterator[tuple[str, str]]:
     """`iter_alloc_among`'s accounts as the JSON text they are written in, unparsed."""
+    status = path.stat()
+    if status.st_size > INDEXED_ALLOC_BYTES:
+        for _, address, text in _account_lines(path):
+            if address in addresses:
+                yield address, text
+        return
+    index = _indexed_alloc(path, (status.st_ino, status.st_mtime_ns, status.st_size))
+    for _, address, text in sorted(index[address] for address in addresses if address in index):
+        yield address, text
+
+
+@lru_cache(maxsize=2)  # a fixture's own genesis and its group's
+def _indexed_alloc(path: Path, version: tuple[int, int, int]) -> dict[str, tuple[int, str, str]]:
+    """The account lines of `path` (as it is at `version`: inode, mtime, size) by address, with their line numbers."""
+    return {address: (number, address, text) for number, address, text in _account_lines(path)}
+
+
+def _account_lines(path: Path) -> Iterator[tuple[int, str, str]]:
+    """(line number, address, account JSON text) of each account of an allocation balgen wrote."""
     with path.open() as lines:
         for number, line in enumerate(lines, start=1):
             if line in ("{\n", "}\n"):
                 continue
             if line[0] != '"' or line[43:45] != '":':
                 raise ValueError(f"{path}:{number}: not one account per line as write_alloc_entries writes it")
-            address = line[1:43]
-            if address in addresses:
-                yield address, line[45:].rstrip(",\n")
+            yield number, line[1:43], line[45:].rstrip(",\n")
 
 
 def read_alloc(path: Path, only: Iterable[str] | None = None) -> AllocJson:
