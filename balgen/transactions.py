@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import rlp
-from rlp.codec import encode_raw
+from rlp.codec import consume_length_prefix, encode_raw, length_prefix
 from rlp.sedes import CountableList, List, big_endian_int, binary
 from .keccak import keccak
 from coincurve import PrivateKey
@@ -24,9 +24,9 @@ _ACCESS_LIST = CountableList(List([binary, CountableList(binary)]))
 UNSIGNED_FIELDS = (*[big_endian_int] * 5, binary, big_endian_int, binary, _ACCESS_LIST)
 """A type-2 transaction's fields before the signature, by their sedes: `rlp.encode` would
 otherwise infer them for every field of every transaction (most of a fill's signing time)."""
-SIGNED_FIELDS = (*UNSIGNED_FIELDS, big_endian_int, big_endian_int, big_endian_int)
-"""The fields with the signature's y parity, r and s."""
-SIGNED_LIST = List(SIGNED_FIELDS)
+SIGNATURE_FIELDS = (big_endian_int, big_endian_int, big_endian_int)
+"""The signature's y parity, r and s, which follow the unsigned fields."""
+SIGNED_LIST = List((*UNSIGNED_FIELDS, *SIGNATURE_FIELDS))
 
 
 def encoded_fields(fields: list, sedes: tuple) -> bytes:
@@ -90,14 +90,21 @@ class SigningKey(PrivateKey):
 
 def sign(tx: TxSpec, chain_id: int) -> SignedTx:
     """Sign `tx` with its sender's key for `chain_id`."""
-    fields = _unsigned_fields(tx, chain_id)
-    digest = keccak(bytes([DYNAMIC_FEE_TX_TYPE]) + encoded_fields(fields, UNSIGNED_FIELDS))
+    unsigned = encoded_fields(_unsigned_fields(tx, chain_id), UNSIGNED_FIELDS)
+    digest = keccak(bytes([DYNAMIC_FEE_TX_TYPE]) + unsigned)
     signature = SigningKey(tx.sender.key).sign_recoverable(digest, hasher=None)
     r = int.from_bytes(signature[:32], "big")
     s = int.from_bytes(signature[32:64], "big")
     v = signature[64]
-    raw = bytes([DYNAMIC_FEE_TX_TYPE]) + encoded_fields([*fields, v, r, s], SIGNED_FIELDS)
+    raw = bytes([DYNAMIC_FEE_TX_TYPE]) + extended_list(unsigned, encoded_fields([v, r, s], SIGNATURE_FIELDS))
     return SignedTx(spec=tx, chain_id=chain_id, v=v, r=r, s=s, raw=raw)
+
+
+def extended_list(encoded: bytes, more: bytes) -> bytes:
+    """The RLP list `encoded` with the items of the RLP list `more` after its own: a signed
+    transaction's fields are its unsigned ones', already encoded to sign them, and the signature."""
+    payload = encoded[consume_length_prefix(encoded, 0)[3] :] + more[consume_length_prefix(more, 0)[3] :]
+    return length_prefix(len(payload), 0xC0) + payload
 
 
 def signed_envelope(spec: TxSpec, chain_id: int, raw: bytes) -> SignedTx:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pytest
 import rlp
-from rlp.sedes import List
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +19,7 @@ from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, TX_GAS_LIMIT_CAP
 from balgen.generators.keccak_chain import keccak_chain
 from balgen.generators.schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
 from balgen.generators.serial_chain import serial_chain
-from balgen.transactions import SIGNED_FIELDS, SIGNED_LIST, encoded_fields
+from balgen.transactions import SIGNATURE_FIELDS, SIGNED_LIST, UNSIGNED_FIELDS, encoded_fields, extended_list
 from balgen.workload import FillLevel, WorkloadParams
 
 FILLS = st.sampled_from(list(FillLevel))
@@ -238,7 +237,9 @@ def test_a_signed_transaction_recovers_to_its_sender() -> None:
 def test_a_transaction_s_fields_encode_as_rlp_encodes_them(
     numbers: list[int], to: bytes, value: int, data: bytes, signature: list[int]
 ) -> None:
-    """balgen's field-by-field encoding of a type-2 transaction is `rlp.encode` with the fields' sedes, byte for byte."""
-    fields = [*numbers, to, value, data, [], *signature]
-    assert encoded_fields(fields, SIGNED_FIELDS) == rlp.encode(fields, List(list(SIGNED_FIELDS)))
-    assert list(rlp.decode(encoded_fields(fields, SIGNED_FIELDS), SIGNED_LIST)[-3:]) == signature
+    """balgen's field-by-field encoding of a type-2 transaction, its signature appended to its unsigned
+    fields' encoding, is `rlp.encode` with the fields' sedes, byte for byte."""
+    unsigned = [*numbers, to, value, data, []]
+    signed = extended_list(encoded_fields(unsigned, UNSIGNED_FIELDS), encoded_fields(signature, SIGNATURE_FIELDS))
+    assert signed == rlp.encode([*unsigned, *signature], SIGNED_LIST)
+    assert list(rlp.decode(signed, SIGNED_LIST)[-3:]) == signature

@@ -88,7 +88,10 @@ def reserve_for(gas_after_loop: int, keccak_word_gas: int) -> int:
     return gas_after_loop + probe.iteration_gas - 1 + probe.gas_after_read
 
 
-HASH_CHECKPOINT_INTERVAL = 4096
+HASH_CHECKPOINT_INTERVAL = 512
+"""Iterations between kept hashes: a fill asks for many distinct iteration counts (an
+interact block's calls each have their own gas), each hashing on from the checkpoint below it;
+a billion-gas block's 15 million iterations keep 28,723 checkpoints, 2 MB."""
 _hash_checkpoints: list[bytes] = [(1).to_bytes(32, "big")]
 """keccak^(k * interval)(1) for k = 0, 1, ...: what the loop leaves in memory."""
 
