@@ -398,7 +398,7 @@ class FillSession:
 
     def _group_json(self, fork: Fork, group: PreAllocGroupState) -> Iterable[str]:
         document = pre_alloc_group(fork, group.test_ids, group.genesis).json_dict()
-        document["pre"] = StreamedObject(lambda: iter_fixture_alloc(group.alloc_path))
+        document["pre"] = StreamedObject(lambda: iter_fixture_alloc(group.alloc_path), floatless=True)
         return indented_chunks(document)
 
 
