@@ -2,7 +2,7 @@
 `FixtureModel.trusted_json` writes a block's transactions and access-list
 accounts from values already of the fields' types, without validating them:
 it must give exactly the JSON the model itself dumps (`json_dict`), keys in
-the same order, for every value the model accepts.
+the same order, for every value the model accepts; and the hex spelling they use.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 from balgen.fixtures.models import BalAccountChange, FixtureModel, FixtureTransaction
+from balgen.hextypes import zero_padded_hex
 
 words = st.integers(0, 2**256 - 1)
 indices = st.integers(0, 2**16)
@@ -82,3 +83,18 @@ def test_a_field_without_a_serializer_is_refused_naming_it() -> None:
 
     with pytest.raises(TypeError, match=r"Unwritable\.count: a <class 'int'> field cannot be written unvalidated"):
         Unwritable.trusted_json((1,))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**300))
+def test_a_zero_padded_hex_has_whole_bytes_and_no_more_and_reads_back(value: int) -> None:
+    """`0x00`, `0x0100`: an even number of digits, the fewest that hold the value, as execution-spec-tests spells it."""
+    text = zero_padded_hex(value)
+    digits = text.removeprefix("0x")
+    assert int(digits, 16) == value and len(digits) % 2 == 0
+    assert len(digits) == 2 or not digits.startswith("00")
+
+
+def test_a_negative_value_has_no_zero_padded_hex() -> None:
+    with pytest.raises(OverflowError):
+        zero_padded_hex(-1)
