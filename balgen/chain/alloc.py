@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Collection, Container, Iterable, Iterator, Mapping
 
 import ijson
+import orjson
 
 from ..fixtures.streamed_json import StreamedObject
 from ..hextypes import data_hex, zero_padded_hex
@@ -144,7 +145,9 @@ def _held_alloc(path: Path, held_bytes: int) -> dict[str, Any] | None:
     """The alloc in `path` parsed whole if it has at most `held_bytes`, else None."""
     if path.stat().st_size > held_bytes:
         return None
-    alloc = json.loads(path.read_bytes())
+    # By orjson, twice as fast: t8n and balgen write every quantity of an alloc as a hex string (orjson would
+    # read an integer past 64 bits as a float).
+    alloc = orjson.loads(path.read_bytes())
     if not isinstance(alloc, dict):
         raise ValueError(f"{path}: not an allocation (a JSON {type(alloc).__name__}, not an object)")
     return alloc

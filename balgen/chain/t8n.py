@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, overload
 
 import ijson
+import orjson
 
 from ..errors import BadInput, TransitionToolError
 from ..forks import Fork, system_contract_code
@@ -281,7 +282,7 @@ def read_result(path: Path) -> dict[str, Any]:
     """
     result: dict[str, Any] = {"receipts": Receipts(), "rejected": [], "requests": []}
     if path.stat().st_size <= HELD_RESULT_BYTES:
-        document = json.loads(path.read_bytes())
+        document = orjson.loads(path.read_bytes())  # twice as fast; every quantity t8n writes in it is hex
         for key, value in document.items():
             if key in result:
                 for item in value or ():
