@@ -136,7 +136,7 @@ def account_text(account: Mapping[str, Any] | None) -> Iterator[str]:
 
 
 HELD_ALLOC_BYTES = 4 << 20
-"""An alloc file up to this size (a 60M block's is about 1 MB) is parsed whole, by the C parser,
+"""An alloc file up to this size (a 60M block's is about 1 MB) is parsed whole, by orjson,
 several times faster than event by event; a larger one (a contract set's, gigabytes at 1000M) is
 streamed, one account at a time."""
 
@@ -300,7 +300,7 @@ INDEXED_ALLOC_BYTES = 16 << 20
 """An allocation balgen wrote of at most this size is held as its account texts by address
 (`_indexed_alloc`) while it is one of the two last looked in: each fixture of a group looks up a few
 thousand accounts of the group's shared genesis, tens of thousands, two or three times, and going
-through all its lines each time was 2.5 s of a default-suite fill. A larger one is gone through."""
+through all its lines each time took 2.6 s in a profile of the default suite. A larger one is gone through."""
 
 
 def iter_alloc_texts_among(path: Path, addresses: Collection[str]) -> Iterator[tuple[str, str]]:

@@ -160,7 +160,7 @@ RUSTY_ENTRY_BYTES = 256
 changes; a longer one with them, which is a created contract's with its code, is decoded by pyrlp's
 own decoder: rusty-rlp makes a long byte string slowly (9 us for 0.5 KB of code, where pyrlp decodes
 the whole entry in 7 us; a 60M contract set's setup list, 19,203 such entries, 305 -> 266 ms), and
-pyrlp a list of many short items slowly (3 ms for a 60 KB entry of storage changes)."""
+pyrlp a list of many short items slowly (about 3 ms for an entry of tens of KB of storage changes)."""
 
 EMPTY_LIST_RLP = 0xC0
 

@@ -254,7 +254,7 @@ class Receipts(Sequence[dict[str, Any]]):
 
 
 HELD_RESULT_BYTES = 32 << 20
-"""A result.json up to this size is parsed whole (C), a larger one as a stream of events (Python).
+"""A result.json up to this size is parsed whole (orjson), a larger one as a stream of events (Python).
 Mostly it is the access list's hex: a 60M contract-set setup block's result is 22 MB, 20 of them its
 list, which streamed took a second."""
 HELD_ACCESS_LIST_BYTES = 16 << 20
