@@ -17,7 +17,7 @@ A key is a storage slot `(address, slot)` or an account field `(address,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Literal, Mapping, Union
+from typing import Iterable, Iterator, Literal, Mapping, Union
 
 from .keys import create_address
 from .workload import Address, BlockSpec, TxAccess, TxSpec
@@ -30,9 +30,9 @@ AccountKey = tuple[Address, AccountField]
 StateKey = Union[StorageKey, AccountKey]
 
 
-def account_keys(address: Address) -> set[StateKey]:
-    """The fields a transaction reads by touching `address`."""
-    return {(address, name) for name in ACCOUNT_FIELDS}
+def accounts_keys(addresses: Iterable[Address]) -> set[StateKey]:
+    """The fields a transaction reads by touching each of `addresses`."""
+    return {(address, name) for address in addresses for name in ACCOUNT_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -91,9 +91,8 @@ def footprint(tx: TxSpec, access: TxAccess, fee_recipient: Address) -> Footprint
     storage = {*access.reads, *access.writes}
     accounts = {sender, recipient, *access.created, *access.touched, *access.nonces}
     accounts |= {address for address, _ in storage}
-    accessed: set[StateKey] = set(storage)
-    for address in accounts:
-        accessed |= account_keys(address)
+    accessed: set[StateKey] = accounts_keys(accounts)
+    accessed.update(storage)
     return Footprint(tx, access, fee_recipient, frozenset(written), frozenset(accessed - written), created_code)
 
 

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from ..chain.packed_storage import PackedStorage
 from ..workload import Address
-from ..footprint import StateKey, account_keys
+from ..footprint import StateKey, accounts_keys
 from .access import TxAccessSet, access_set
 
 ACCESS_TRACER = "balgenAccessTracer"
@@ -121,8 +121,7 @@ def traced_access_sets(
             key for key, value in ends.items() if value != (current[key] if key in current else initial.value(key))
         }
         written |= {(_address(address), "code") for address, size in trace["created"].items() if size}
-        accessed: set[StateKey] = set(ends) | written
-        for address in trace["accounts"]:
-            accessed |= account_keys(_address(address))
+        accessed: set[StateKey] = accounts_keys(map(_address, trace["accounts"]))
+        accessed |= ends.keys() | written
         yield access_set(accessed, written, coinbase)
         current.update(ends)

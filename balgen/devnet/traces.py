@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..analysis.access import TxAccessSet
-from ..footprint import StateKey, account_keys
+from ..footprint import StateKey, accounts_keys
 from ..workload import Address, TxAccess
 
 StorageKeys = frozenset[tuple[Address, int]]
@@ -47,9 +47,7 @@ class TracedTx:
         writes: set[StateKey] = set(self.storage_written)
         for address, entry in self.post.items():
             writes |= {(address, name) for name in ("nonce", "code", "balance") if name in entry}
-        reads: set[StateKey] = set(self.storage_accessed)
-        for address in self.accessed:
-            reads |= account_keys(address)
+        reads: set[StateKey] = accounts_keys(self.accessed) | set(self.storage_accessed)
         writes = {key for key in writes if key[0] not in left_out}
         reads = {key for key in reads if key[0] not in left_out} - writes
         return TxAccessSet(frozenset(reads), frozenset(writes))

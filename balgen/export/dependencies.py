@@ -20,7 +20,7 @@ from ..analysis.access import TxAccessSet
 from ..analysis.graph import ordered_groups
 from ..analysis.model import footprint_access_set
 from ..chain.builder import FEE_RECIPIENT
-from ..footprint import account_keys, footprint
+from ..footprint import accounts_keys, footprint
 from .addresses import Ownership, named_addresses
 from .chain_order import OrderedTx
 
@@ -34,7 +34,7 @@ def on_live_chain(accessed: TxAccessSet, ordered: OrderedTx, owned: Ownership) -
     """The access set of `ordered` with its sender left out and the owned addresses it names read."""
     sender = ordered.tx.sender.address
     writes = frozenset(key for key in accessed.writes if key[0] != sender)
-    named = {key for address in named_addresses(ordered, owned.owned) for key in account_keys(address)}
+    named = accounts_keys(named_addresses(ordered, owned.owned))
     reads = frozenset(key for key in accessed.reads | named if key[0] != sender) - writes
     return TxAccessSet(reads=reads, writes=writes)
 
