@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from balgen.errors import BadInput
 from balgen.fixtures.models import FixtureGenesisHeader
 from balgen.fixtures.reading import held_accounts, validated
 from balgen.forks import AMSTERDAM, OSAKA
+from balgen.replay.targets import preset_with_client_args
 from balgen.system_calls import system_address
 
 HEADER = {
@@ -134,6 +136,26 @@ def test_every_preset_command_is_a_valid_template() -> None:
         check_template("client --port {port}", "--client-cmd")
     with pytest.raises(BadInput, match=r"--client-cmd: unknown placeholder \{config\}"):
         check_template("client --config {config}", "--client-cmd")
+
+
+@pytest.mark.parametrize("spelling", ["--config {}", "--config={}", "-config {}"])
+def test_a_user_s_config_file_is_merged_under_the_geth_preset_s(tmp_path: Path, spelling: str) -> None:
+    """`--client-args "--config FILE"`: geth takes one config file, so the user's settings are merged into
+    the preset's, whose own (the Engine API write timeout) win; the flag is taken out of the arguments."""
+    user = tmp_path / "mine.toml"
+    user.write_text("[Eth]\nDatabaseCache = 1234\n\n[Node.HTTPTimeouts]\nReadTimeout = 5\nWriteTimeout = 1\n")
+    preset, arguments = preset_with_client_args("--cache.gc 10 " + spelling.format(user), PRESETS["geth"])
+    assert arguments == ("--cache.gc", "10")
+    preset_own = tomllib.loads(PRESETS["geth"].config_file or "")["Node"]["HTTPTimeouts"]["WriteTimeout"]
+    assert tomllib.loads(preset.config_file or "") == {
+        "Eth": {"DatabaseCache": 1234},
+        "Node": {"HTTPTimeouts": {"ReadTimeout": 5, "WriteTimeout": preset_own}},
+    }
+    assert preset_with_client_args("--cache.gc 10", PRESETS["geth"]) == (PRESETS["geth"], ("--cache.gc", "10"))
+
+
+def test_a_preset_without_a_config_file_passes_config_on() -> None:
+    assert preset_with_client_args("--config reth.toml", PRESETS["reth"]) == (PRESETS["reth"], ("--config", "reth.toml"))
 
 
 def _balgen(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -42,7 +42,7 @@ from balgen.clients.client_process import ClientError, ClientProcess
 from balgen.replay.fixtures import discover
 from balgen.results.results import FixtureResult
 from balgen.replay.runner import ReplayOptions, replay_suite
-from balgen.replay.targets import ManagedClient
+from balgen.replay.targets import ManagedClient, preset_with_client_args
 from balgen.clients.jwt_auth import (
     decode_jwt_token,
     generate_jwt_secret_file,
@@ -405,6 +405,23 @@ def test_geth_answers_engine_calls_longer_than_balgen_waits(tmp_path: Path) -> N
         dumped = subprocess.run([*command, "dumpconfig"], capture_output=True, text=True, timeout=60, check=True)
     timeouts = tomllib.loads(dumped.stdout)["Node"]["HTTPTimeouts"]
     assert timeouts["WriteTimeout"] / 1e9 > ENGINE_TIMEOUT >= 300
+
+
+@integration
+@needs_geth
+def test_geth_runs_with_a_user_s_config_file_merged_into_the_preset_s(tmp_path: Path) -> None:
+    """`--client-args "--config FILE"`: the node runs with the user's settings and balgen's write timeout."""
+    (tmp_path / "mine.toml").write_text("[Eth]\nDatabaseCache = 1234\n")
+    preset, arguments = preset_with_client_args(f"--config {tmp_path / 'mine.toml'}", GETH_PRESET)
+    genesis_path = tmp_path / "genesis.json"
+    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    with ClientProcess(preset, GETH, genesis_path, extra_args=arguments, temp_parent=tmp_path) as geth:
+        command = [str(tmp_path / "other") if word == str(geth.datadir) else word for word in geth.node_command()]
+        dumped = tomllib.loads(
+            subprocess.run([*command, "dumpconfig"], capture_output=True, text=True, timeout=60, check=True).stdout
+        )
+    assert dumped["Eth"]["DatabaseCache"] == 1234
+    assert dumped["Node"]["HTTPTimeouts"]["WriteTimeout"] / 1e9 > ENGINE_TIMEOUT
 
 
 @integration

@@ -289,6 +289,7 @@ def _bad_input_cases(root: Path) -> list[tuple[list[str], str]]:
     )
     (root / "jwt.hex").write_text("zz" * 32)
     (root / "good-jwt.hex").write_text("11" * 32)
+    (root / "bad.toml").write_text("[Eth\nDatabaseCache = 1")
     closed = f"http://127.0.0.1:{_free_port()}"
     return [
         ([str(root / "absent")], "absent: does not exist"),
@@ -319,6 +320,9 @@ def _bad_input_cases(root: Path) -> list[tuple[list[str], str]]:
         ([str(suite), "--client-cmd", "client --port {port}"], "--client-cmd: unknown placeholder {port}"),
         ([str(suite), "--client-init", "client init {genesis}"], "--client-init: only with --client-cmd"),
         ([str(suite), "--client", "reth", "--client-args", "--chain other.json"], "--client-args: --chain is set by balgen"),
+        ([str(suite), "--client-args", f"--config {root / 'none.toml'}"], f"--client-args --config {root / 'none.toml'}: does not exist"),
+        ([str(suite), "--client-args", f"--config={root / 'bad.toml'}"], "bad.toml: not a TOML file: "),
+        ([str(suite), "--client-args", "--cache 16 --config"], "--client-args: --config needs a file"),
     ]  # fmt: skip
 
 

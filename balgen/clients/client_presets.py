@@ -27,9 +27,13 @@ from __future__ import annotations
 
 import shlex
 import string
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
+
+import tomli_w
 
 from ..errors import BadInput
 from .client_genesis import GenesisFormat
@@ -281,19 +285,78 @@ def start_instructions(preset: ClientPreset, genesis: Path, binary: str | None =
     return commands + [shlex.join(render_command(preset.node_command, values))]
 
 
+def with_user_config(preset: ClientPreset, arguments: tuple[str, ...]) -> tuple[ClientPreset, tuple[str, ...]]:
+    """
+    `preset` and the `--client-args` `arguments`, a config file they name
+    (`--config FILE`) taken out of them and merged into the one the preset
+    writes: the client takes one config file, the preset's holds settings balgen
+    needs (geth's Engine API write timeout), and a user's holds their own
+    tuning. The preset's settings win where both set one. Only for a preset
+    with a config file; for the others `--config` is an ordinary flag.
+    """
+    flag = next((name for name, value in _flag_values(preset) if value == "{" + CONFIG_PLACEHOLDER + "}"), None)
+    if preset.config_file is None or flag is None:
+        return preset, arguments
+    kept: list[str] = []
+    user_config: Path | None = None
+    index = 0
+    while index < len(arguments):
+        name, equals, value = arguments[index].lstrip("-").partition("=")
+        if arguments[index].startswith("-") and name == flag:
+            if not equals:
+                index += 1
+                if index == len(arguments):
+                    raise BadInput(f"--client-args: --{flag} needs a file")
+                value = arguments[index]
+            user_config = Path(value)
+        else:
+            kept.append(arguments[index])
+        index += 1
+    if user_config is None:
+        return preset, arguments
+    merged = _merged_tables(_user_tables(user_config, flag), tomllib.loads(preset.config_file))
+    return replace(preset, config_file=tomli_w.dumps(merged)), tuple(kept)
+
+
+def _user_tables(path: Path, flag: str) -> dict[str, Any]:
+    """The user's TOML config file (given with `--flag`), or `BadInput` naming it."""
+    try:
+        return tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise BadInput(f"--client-args --{flag} {path}: does not exist") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise BadInput(f"--client-args --{flag} {path}: not a TOML file: {error}") from None
+
+
+def _merged_tables(under: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`under` with `over`'s settings in it, table by table (`over`'s value where both set a key)."""
+    merged = dict(under)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merged_tables(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
 def managed_flags(preset: ClientPreset) -> frozenset[str]:
     """
     The flags (without dashes) whose value the preset sets to a placeholder
-    or to the loopback address: the ones `--client-args` may not override.
+    or to the loopback address: the ones `--client-args` may not override
+    (a preset's config file is merged with the user's instead: `with_user_config`).
     """
+    return frozenset(name for name, value in _flag_values(preset) if "{" in value or value == "127.0.0.1")
+
+
+def _flag_values(preset: ClientPreset) -> list[tuple[str, str]]:
+    """Each flag (without dashes) of the preset's node command with its value (empty for a switch)."""
     words = check_template(preset.node_command, "command", preset_placeholders(preset))
-    managed = set()
+    flags = []
     for index, word in enumerate(words):
         if not word.startswith("-"):
             continue
         name, equals, value = word.lstrip("-").partition("=")
         if not equals and index + 1 < len(words) and not words[index + 1].startswith("-"):
             value = words[index + 1]
-        if "{" in value or value == "127.0.0.1":
-            managed.add(name)
-    return frozenset(managed)
+        flags.append((name, value))
+    return flags

@@ -44,7 +44,7 @@ from .outputs import ResultsNotWritten, RunWriter, default_output, prepare_outpu
 from .page_cache import drop_caches_problem
 from .progress import ReplayProgress, summary_table
 from .runner import ReplayObserver, ReplayOptions, replay_suite
-from .targets import ExternalClient, ManagedClient, check_http_url, split_client_args, target_description
+from .targets import ExternalClient, ManagedClient, check_http_url, preset_with_client_args, target_description
 
 FAILED = 1
 
@@ -195,8 +195,7 @@ def _target(args: argparse.Namespace) -> ManagedClient | ExternalClient:
         for option, value in (("--jwt-secret", args.jwt_secret), ("--rpc-url", args.rpc_url)):
             if value is not None:
                 raise BadInput(f"{option}: only with --engine-url")
-        preset = _preset(args)
-        client_args = split_client_args(args.client_args, preset)
+        preset, client_args = preset_with_client_args(args.client_args, _preset(args))
         return ManagedClient(preset=preset, binary=_client_binary(preset, args.client_bin), client_args=client_args)
     for option, value in (
         ("--client", args.client), ("--client-bin", args.client_bin), ("--geth-bin", args.geth_bin),

@@ -30,7 +30,7 @@ import httpx
 
 from ..errors import BadInput
 from ..clients.client_genesis import write_client_genesis
-from ..clients.client_presets import ClientPreset, Figures, Rollback, managed_flags
+from ..clients.client_presets import ClientPreset, Figures, Rollback, managed_flags, with_user_config
 from ..clients.client_process import ClientError, ClientProcess, UncleanStop
 from ..clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
 from ..clients.genesis import derived_header_mismatches, fixture_config_mismatches
@@ -329,26 +329,30 @@ def target_description(target: ManagedClient | ExternalClient) -> dict[str, obje
             "client": target.preset.name,
             "client_bin": str(target.binary),
             "client_args": list(target.client_args),
+            "client_config": target.preset.config_file,
             "rollback": str(target.preset.rollback),
             "figures": str(target.preset.figures),
         }
     return {"kind": target.kind, "engine_url": target.engine_url, "rpc_url": target.rpc_url}
 
 
-def split_client_args(text: str | None, preset: ClientPreset) -> tuple[str, ...]:
+def preset_with_client_args(text: str | None, preset: ClientPreset) -> tuple[ClientPreset, tuple[str, ...]]:
     """
-    `--client-args "..."` split as a shell would, or `BadInput`. A flag
-    the preset sets itself (`managed_flags`: the datadir, ports, JWT secret,
-    listen addresses) is refused: balgen picks free loopback ports, a fresh
-    datadir and a generated secret and talks to the client through them, so
-    the same flag here would point the client somewhere balgen never looks.
+    `--client-args "..."` split as a shell would, and the preset to start with
+    them: a config file they name merged into the preset's own
+    (`with_user_config`), or `BadInput`. Any other flag the preset sets itself
+    (`managed_flags`: the datadir, ports, JWT secret, listen addresses) is
+    refused: balgen picks free loopback ports, a fresh datadir and a generated
+    secret and talks to the client through them, so the same flag here would
+    point the client somewhere balgen never looks.
     """
     if not text:
-        return ()
+        return preset, ()
     try:
         arguments = tuple(shlex.split(text))
     except ValueError as error:
         raise BadInput(f"--client-args {text!r}: {error}") from None
+    preset, arguments = with_user_config(preset, arguments)
     for argument in arguments:
         name = argument.lstrip("-").split("=", 1)[0]
         if argument.startswith("-") and name in managed_flags(preset):
@@ -356,5 +360,5 @@ def split_client_args(text: str | None, preset: ClientPreset) -> tuple[str, ...]
                 f"--client-args: --{name} is set by balgen (free ports on 127.0.0.1, a fresh "
                 "datadir and JWT secret per genesis); use --engine-url for a client you configure"
             )
-    return arguments
+    return preset, arguments
 
