@@ -20,7 +20,11 @@ moves from run to run. `--runs N` fills the suite N times back to back,
 prints the details of the first, then every run's figures with their least,
 median and most, and judges both targets on the worst run.
 
-    .venv/bin/python benchmarks/fill_speed.py [--gas-benchmark-values 30,60] [--fork Amsterdam] [-n 2] [-k EXPR] [--runs N]
+    .venv/bin/python benchmarks/fill_speed.py [--gas-benchmark-values 30,60] [--fork Amsterdam] [-n 2] [-k EXPR]
+        [--runs N] [--plot fill_speed.png]
+
+`--plot` draws the first run's family table: each family's worker seconds
+stacked by stage, against its one t8n pass and 1.5 times that.
 
 `-k` measures a part of the suite (e.g. `-k greedy`); the wall-time target
 is for the whole suite.
@@ -119,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--runs", type=int, default=1, help="fills back to back (default 1); the targets are judged on the worst"
     )
+    parser.add_argument(
+        "--plot", type=Path, default=None, help="write a PNG of the first run's worker seconds per family and stage"
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"--runs {args.runs}: must be 1 or more")
@@ -130,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     for number in range(1, args.runs + 1):
         if args.runs > 1:
             print(f"\nrun {number} of {args.runs}")
-        run = fill_once(args, details=number == 1)
+        run = fill_once(args, details=number == 1, plot=args.plot if number == 1 else None)
         if run is None:
             return 1
         runs.append(run)
@@ -147,9 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def fill_once(args: argparse.Namespace, details: bool) -> Run | None:
+def fill_once(args: argparse.Namespace, details: bool, plot: Path | None = None) -> Run | None:
     """Fill the suite once into a temporary folder and print its figures (per fixture and family if
-    `details`); None, said why, if the fill failed."""
+    `details`, drawn into `plot`); None, said why, if the fill failed."""
     output = Path(tempfile.mkdtemp(prefix="balgen-fill-speed-"))
     fill_args = fill_parser().parse_args(
         ["--fork", args.fork, "--gas-benchmark-values", args.gas_benchmark_values, "--output", str(output),
@@ -179,6 +186,8 @@ def fill_once(args: argparse.Namespace, details: bool) -> Run | None:
         print()
         print_stages(filled)
         print()
+    if plot is not None:
+        plot_stages(filled, plot)
     peak_child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"fixtures {len(filled)}, files {size / 2**20:,.0f} MiB, largest worker or t8n peak RSS {peak_child:,.0f} MiB")
     print(f"wall time {run.wall:.1f} s with -n {args.workers}")
@@ -239,13 +248,49 @@ def print_stages(fixtures: list[Fixture]) -> None:
     print(header)
     print("-" * len(header))
     for family in families:
-        mine = [f for f in fixtures if f.family == family]
-        row = [sum(f.build_seconds if stage == "build" else f.stages.get(stage, 0.0) for f in mine) for stage in STAGES]
-        one_pass = sum(f.one_pass_seconds for f in mine)
+        row = family_stages(fixtures, family)
+        one_pass = sum(f.one_pass_seconds for f in fixtures if f.family == family)
         print(
             f"{family:<18}" + "".join(f"{value:>14.1f}" for value in row)
             + f"{sum(row):>9.1f}{one_pass:>9.1f}{sum(row) / one_pass:>8.2f}"
         )
+
+
+def family_stages(fixtures: list[Fixture], family: str) -> list[float]:
+    """The family's worker seconds in each of `STAGES`, summed over its fixtures."""
+    mine = [f for f in fixtures if f.family == family]
+    return [sum(f.build_seconds if stage == "build" else f.stages.get(stage, 0.0) for f in mine) for stage in STAGES]
+
+
+def plot_stages(fixtures: list[Fixture], path: Path) -> None:
+    """Each family's worker seconds as a bar stacked by stage, against its one t8n pass and 1.5 times that."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    families = sorted({f.family for f in fixtures})
+    stages = [family_stages(fixtures, family) for family in families]
+    one_pass = [sum(f.one_pass_seconds for f in fixtures if f.family == family) for family in families]
+    figure, axes = plt.subplots(figsize=(9, 4.5))
+    bottoms = [0.0] * len(families)
+    for index, stage in enumerate(STAGES):
+        heights = [row[index] for row in stages]
+        axes.bar(families, heights, bottom=bottoms, label=stage)
+        bottoms = [bottom + height for bottom, height in zip(bottoms, heights)]
+    positions = range(len(families))
+    axes.scatter(positions, one_pass, marker="_", s=600, color="black", label="one t8n pass", zorder=3)
+    axes.scatter(
+        positions, [TARGET_ONE_PASS_RATIO * value for value in one_pass], marker="_", s=600, color="red",
+        label=f"{TARGET_ONE_PASS_RATIO} x one pass (target)", zorder=3,
+    )  # fmt: skip
+    axes.set_ylabel("worker seconds (summed over the family's fixtures)")
+    axes.set_title("balgen fill: where each family's time goes")
+    axes.tick_params(axis="x", labelrotation=30)
+    axes.legend(fontsize="small", ncols=2)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    print(f"plot: {path}")
 
 
 def verdict(met: bool) -> str:
