@@ -353,9 +353,10 @@ def preset_with_client_args(text: str | None, preset: ClientPreset) -> tuple[Cli
     except ValueError as error:
         raise BadInput(f"--client-args {text!r}: {error}") from None
     preset, arguments = with_user_config(preset, arguments)
+    managed = managed_flags(preset)
     for argument in arguments:
         name = argument.lstrip("-").split("=", 1)[0]
-        if argument.startswith("-") and name in managed_flags(preset):
+        if argument.startswith("-") and name in managed:
             raise BadInput(
                 f"--client-args: --{name} is set by balgen (free ports on 127.0.0.1, a fresh "
                 "datadir and JWT secret per genesis); use --engine-url for a client you configure"
