@@ -20,7 +20,7 @@ tools:
 	./scripts/install-tools.sh
 
 demo: venv tools
-	$(PY) -m balgen.demo
+	$(PY) -m balgen.commands.demo
 
 test: venv tools
 	$(PY) -m pytest tests -n 2 --dist loadfile --durations=10

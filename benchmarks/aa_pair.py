@@ -28,9 +28,9 @@ from pathlib import Path
 
 from balgen.clients.throttled_client import write_throttled_client
 from balgen.results.comparison import compare, load_runs
-from balgen.toolchain import pinned_geth
+from balgen.plumbing.toolchain import pinned_geth
 
-BALGEN = [sys.executable, "-m", "balgen.cli"]
+BALGEN = [sys.executable, "-m", "balgen.commands.main"]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fixtures", type=Path, help="a filled suite (default: fill the default suite at 1M)")

@@ -47,14 +47,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy  # noqa: E402
 
-from balgen.forks import fork_by_name  # noqa: E402
+from balgen.ethereum.forks import fork_by_name  # noqa: E402
 from balgen.generators.code_set import parse_code_sizes  # noqa: E402
 from balgen.replay.page_cache import drop_caches_problem  # noqa: E402
 from balgen.results.comparison import load_run  # noqa: E402
 from balgen.results.measurements import Role  # noqa: E402
-from balgen.results.results import RunResult  # noqa: E402
+from balgen.results.schema import RunResult  # noqa: E402
 
-BALGEN = [sys.executable, "-m", "balgen.cli"]
+BALGEN = [sys.executable, "-m", "balgen.commands.main"]
 MIB = 2**20
 OPCODES = ("extcodesize", "extcodehash", "extcodecopy")
 

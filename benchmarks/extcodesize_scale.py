@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from balgen.toolchain import pinned_evm
+from balgen.plumbing.toolchain import pinned_evm
 
 TARGET_WALL_SECONDS = 600
 TARGET_BALGEN_PEAK_BYTES = 2 * 2**30
@@ -46,7 +46,7 @@ sys.exit(code)
 
 FILL_AND_REPORT_PEAK = """
 import sys
-from balgen.cli import main
+from balgen.commands.main import main
 code = main(sys.argv[1:])
 for line in open("/proc/self/status"):
     if line.startswith("VmHWM:"):

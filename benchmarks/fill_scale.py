@@ -73,7 +73,7 @@ def fill_one(name: str, gas_millions: int, keep: Path | None) -> dict[str, objec
     """
     import pytest
 
-    from balgen.cli import fill_parser, pytest_arguments
+    from balgen.commands.main import fill_parser, pytest_arguments
 
     output = Path(tempfile.mkdtemp(prefix="balgen-fill-scale-")) if keep is None else keep / name
     args = fill_parser().parse_args(

@@ -45,7 +45,7 @@ from typing import Any
 
 import pytest
 
-from balgen.cli import fill_parser, pytest_arguments
+from balgen.commands.main import fill_parser, pytest_arguments
 
 TARGET_ONE_PASS_RATIO = 1.5
 TARGET_WALL_SECONDS = 300

@@ -34,12 +34,12 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from balgen.cli import run_fill
+from balgen.commands.main import run_fill
 from balgen.clients.engine_client import RpcClient
-from balgen.replay.command import run_replay
-from balgen.replay.fixtures import FixtureRef, load_test
+from balgen.commands.replay import run_replay
+from balgen.replay.discovery import FixtureRef, load_test
 from balgen.results.measurements import Role
-from balgen.results.results import RunResult
+from balgen.results.schema import RunResult
 
 TARGET_MS = 1.0
 TARGET_FRACTION = 0.03

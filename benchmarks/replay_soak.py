@@ -37,9 +37,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from balgen.replay.fixtures import discover, load_test
+from balgen.replay.discovery import discover, load_test
 from balgen.replay.outputs import EXECUTIONS_CSV
-from balgen.results.results import RESULTS_JSON, RunResult
+from balgen.results.schema import RESULTS_JSON, RunResult
 
 FD_BOUND = 16
 """Open descriptors balgen may hold at any sample. It needs about 7 at most: stdio, the
@@ -155,7 +155,7 @@ def fill(output: Path) -> None:
     """Every family at 1M gas, as `balgen fill` writes them."""
     print(f"filling every family at 1M gas into {output} ...", flush=True)
     subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "-n", "2", "--output", str(output)],
+        [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "-n", "2", "--output", str(output)],
         check=True,
         stdout=subprocess.DEVNULL,
     )
@@ -226,7 +226,7 @@ def main() -> int:
         scratch.mkdir()
         started = time.monotonic()
         process = subprocess.Popen(
-            [sys.executable, "-m", "balgen.cli", "replay", str(fixtures), "--format", args.format, "--warmup", "1",
+            [sys.executable, "-m", "balgen.commands.main", "replay", str(fixtures), "--format", args.format, "--warmup", "1",
              "--repeat", str(args.repeat), "--label", "soak", "--output", str(output)],
             env=os.environ | {"TMPDIR": str(scratch)},
             stdout=subprocess.DEVNULL,

@@ -1,6 +1,6 @@
 """
 The architecture section of docs/design.md, from the code itself: the figure
-docs/images/layers.png (one band per layer of `balgen/layers.py`, lowest at
+docs/images/layers.png (one band per layer of `balgen/plumbing/layers.py`, lowest at
 the bottom, with an arrow for the imports from each layer to each lower one)
 and the module list between the `modules:begin`/`modules:end` markers (each
 module's layer and the first sentence of its docstring). Run it after adding
@@ -24,7 +24,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from balgen.layers import LAYERS, import_graph, layer_of, module_name  # noqa: E402
+from balgen.plumbing.layers import LAYERS, import_graph, layer_of, module_name  # noqa: E402
 
 OUTPUT = ROOT / "docs" / "images" / "layers.png"
 DESIGN = ROOT / "docs" / "design.md"

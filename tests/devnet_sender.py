@@ -10,10 +10,10 @@ from pathlib import Path
 import yaml
 
 from balgen.clients.engine_client import RpcClient, RpcError
-from balgen.devnet.genesis import DEV_CHAIN_ID
-from balgen.keys import Sender, create_address, sender
-from balgen.transactions import sign
-from balgen.workload import GWEI, TxSpec
+from balgen.commands.devnet_genesis import DEV_CHAIN_ID
+from balgen.model.keys import Sender, create_address, sender
+from balgen.model.transactions import sign
+from balgen.model.workload import GWEI, TxSpec
 
 FUNDING = 10**19
 FUNDING_GAS = 500_000

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from balgen.forks import AMSTERDAM
+from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators.catalog import families, planned_workloads
-from balgen.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin
-from balgen.workload import FillLevel, Placement
+from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin
+from balgen.model.workload import FillLevel, Placement
 
 FILL_TIMEOUT = 900
 """A default-suite fill takes minutes on 2 busy cores; a hung t8n still ends the test."""
@@ -25,7 +25,7 @@ def run_fill(
 ) -> subprocess.CompletedProcess[str]:
     """`balgen fill ARGS` in a subprocess; the caller judges the outcome."""
     return subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", *map(str, args)],
+        [sys.executable, "-m", "balgen.commands.main", "fill", *map(str, args)],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from balgen.chain.applied_chain import _changed_at
 from balgen.chain.bal import EncodedSlotChanges, EncodedSlots, iter_block_access_list
 from balgen.fixtures import render
-from balgen.fixtures.spooled_json import RenderedValues
-from balgen.fixtures.streamed_json import StreamedArray, indented_chunks
-from balgen.predicted_bal import PredictedAccount, first_difference_in_order, merged_in_order, OutOfOrder
+from balgen.plumbing.spooled_json import RenderedValues
+from balgen.plumbing.streamed_json import StreamedArray, indented_chunks
+from balgen.fill.predicted_bal import PredictedAccount, first_difference_in_order, merged_in_order, OutOfOrder
 
 EAGER = 1 << 30
 LAZY = -1

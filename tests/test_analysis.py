@@ -25,15 +25,15 @@ from balgen.analysis import DependencyGraph, TxAccessSet, first_difference, mode
 from balgen.analysis.access import StateKey, access_set
 from balgen.analysis.graph import conflict_edges, connected_components, ordered_groups
 from balgen.chain.builder import FEE_RECIPIENT, build_chain
-from balgen.checks import benchmark_block_trace
-from balgen.fill import build_own_chain
+from balgen.fill.checks import benchmark_block_trace
+from balgen.fill.session import build_own_chain
 from balgen.chain.t8n import TransitionTool
-from balgen.errors import BadInput
-from balgen.forks import AMSTERDAM
+from balgen.plumbing.errors import BadInput
+from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators.catalog import family_by_name
-from balgen.keys import create_address, sender
-from balgen.toolchain import pinned_evm
-from balgen.workload import BlockSpec, FillLevel, Origin, Phase, TxAccess, TxSpec, Workload, WorkloadParams
+from balgen.model.keys import create_address, sender
+from balgen.plumbing.toolchain import pinned_evm
+from balgen.model.workload import BlockSpec, FillLevel, Origin, Phase, TxAccess, TxSpec, Workload, WorkloadParams
 
 A, B, C = (bytes([n]) * 20 for n in (0xAA, 0xBB, 0xCC))
 COINBASE = bytes([0xCB]) * 20

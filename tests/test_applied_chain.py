@@ -16,14 +16,14 @@ from balgen.chain.applied_chain import AppliedGenesis, apply_blocks
 from balgen.chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from balgen.chain.state_roots import StateRoots, state_root_tool
 from balgen.chain.t8n import TransitionTool
-from balgen.checks import BlockTouches, block_touches, genesis_dependence, traced_dependency_graph
-from balgen.errors import FillCheckFailed
-from balgen.fill import FillSession, PreAllocGroupState, accounts_changed_in_access_lists, build_own_chain
-from balgen.forks import AMSTERDAM
+from balgen.fill.checks import BlockTouches, block_touches, genesis_dependence, traced_dependency_graph
+from balgen.plumbing.errors import FillCheckFailed
+from balgen.fill.session import FillSession, PreAllocGroupState, accounts_changed_in_access_lists, build_own_chain
+from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators.catalog import family_by_name
-from balgen.keys import sender
-from balgen.toolchain import pinned_evm
-from balgen.workload import ETHER, Account, BlockSpec, FillLevel, Phase, TxAccess, TxSpec, Workload, WorkloadParams
+from balgen.model.keys import sender
+from balgen.plumbing.toolchain import pinned_evm
+from balgen.model.workload import ETHER, Account, BlockSpec, FillLevel, Phase, TxAccess, TxSpec, Workload, WorkloadParams
 
 # A contract storing the parent block's hash: BLOCKHASH(NUMBER - 1) into slot 0.
 PARENT_HASH_STORER = bytes.fromhex("600143034060005500")

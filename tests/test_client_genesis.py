@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from balgen.clients.chain_config import besu_config, chain_config, geth_blob_schedule, nethermind_params
-from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
+from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
 from balgen.clients.client_presets import PRESETS, check_template, preset_placeholders, render_command
-from balgen.errors import BadInput
+from balgen.plumbing.errors import BadInput
 from balgen.fixtures.models import FixtureGenesisHeader
 from balgen.fixtures.reading import held_accounts, validated
-from balgen.forks import AMSTERDAM, OSAKA
+from balgen.ethereum.forks import AMSTERDAM, OSAKA
 from balgen.replay.targets import preset_with_client_args
-from balgen.system_calls import system_address
+from balgen.chain.system_calls import system_address
 
 HEADER = {
     "number": "0x00",
@@ -160,7 +160,7 @@ def test_a_preset_without_a_config_file_passes_config_on() -> None:
 
 def _balgen(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "balgen.cli", *map(str, args)], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "balgen.commands.main", *map(str, args)], capture_output=True, text=True, timeout=120, check=False
     )
 
 

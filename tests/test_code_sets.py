@@ -26,19 +26,19 @@ from eth_hash.auto import keccak
 from balgen.chain.alloc import iter_alloc, read_alloc, write_alloc
 from balgen.chain.builder import genesis_state_root
 from balgen.chain.t8n import TransitionTool
-from balgen.checks import check_chain
-from balgen.errors import BadInput
-from balgen.fill import build_own_chain
-from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, TX_GAS_LIMIT_CAP
+from balgen.fill.checks import check_chain
+from balgen.plumbing.errors import BadInput
+from balgen.fill.session import build_own_chain
+from balgen.ethereum.forks import AMSTERDAM, OSAKA, PRAGUE, TX_GAS_LIMIT_CAP
 from balgen.generators.catalog import all_planned_workloads, family_by_name
 from balgen.generators.code_set import (
     CODE_SIZES, ContractSet, code_size_bytes, create2_address, init_code_hash, parse_code_sizes,
 )
 from balgen.generators import code_set
 from balgen.generators.extcode import NEXT_SALT_SLOT, SUM_SLOT
-from balgen.replay.command import run_replay
-from balgen.toolchain import pinned_evm
-from balgen.workload import FillLevel, Placement, Workload, WorkloadParams
+from balgen.commands.replay import run_replay
+from balgen.plumbing.toolchain import pinned_evm
+from balgen.model.workload import FillLevel, Placement, Workload, WorkloadParams
 
 from fill_runs import fill_fixtures
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from balgen.cli import COMMANDS, main
-from balgen.command_line import BAD_INPUT_EXIT_CODE, keyword_matcher, matches
-from balgen.errors import BadInput
-from balgen.stop_signals import stop_exit_code, stop_name, stop_signals_unwind
+from balgen.commands.main import COMMANDS, main
+from balgen.plumbing.command_line import BAD_INPUT_EXIT_CODE, keyword_matcher, matches
+from balgen.plumbing.errors import BadInput
+from balgen.plumbing.stop_signals import stop_exit_code, stop_name, stop_signals_unwind
 
 USAGE_ERRORS = {
     "fill": ["fill", "--output"],

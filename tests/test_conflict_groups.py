@@ -20,15 +20,15 @@ from hypothesis import strategies as st
 
 from balgen.analysis.graph import ordered_groups
 from balgen.chain.t8n import TransitionTool
-from balgen.checks import benchmark_block_trace
+from balgen.fill.checks import benchmark_block_trace
 from balgen.export.addresses import ownership
 from balgen.export.chain_order import ordered_transactions
 from balgen.export.dependencies import dependency_groups, live_access_set, on_live_chain
-from balgen.fill import build_own_chain
-from balgen.forks import AMSTERDAM
+from balgen.fill.session import build_own_chain
+from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators.catalog import Family, families
-from balgen.toolchain import pinned_evm
-from balgen.workload import FillLevel, Phase, Placement, WorkloadParams
+from balgen.plumbing.toolchain import pinned_evm
+from balgen.model.workload import FillLevel, Phase, Placement, WorkloadParams
 
 pytestmark = pytest.mark.integration
 

@@ -29,8 +29,8 @@ import pytest
 from balgen.devnet.exported import read_exported
 from balgen.clients.engine_client import RpcClient, RpcTransportError
 from balgen.clients.client_process import free_loopback_ports
-from balgen.toolchain import pinned_geth
-from balgen.workload import TxSpec
+from balgen.plumbing.toolchain import pinned_geth
+from balgen.model.workload import TxSpec
 from devnet_sender import FUNDER, MAX_FEE, TIP, fund, fund_funder_from_dev_account, send_payload_file, send_signed
 
 pytestmark = pytest.mark.integration
@@ -43,7 +43,7 @@ SET = "extcodesize-max-0.5KB-1M"
 
 def balgen(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "balgen.cli", *map(str, args)], capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-m", "balgen.commands.main", *map(str, args)], capture_output=True, text=True, timeout=300, check=False
     )
 
 

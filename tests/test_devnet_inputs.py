@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from balgen.devnet.chain_fit import header_problem, system_contract_problem
-from balgen.devnet.command import run_devnet_check
-from balgen.export.command import run_export
-from balgen.forks import AMSTERDAM, OSAKA
+from balgen.commands.devnet_check import run_devnet_check
+from balgen.commands.export import run_export
+from balgen.ethereum.forks import AMSTERDAM, OSAKA
 from balgen.clients.client_process import free_loopback_ports
 
 WORKLOAD = "serial_chain-max-1M"

@@ -21,13 +21,13 @@ from typing import Iterator
 import httpx
 import pytest
 
-from balgen.gas_costs import AMSTERDAM_V1_17_5_GAS
+from balgen.ethereum.gas_costs import AMSTERDAM_V1_17_5_GAS
 from balgen.clients.client_presets import RETH, render_command
-from balgen.replay.command import run_replay
+from balgen.commands.replay import run_replay
 from balgen.clients.engine_client import EngineClient
-from balgen.replay.fixtures import discover, load_test
+from balgen.replay.discovery import discover, load_test
 from balgen.clients.jwt_auth import generate_jwt_secret_file
-from balgen.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin, tools_bin
+from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin, tools_bin
 
 from fill_runs import shared_earlier_amsterdam_fill
 
@@ -134,7 +134,7 @@ def test_reth_of_the_same_spec_imports_every_fixture(filled: Path, tmp_path: Pat
     # its own and made the head, without rollbacks in between.
     genesis_dir = tmp_path / "genesis"
     completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "genesis", str(filled / "blockchain_tests_engine_x"), "--client", "reth",
+        [sys.executable, "-m", "balgen.commands.main", "genesis", str(filled / "blockchain_tests_engine_x"), "--client", "reth",
          "--output", str(genesis_dir)], capture_output=True, text=True, check=False,
     )
     assert completed.returncode == 0, completed.stderr

@@ -41,16 +41,16 @@ from eth_hash.auto import keccak
 from balgen.chain.alloc import genesis_entries, iter_alloc, read_alloc, write_alloc_entries
 from balgen.chain.builder import BuiltChain, build_chain
 from balgen.chain.t8n import TransitionTool
-from balgen.export.command import run_export
-from balgen.fill import build_own_chain
-from balgen.forks import Fork, fork_by_name
+from balgen.commands.export import run_export
+from balgen.fill.session import build_own_chain
+from balgen.ethereum.forks import Fork, fork_by_name
 from balgen.generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, deterministic_deployer
 from balgen.generators.catalog import Family, PlannedWorkload, all_planned_workloads, families
-from balgen.keys import Sender, create_address, sender
-from balgen.toolchain import pinned_evm
+from balgen.model.keys import Sender, create_address, sender
+from balgen.plumbing.toolchain import pinned_evm
 from balgen.export.addresses import ownership
 from balgen.export.chain_order import ordered_transactions
-from balgen.workload import (
+from balgen.model.workload import (
     Account, AddressReference, BlockSpec, FillLevel, Origin, Phase, Placement, TxAccess, TxSpec, Workload,
     WorkloadParams,
 )
@@ -759,7 +759,7 @@ def call(to: bytes, data: bytes = b"", gas: int = 50_000, nonce: int = 0, naming
 def export_synthetic(monkeypatch: pytest.MonkeyPatch, folder: Path, workload: Workload) -> int:
     family = Family("synthetic", lambda _params: workload)
     params = WorkloadParams(fork_by_name("Osaka"), 1_000_000, FillLevel.MAX, Placement.BLOCKS)
-    monkeypatch.setattr("balgen.export.command.all_planned_workloads", lambda *_a: [PlannedWorkload(family, params)])
+    monkeypatch.setattr("balgen.commands.export.all_planned_workloads", lambda *_a: [PlannedWorkload(family, params)])
     return export(folder)
 
 

@@ -21,15 +21,15 @@ import pytest
 
 from balgen.chain.builder import BuiltChain
 from balgen.chain.t8n import TransitionTool
-from balgen.checks import check_chain
-from balgen.errors import FillCheckFailed
-from balgen.fill import build_own_chain
-from balgen.forks import AMSTERDAM, OSAKA, TX_GAS_LIMIT_CAP
+from balgen.fill.checks import check_chain
+from balgen.plumbing.errors import FillCheckFailed
+from balgen.fill.session import build_own_chain
+from balgen.ethereum.forks import AMSTERDAM, OSAKA, TX_GAS_LIMIT_CAP
 from balgen.generators.catalog import PlannedWorkload, all_planned_workloads, families, family_by_name
 from balgen.generators.chains import group_sizes, interleaved_order
-from balgen.system_calls import system_accesses
-from balgen.toolchain import pinned_evm
-from balgen.workload import FillLevel, Placement, Workload, WorkloadParams
+from balgen.chain.system_calls import system_accesses
+from balgen.plumbing.toolchain import pinned_evm
+from balgen.model.workload import FillLevel, Placement, Workload, WorkloadParams
 
 SMALL_GAS = 1_000_000
 

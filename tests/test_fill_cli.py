@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from balgen.forks import AMSTERDAM, FORKS, Fork
+from balgen.ethereum.forks import AMSTERDAM, FORKS, Fork
 from balgen.generators.catalog import all_planned_workloads
-from balgen.toolchain import GO_ETHEREUM_VERSION, pinned_evm
-from balgen.workload import Placement
+from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_evm
+from balgen.model.workload import Placement
 
 from fill_runs import one_fixture_per_family, run_fill, shared_sample_fill, shared_suite_fill
 

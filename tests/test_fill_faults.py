@@ -24,8 +24,8 @@ from typing import Iterator
 
 import pytest
 
-from balgen.errors import BadInput
-from balgen.fill import write_all_or_nothing
+from balgen.plumbing.errors import BadInput
+from balgen.fill.session import write_all_or_nothing
 
 FORMATS = ("blockchain_tests", "blockchain_tests_engine", "blockchain_tests_engine_x")
 
@@ -47,7 +47,7 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
 @pytest.mark.integration
 def test_a_full_disk_fails_the_fixture_that_does_not_fit_and_keeps_the_others_whole(tiny_disk: Path, tmp_path: Path) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "1", "--setup", "genesis",
+        [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "--setup", "genesis",
          "--code-sizes", "0.5,64", "-k", "extcodesize-greedy", "--output", str(tiny_disk)],
         capture_output=True, text=True, cwd=tmp_path, check=False,
     )
@@ -111,7 +111,7 @@ def test_a_stop_signal_mid_fill_leaves_no_scratch_and_no_partial_fixture(
     env = {key: value for key, value in os.environ.items() if key != "BALGEN_FILL_SCRATCH"} | {"TMPDIR": str(temp)}
     output = tmp_path / "out"
     fill = subprocess.Popen(
-        [sys.executable, "-m", "balgen.cli", "fill", "--gas-benchmark-values", "30", "-k", "state_root",
+        [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "30", "-k", "state_root",
          "--output", str(output), "-n", workers],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env,
     )

@@ -14,12 +14,12 @@ import pytest
 
 from balgen.chain.alloc import iter_alloc
 from balgen.chain.t8n import TransitionTool
-from balgen.fill import FillSession
-from balgen.forks import AMSTERDAM
+from balgen.fill.session import FillSession
+from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators import extcode, keccak_chain, serial_chain
 from balgen.generators.catalog import PlannedWorkload
-from balgen.toolchain import pinned_evm
-from balgen.workload import FillLevel, Placement, WorkloadParams
+from balgen.plumbing.toolchain import pinned_evm
+from balgen.model.workload import FillLevel, Placement, WorkloadParams
 
 
 def sessions(tmp_path: Path, planned: list[PlannedWorkload], count: int) -> list[FillSession]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from balgen.errors import BadInput
+from balgen.plumbing.errors import BadInput
 from balgen.fixtures import files
 from balgen.fixtures.reading import StreamedPre, read_fixture_document
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from balgen.errors import BadInput
-from balgen.forks import AMSTERDAM, FORKS, OSAKA, PRAGUE, UPGRADES, fork_by_name
-from balgen.gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS, LEGACY_GAS
+from balgen.plumbing.errors import BadInput
+from balgen.ethereum.forks import AMSTERDAM, FORKS, OSAKA, PRAGUE, UPGRADES, fork_by_name
+from balgen.ethereum.gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS, LEGACY_GAS
 
 
 def test_a_fork_runs_every_upgrade_up_to_its_own() -> None:

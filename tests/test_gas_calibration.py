@@ -16,10 +16,10 @@ import pytest
 
 from balgen.calibration import cache_folder, calibrated_gas
 from balgen.chain.t8n import TransitionTool
-from balgen.errors import BadInput
-from balgen.forks import AMSTERDAM, OSAKA, PRAGUE
-from balgen.gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS, LEGACY_GAS
-from balgen.toolchain import EARLIER_AMSTERDAM_VERSION, pinned_evm, release_bin
+from balgen.plumbing.errors import BadInput
+from balgen.ethereum.forks import AMSTERDAM, OSAKA, PRAGUE
+from balgen.ethereum.gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS, LEGACY_GAS
+from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, pinned_evm, release_bin
 
 from fill_runs import run_fill
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from balgen.forks import AMSTERDAM
-from balgen.gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS
+from balgen.ethereum.forks import AMSTERDAM
+from balgen.ethereum.gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS
 from balgen.generators.serial_chain import serial_chain_contract
 from balgen.generators.state_root import write_loop_gas
-from balgen.workload import FillLevel, WorkloadParams
+from balgen.model.workload import FillLevel, WorkloadParams
 
 EARLIER = dataclasses.replace(AMSTERDAM, gas=AMSTERDAM_V1_17_5_GAS)
 

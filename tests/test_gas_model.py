@@ -23,13 +23,13 @@ from trie import HexaryTrie
 from balgen.chain.alloc import alloc_json, genesis_accounts, write_alloc
 from balgen.chain.builder import BuiltChain, genesis_state_root
 from balgen.chain.t8n import TransitionTool
-from balgen.fill import build_own_chain
-from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, Fork
+from balgen.fill.session import build_own_chain
+from balgen.ethereum.forks import AMSTERDAM, OSAKA, PRAGUE, Fork
 from balgen.generators.chains import ChainContract
 from balgen.generators.keccak_chain import keccak_chain, keccak_chain_contract
 from balgen.generators.serial_chain import serial_chain, serial_chain_contract
-from balgen.toolchain import pinned_evm
-from balgen.workload import Account, BlockSpec, FillLevel, Phase, Workload, WorkloadParams
+from balgen.plumbing.toolchain import pinned_evm
+from balgen.model.workload import Account, BlockSpec, FillLevel, Phase, Workload, WorkloadParams
 
 pytestmark = pytest.mark.integration
 """Every test here runs the pinned binaries."""

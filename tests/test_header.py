@@ -18,15 +18,15 @@ from eth_hash.auto import keccak
 
 from balgen.chain.builder import genesis_state_root
 from balgen.chain.header import Header, next_base_fee
-from balgen.chain_constants import EMPTY_BLOCK_ACCESS_LIST_HASH, EMPTY_REQUESTS_HASH, EMPTY_TRIE_ROOT
+from balgen.ethereum.chain_constants import EMPTY_BLOCK_ACCESS_LIST_HASH, EMPTY_REQUESTS_HASH, EMPTY_TRIE_ROOT
 from balgen.chain.t8n import TransitionTool
-from balgen.fill import FillSession
+from balgen.fill.session import FillSession
 from balgen.fixtures.models import FixtureEnvironment
 from balgen.generators.catalog import PlannedWorkload
-from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, Fork
+from balgen.ethereum.forks import AMSTERDAM, OSAKA, PRAGUE, Fork
 from balgen.generators import keccak_chain, serial_chain
-from balgen.toolchain import pinned_evm
-from balgen.workload import FillLevel, Placement, WorkloadParams
+from balgen.plumbing.toolchain import pinned_evm
+from balgen.model.workload import FillLevel, Placement, WorkloadParams
 
 # --- (a) a known answer: Ethereum mainnet block 1 -------------------------
 

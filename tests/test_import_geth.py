@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from balgen.replay.command import run_replay
-from balgen.toolchain import pinned_revme
-from balgen.verify.command import run_verify
+from balgen.commands.replay import run_replay
+from balgen.plumbing.toolchain import pinned_revme
+from balgen.commands.verify import run_verify
 
 from fill_runs import shared_sample_fill, shared_suite_fill
 

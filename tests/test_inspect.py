@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from balgen.analysis import INFO_KEY
-from balgen.inspect import FROM_INFO, FROM_TRACE, inspect_fixtures, inspect_parser, run_inspect
+from balgen.commands.inspect import FROM_INFO, FROM_TRACE, inspect_fixtures, inspect_parser, run_inspect
 
 from fill_runs import fill_fixtures
 
@@ -194,7 +194,7 @@ def test_bad_input_is_one_line_and_exit_2(suite: Path, tmp_path: Path, capsys: p
 
 def test_the_command_is_dispatched_by_balgen(tmp_path: Path) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "inspect", str(tmp_path / "missing")], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "balgen.commands.main", "inspect", str(tmp_path / "missing")], capture_output=True, text=True, timeout=60, check=False
     )
     assert completed.returncode == 2
     assert completed.stderr == f"balgen inspect: {tmp_path / 'missing'}: does not exist\n"

@@ -24,16 +24,16 @@ from typing import Any
 import httpx
 import pytest
 
-from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
+from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
 from balgen.clients.client_presets import GETH as GETH_PRESET
 from balgen.clients.client_process import ClientProcess
-from balgen.replay.command import run_replay
-from balgen.replay.fixtures import discover
+from balgen.commands.replay import run_replay
+from balgen.replay.discovery import discover
 from balgen.replay.page_cache import drop_caches_problem
 from balgen.results.comparison import compare, load_runs
 from balgen.results.confidence import ChangeVerdict
-from balgen.results.report import run_report
-from balgen.toolchain import pinned_geth
+from balgen.commands.report import run_report
+from balgen.plumbing.toolchain import pinned_geth
 
 from fill_runs import fill_fixtures
 
@@ -127,7 +127,7 @@ def test_an_aa_pair_is_no_change_and_a_slowed_client_is_slower(
     engine_x = str(filled / "blockchain_tests_engine_x")
     runs = {name: tmp_path / name for name in ("a1", "a2", "slowed")}
     commands = {
-        name: [sys.executable, "-m", "balgen.cli", "replay", engine_x, "--repeat", "5", "--label", name,
+        name: [sys.executable, "-m", "balgen.commands.main", "replay", engine_x, "--repeat", "5", "--label", name,
                "--output", str(output), *(_client(late_engine_url, user_geth) if name == "slowed" else [])]
         for name, output in runs.items()
     }  # fmt: skip

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from balgen import toolchain
-from balgen.errors import BadInput
-from balgen.toolchain import located, required_tool, tools_bin
+from balgen.plumbing import toolchain
+from balgen.plumbing.errors import BadInput
+from balgen.plumbing.toolchain import located, required_tool, tools_bin
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -46,7 +46,7 @@ def test_every_package_ships() -> None:
     } | {"balgen.fillers"}
     assert sorted(set(setuptools["packages"]) ^ on_disk) == [], "pyproject.toml's [tool.setuptools] packages"
     assert setuptools["package-dir"] == {"balgen.fillers": "fillers"}
-    assert PYPROJECT["project"]["entry-points"]["pytest11"] == {"balgen.plugin": "balgen.plugin"}
+    assert PYPROJECT["project"]["entry-points"]["pytest11"] == {"balgen.fill.plugin": "balgen.fill.plugin"}
 
 
 # -- dependencies are declared exactly as imported ---------------------------------
@@ -99,11 +99,11 @@ def test_dependencies_are_declared_as_imported() -> None:
 OTHER_PROJECT_TESTS = '''
 import json, os, signal
 import pytest
-from balgen.errors import BadInput
+from balgen.plumbing.errors import BadInput
 
 def test_records_its_environment(request):
     seen = {
-        "plugin": request.config.pluginmanager.has_plugin("balgen.plugin"),
+        "plugin": request.config.pluginmanager.has_plugin("balgen.fill.plugin"),
         "scratch": os.environ.get("BALGEN_FILL_SCRATCH"),
         "sigterm": repr(signal.getsignal(signal.SIGTERM)),
     }
@@ -130,7 +130,7 @@ def test_plugin_leaves_other_test_runs_alone(tmp_path: Path, monkeypatch: pytest
     )
     assert code == pytest.ExitCode.TESTS_FAILED, "a failing test is exit code 1, not balgen's bad-input 2"
     seen = json.loads((tmp_path / "seen.json").read_text())
-    assert seen["plugin"], "the pytest11 entry point did not load balgen.plugin"
+    assert seen["plugin"], "the pytest11 entry point did not load balgen.fill.plugin"
     assert seen["scratch"] is None and seen["sigterm"] == repr(sigterm_before), seen
 
 
@@ -232,7 +232,7 @@ def test_the_wheel_fills_outside_the_checkout(tmp_path: Path, serial_chain_fill:
     outside.mkdir()
     env = {name: value for name, value in os.environ.items() if name not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env |= {"BALGEN_TOOLS": str(tools_bin()), "BALGEN_CACHE": str(tmp_path / "cache")}
-    imported = "import balgen.fillers, balgen.data, balgen.plugin; print(balgen.fillers.__file__)"
+    imported = "import balgen.fillers, balgen.ethereum, balgen.fill.plugin; print(balgen.fillers.__file__)"
     where = _run(venv / "bin" / "python", "-c", imported, cwd=outside, env=env).strip()
     assert Path(where).is_relative_to(venv), f"balgen imported from {where}, not from the wheel"
     _run(venv / "bin" / "balgen", "fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max",

@@ -21,9 +21,9 @@ from balgen.chain.alloc import (
 )
 from balgen.analysis.tracer import PreState
 from balgen.chain.packed_storage import PackedStorage
-from balgen.fixtures.spooled_json import RenderedValues
-from balgen.fixtures.streamed_json import StreamedObject, compact_sorted_chunks, indented_chunks
-from balgen.hextypes import zero_padded_hex
+from balgen.plumbing.spooled_json import RenderedValues
+from balgen.plumbing.streamed_json import StreamedObject, compact_sorted_chunks, indented_chunks
+from balgen.ethereum.hextypes import zero_padded_hex
 
 # Small and full-width numbers: keys of every byte length, whose text order is not their numeric order.
 numbers = st.one_of(st.integers(0, 70_000), st.integers(0, 2**256 - 1))

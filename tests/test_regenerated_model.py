@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from balgen.forks import AMSTERDAM
+from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators.prefetch import POINTER_SLOT, list_head, prefetch
-from balgen.keccak import keccak
-from balgen.workload import FillLevel, Placement, Regenerated, RegeneratedMapping, WorkloadParams
+from balgen.ethereum.keccak import keccak
+from balgen.model.workload import FillLevel, Placement, Regenerated, RegeneratedMapping, WorkloadParams
 
 
 @settings(max_examples=100, deadline=None)

@@ -32,18 +32,18 @@ import httpx
 import pytest
 
 from balgen.clients import client_process
-from balgen.replay.command import run_replay
-from balgen.replay.fixtures import FixtureRef, ReplayGroup, discover
-from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
+from balgen.commands.replay import run_replay
+from balgen.replay.discovery import FixtureRef, ReplayGroup, discover
+from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
 from balgen.clients.client_presets import GETH as GETH_PRESET
 from balgen.clients.client_process import ClientProcess
 from balgen.clients.jwt_auth import make_jwt_token
 from balgen.results.measurements import Execution
 from balgen.replay.outputs import RESULTS_JSON, RunWriter, prepare_output
-from balgen.results.results import FixtureResult, RunResult, RunState, Verdict
+from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedClient
-from balgen.toolchain import pinned_geth
+from balgen.plumbing.toolchain import pinned_geth
 
 from fill_runs import fill_fixtures
 
@@ -596,7 +596,7 @@ def _replay_process(filled: Path, scratch: Path, output: Path) -> subprocess.Pop
     `SECOND_TEST_INTO` (a slower machine slows them and the sleep alike).
     """
     return subprocess.Popen(
-        [sys.executable, "-m", "balgen.cli", "replay", str(filled), "-k", "keccak_chain", "--warmup", "0", "--repeat", "30",
+        [sys.executable, "-m", "balgen.commands.main", "replay", str(filled), "-k", "keccak_chain", "--warmup", "0", "--repeat", "30",
          "--output", str(output)],
         env=os.environ | {"TMPDIR": str(scratch)},
         stdout=subprocess.DEVNULL,

@@ -44,15 +44,15 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from balgen.analysis.fixture_chain import fixture_chain
-from balgen.errors import BadInput
-from balgen.inspect import run_inspect
-from balgen.replay.command import run_replay
+from balgen.plumbing.errors import BadInput
+from balgen.commands.inspect import run_inspect
+from balgen.commands.replay import run_replay
 from balgen.fixtures.files import fixture_files
 from balgen.fixtures.reading import read_fixture_document
-from balgen.replay.fixtures import discover, load_test
-from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
+from balgen.replay.discovery import discover, load_test
+from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
 from balgen.replay.outputs import RESULTS_JSON
-from balgen.results.results import RunResult
+from balgen.results.schema import RunResult
 
 pytestmark = pytest.mark.integration
 """Every test here runs the pinned binaries."""

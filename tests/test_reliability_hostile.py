@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from balgen.cli import main as balgen_main
-from balgen.errors import BadInput
-from balgen.printable import escaped
-from balgen.fill_options import MAX_GAS_VALUE, MIN_GAS_VALUE, parse_gas_values
-from balgen.workload import gas_millions
+from balgen.commands.main import main as balgen_main
+from balgen.plumbing.errors import BadInput
+from balgen.plumbing.printable import escaped
+from balgen.fill.options import MAX_GAS_VALUE, MIN_GAS_VALUE, parse_gas_values
+from balgen.model.workload import gas_millions
 
 NAME = "serial_chain-max-1M"
 
@@ -126,7 +126,7 @@ STOPS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT]
 @pytest.mark.parametrize("stop", STOPS, ids=[stop.name for stop in STOPS])
 def test_a_stopped_export_says_so_in_one_line_and_writes_nothing(tmp_path: Path, stop: signal.Signals) -> None:
     export = subprocess.Popen(
-        [sys.executable, "-m", "balgen.cli", "export", "spamoor", "--gas-benchmark-values", "60", "--output", "out"],
+        [sys.executable, "-m", "balgen.commands.main", "export", "spamoor", "--gas-benchmark-values", "60", "--output", "out"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -148,7 +148,7 @@ def test_a_stopped_export_says_so_in_one_line_and_writes_nothing(tmp_path: Path,
 def results_document(label: str, tests: dict[str, float]) -> dict[str, Any]:
     """A finished run's results.json with one passed test per (id, MGas/s), as `balgen replay` writes it."""
     from balgen.results.measurements import Execution, Role, benchmark_statistics
-    from balgen.results.results import FixtureResult, RunResult, RunState, Verdict
+    from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 
     results = []
     for test_id, mgas in tests.items():
@@ -340,7 +340,7 @@ def test_replay_refuses_a_file_name_that_is_not_utf8(
 def test_a_result_with_a_lone_surrogate_is_written_and_read_back(tmp_path: Path) -> None:
     """Whatever a client answers, the results stay writable (issue 17 item 1's class)."""
     from balgen.replay.outputs import RunWriter
-    from balgen.results.results import RunResult
+    from balgen.results.schema import RunResult
 
     document = results_document("a", {"t1": 100.0})
     run = RunResult.model_validate(document)
@@ -362,8 +362,8 @@ def test_replay_and_inspect_refuse_a_special_file_without_reading_it(tmp_path: P
         target.symlink_to(kind)
     for command in ("replay", "inspect"):
         completed = subprocess.run(
-            [sys.executable, "-m", "balgen.cli", command, str(suite), "-k", NAME, "--output", str(tmp_path / "out")]
-            if command == "replay" else [sys.executable, "-m", "balgen.cli", command, str(suite), "-k", NAME],
+            [sys.executable, "-m", "balgen.commands.main", command, str(suite), "-k", NAME, "--output", str(tmp_path / "out")]
+            if command == "replay" else [sys.executable, "-m", "balgen.commands.main", command, str(suite), "-k", NAME],
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         line = one_line(completed.stderr, command)
@@ -573,7 +573,7 @@ def test_ctrl_c_while_a_slow_engine_url_is_probed_is_one_line(tmp_path: Path, fi
     secret.write_text("ab" * 32)
     odd_server.behaviour = "trickle body"
     replay = subprocess.Popen(
-        [sys.executable, "-m", "balgen.cli", "replay", str(filled), "--engine-url", odd_server.url,
+        [sys.executable, "-m", "balgen.commands.main", "replay", str(filled), "--engine-url", odd_server.url,
          "--jwt-secret", str(secret), "--output", str(tmp_path / "out")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -607,8 +607,8 @@ def test_fuzz_file_names(engine_fixture: Path, name: bytes, folder: str) -> None
     """Any file name: refused in one printable line, or discovered and its results writable."""
     import tempfile
 
-    from balgen.replay.fixtures import discover
-    from balgen.results.results import RunResult
+    from balgen.replay.discovery import discover
+    from balgen.results.schema import RunResult
 
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
@@ -635,8 +635,8 @@ def test_fuzz_special_files_in_the_tree(engine_fixture: Path, kind: str, folder:
     """A special file anywhere in the tree, selected by -k or not: one line naming it, never a hang."""
     import tempfile
 
-    from balgen.inspect import fixtures_under
-    from balgen.replay.fixtures import discover
+    from balgen.commands.inspect import fixtures_under
+    from balgen.replay.discovery import discover
 
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)

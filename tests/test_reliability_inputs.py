@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 from fill_runs import run_fill
 
-from balgen.cli import main as balgen_main
-from balgen.inspect import run_inspect
-from balgen.replay.command import run_replay
-from balgen.results.report import run_report
-from balgen.results.results import RunResult, RunState
+from balgen.commands.main import main as balgen_main
+from balgen.commands.inspect import run_inspect
+from balgen.commands.replay import run_replay
+from balgen.commands.report import run_report
+from balgen.results.schema import RunResult, RunState
 
 NAME = "serial_chain-max-1M"
 FORMAT_FOLDERS = ("blockchain_tests", "blockchain_tests_engine", "blockchain_tests_engine_x")
@@ -543,7 +543,7 @@ def test_inspect_bad_input_is_one_line_naming_where(
 def _run_folder(root: Path, name: str) -> Path:
     """A minimal finished replay run with one passed test."""
     from balgen.results.measurements import Execution, Role, benchmark_statistics
-    from balgen.results.results import FixtureResult, Verdict
+    from balgen.results.schema import FixtureResult, Verdict
 
     execution = Execution(
         test_id="t", role=Role.MEASURED, repetition=0, payload_index=1, block_number=1, block_hash="0x" + "11" * 32,

@@ -25,14 +25,14 @@ from benchmarkoor_fetch.parse.titles import parse_test_titles
 from fill_runs import fill_fixtures
 
 from balgen.chain.header import Header
-from balgen.replay.command import run_replay
-from balgen.replay.fixtures import discover
-from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
+from balgen.commands.replay import run_replay
+from balgen.replay.discovery import discover
+from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
 from balgen.clients.client_presets import GETH as GETH_PRESET
 from balgen.clients.client_process import ClientProcess
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedClient
-from balgen.toolchain import pinned_geth
+from balgen.plumbing.toolchain import pinned_geth
 
 
 pytestmark = [

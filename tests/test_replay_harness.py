@@ -23,24 +23,24 @@ import pytest
 import rlp
 from eth_hash.auto import keccak
 
-from balgen.errors import BadInput
+from balgen.plumbing.errors import BadInput
 from balgen.fixtures.models import FixtureConfig, FixtureGenesisHeader
 from balgen.fixtures.reading import held_accounts, validated
 from balgen.clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
-from balgen.clients.client_genesis import GenesisFormat, write_client_genesis
-from balgen.chain_constants import (
+from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
+from balgen.ethereum.chain_constants import (
     EMPTY_BLOCK_ACCESS_LIST_HASH,
     EMPTY_OMMERS_HASH,
     EMPTY_REQUESTS_HASH,
     EMPTY_TRIE_ROOT,
 )
 from balgen.clients.chain_config import geth_chain_config, network_fork
-from balgen.clients.genesis import fixture_config_mismatches
-from balgen.hextypes import data_hex
+from balgen.clients.genesis_fields import fixture_config_mismatches
+from balgen.ethereum.hextypes import data_hex
 from balgen.clients.client_presets import GETH as GETH_PRESET
 from balgen.clients.client_process import ClientError, ClientProcess
-from balgen.replay.fixtures import discover
-from balgen.results.results import FixtureResult
+from balgen.replay.discovery import discover
+from balgen.results.schema import FixtureResult
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedClient, preset_with_client_args
 from balgen.clients.jwt_auth import (
@@ -151,7 +151,7 @@ _BPO2 = {"target": 14, "max": 21, "baseFeeUpdateFraction": 11684671}
 _DEPOSIT = "0x00000000219ab540356cBB839Cbe05303d7705Fa"
 
 # Written out by hand from go-ethereum v1.17.8 tests/init.go and
-# params/config.go, independently of balgen.forks' upgrades.
+# params/config.go, independently of balgen.ethereum.forks' upgrades.
 EXPECTED_CONFIGS: dict[str, dict[str, Any]] = {
     "Prague": {
         "chainId": 1,
@@ -642,7 +642,7 @@ def test_replay_reports_each_failed_test_and_goes_on(tmp_path: Path) -> None:
 
 _SENDER_KEY = "0x" + "42" * 32
 _SYSTEM_CONTRACTS = json.loads(
-    (Path(__file__).resolve().parents[1] / "balgen" / "data" / "system_contracts.json").read_text()
+    (Path(__file__).resolve().parents[1] / "balgen" / "ethereum" / "system_contracts.json").read_text()
 )["contracts"]
 _GETH_RPC_TO_EEST_HEADER = {
     "sha3Uncles": "uncleHash",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from balgen.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
+from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
 
 from fill_runs import one_fixture_per_family, shared_earlier_amsterdam_fill, shared_sample_fill
 
@@ -50,7 +50,7 @@ def osaka_fill(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def replayed_on_reth(fixtures: Path, test_id: str, output: Path, warmup: int) -> dict:
     """`balgen replay FIXTURES -k TEST_ID --client reth` as a user runs it, which must succeed; its results.json."""
     completed = subprocess.run(
-        [sys.executable, "-m", "balgen.cli", "replay", str(fixtures), "-k", test_id, "--client", "reth",
+        [sys.executable, "-m", "balgen.commands.main", "replay", str(fixtures), "-k", test_id, "--client", "reth",
          "--warmup", str(warmup), "--repeat", "1", "--output", str(output)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip

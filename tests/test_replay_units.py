@@ -17,16 +17,16 @@ from typing import Any
 
 import pytest
 
-from balgen.errors import BadInput
-from balgen.replay.command import run_replay
+from balgen.plumbing.errors import BadInput
+from balgen.commands.replay import run_replay
 from balgen.results.comparison import compare, load_runs
-from balgen.replay.fixtures import ENGINE, ENGINE_X, discover
+from balgen.replay.discovery import ENGINE, ENGINE_X, discover
 from balgen.results.measurements import Execution, Role, benchmark_statistics, distribution
 from balgen.replay.outputs import EXECUTION_COLUMNS, RunWriter
-from balgen.results.report import run_report
-from balgen.results.results import FixtureResult, RunResult, RunState, Verdict
+from balgen.commands.report import run_report
+from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 from balgen.replay.client_chain import CheckFailed
-from balgen.replay.payloads import VALID
+from balgen.replay.engine_payloads import VALID
 from balgen.replay.runner import _check_status, fixture_name
 from balgen.clients.slow_block_log import SlowBlockLogReader, parse_slow_block_line
 
@@ -507,7 +507,7 @@ def test_discovery_rejects_a_pre_alloc_file_given_as_fixture(tmp_path: Path) -> 
 def test_drop_caches_without_the_right_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import balgen.replay.command as command
+    import balgen.commands.replay as command
 
     monkeypatch.setattr(command, "drop_caches_problem", lambda: "writing /proc/sys/vm/drop_caches needs root (running as uid 1000)")
     output = tmp_path / "run"

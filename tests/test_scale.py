@@ -34,15 +34,15 @@ from balgen.chain import alloc as alloc_module
 from balgen.chain import t8n as t8n_module
 from balgen.chain.t8n import T8nResult, TransitionTool
 from balgen.chain.tx_json import write_transactions_input
-from balgen.checks import check_access_list_items, check_block_size
-from balgen.errors import FillCheckFailed, TransitionToolError
-from balgen.predicted_bal import PredictedAccount, access_events, first_difference_in_order, predicted_in_order
-from balgen.forks import AMSTERDAM, MAX_RLP_BLOCK_SIZE, OSAKA
+from balgen.fill.checks import check_access_list_items, check_block_size
+from balgen.plumbing.errors import FillCheckFailed, TransitionToolError
+from balgen.fill.predicted_bal import PredictedAccount, access_events, first_difference_in_order, predicted_in_order
+from balgen.ethereum.forks import AMSTERDAM, MAX_RLP_BLOCK_SIZE, OSAKA
 from balgen.generators import mixed_dep
-from balgen.keys import sender
-from balgen.toolchain import pinned_evm
-from balgen.transactions import SignedTx, sign
-from balgen.workload import ETHER, Account, FillLevel, Phase, Placement, TxSpec, WorkloadParams
+from balgen.model.keys import sender
+from balgen.plumbing.toolchain import pinned_evm
+from balgen.model.transactions import SignedTx, sign
+from balgen.model.workload import ETHER, Account, FillLevel, Phase, Placement, TxSpec, WorkloadParams
 
 from fill_runs import run_fill
 
@@ -340,7 +340,7 @@ SCALE_FAMILIES = (
 @pytest.mark.scale
 def test_every_family_fills_at_scale_and_geth_imports_it(tmp_path: Path) -> None:
     """Every family at `greedy` and `max`, 300M and 1000M: filled (every check passed) and VALID in geth."""
-    from balgen.replay.command import run_replay
+    from balgen.commands.replay import run_replay
 
     names = [pattern.format(fill=fill) for pattern in SCALE_FAMILIES for fill in ("greedy", "max")]
     output = tmp_path / "fixtures"

@@ -14,13 +14,13 @@ import rlp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from balgen.errors import FillCheckFailed
-from balgen.forks import AMSTERDAM, OSAKA, PRAGUE, TX_GAS_LIMIT_CAP
+from balgen.plumbing.errors import FillCheckFailed
+from balgen.ethereum.forks import AMSTERDAM, OSAKA, PRAGUE, TX_GAS_LIMIT_CAP
 from balgen.generators.keccak_chain import keccak_chain
 from balgen.generators.schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
 from balgen.generators.serial_chain import serial_chain
-from balgen.transactions import SIGNATURE_FIELDS, SIGNED_LIST, UNSIGNED_FIELDS, encoded_fields, extended_list
-from balgen.workload import FillLevel, WorkloadParams
+from balgen.model.transactions import SIGNATURE_FIELDS, SIGNED_LIST, UNSIGNED_FIELDS, encoded_fields, extended_list
+from balgen.model.workload import FillLevel, WorkloadParams
 
 FILLS = st.sampled_from(list(FillLevel))
 
@@ -206,7 +206,7 @@ def test_max_stops_at_the_block_size_limit_and_says_so() -> None:
 
 def test_the_capacity_bounds_real_signed_transactions() -> None:
     """`envelope_bytes` is never below what a signed benchmark transaction adds to a block."""
-    from balgen.transactions import sign
+    from balgen.model.transactions import sign
 
     workload = serial_chain(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX))
     bound = envelope_bytes(AMSTERDAM, b"")
@@ -219,7 +219,7 @@ def test_a_signed_transaction_recovers_to_its_sender() -> None:
     """eth-account, an independent implementation, recovers each signed benchmark transaction's sender."""
     from eth_account import Account
 
-    from balgen.transactions import sign
+    from balgen.model.transactions import sign
 
     workload = serial_chain(WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.HALF))
     for tx in workload.benchmark_block.txs[:8]:

@@ -15,9 +15,9 @@ from balgen.chain.alloc import write_alloc_entries
 from balgen.chain.builder import genesis_state_root
 from balgen.chain.state_roots import StateRoots, state_root_tool
 from balgen.chain.t8n import TransitionTool
-from balgen.errors import TransitionToolError
-from balgen.hextypes import zero_padded_hex
-from balgen.toolchain import pinned_evm
+from balgen.plumbing.errors import TransitionToolError
+from balgen.ethereum.hextypes import zero_padded_hex
+from balgen.plumbing.toolchain import pinned_evm
 
 ADDRESSES = [f"0x{index:040x}" for index in range(1, 9)]
 accounts = st.fixed_dictionaries(

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from balgen.fixtures.spooled_json import RenderedValues
-from balgen.fixtures.streamed_json import (
+from balgen.plumbing.spooled_json import RenderedValues
+from balgen.plumbing.streamed_json import (
     StreamedArray, StreamedObject, StreamedText, compact_sorted_chunks, indented_chunks,
     compact_sorted_text, floatless_compact_sorted_text, floatless_indented_text, indented_text,
 )

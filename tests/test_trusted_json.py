@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 from balgen.fixtures.models import BalAccountChange, FixtureModel, FixtureTransaction
-from balgen.hextypes import zero_padded_hex
+from balgen.ethereum.hextypes import zero_padded_hex
 
 words = st.integers(0, 2**256 - 1)
 indices = st.integers(0, 2**16)

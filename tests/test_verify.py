@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from balgen.toolchain import pinned_revme, tools_bin
-from balgen.verify.command import run_verify
+from balgen.plumbing.toolchain import pinned_revme, tools_bin
+from balgen.commands.verify import run_verify
 from balgen.verify.evm_runners import revm_outcomes
 from balgen.verify.outcomes import Verifier
 

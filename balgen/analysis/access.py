@@ -2,7 +2,7 @@
 Per-transaction access sets: the state keys a transaction read and wrote.
 
 A block access list records writes per transaction but reads only per block,
-so the dependency graph needs sets of its own. Keys are `balgen.footprint`'s:
+so the dependency graph needs sets of its own. Keys are `balgen.model.footprint`'s:
 a storage slot or an account field. `reads` and `writes` are disjoint: a key the transaction changed is in `writes` only, a
 key it accessed and left as it was is in `reads`.
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Iterable, Iterator
 
-from ..footprint import StateKey
-from ..workload import Address
+from ..model.footprint import StateKey
+from ..model.workload import Address
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,12 @@ from typing import Any, Mapping, Sequence
 import rlp
 
 from ..chain.header import Header
-from ..chain_constants import EMPTY_OMMERS_HASH
-from ..errors import BadInput
+from ..ethereum.chain_constants import EMPTY_OMMERS_HASH
+from ..plumbing.errors import BadInput
 from ..fixtures.files import ENGINE, ENGINE_X, find_pre_alloc, fixture_format, pre_hash_of
 from ..fixtures.models import FixtureExecutionPayload
 from ..fixtures.reading import StreamedPre, read_fixture_document, validated, validated_value
-from ..hextypes import Hash32, data_hex, quantity_hex
+from ..ethereum.hextypes import Hash32, data_hex, quantity_hex
 
 BLOCKCHAIN = "blockchain_test"
 FORMATS = (BLOCKCHAIN, ENGINE, ENGINE_X)

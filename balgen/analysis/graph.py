@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..footprint import StateKey
+from ..model.footprint import StateKey
 from .access import TxAccessSet
 
 SPEEDUP_DIGITS = 2

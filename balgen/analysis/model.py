@@ -1,7 +1,7 @@
 """
 Access sets as the workload model designs them, for balgen's own fixtures.
 
-They are the footprints `balgen.footprint` derives from the model, seen as
+They are the footprints `balgen.model.footprint` derives from the model, seen as
 the dependency graph sees them (the fee recipient's credit left out). The
 fill compares them with the traced ones, so a generator whose design drifts
 from what runs is caught.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..footprint import Footprint, block_footprints
-from ..workload import Address, BlockSpec
+from ..model.footprint import Footprint, block_footprints
+from ..model.workload import Address, BlockSpec
 from .access import TxAccessSet, access_set
 
 

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Sequence
 from ..chain.alloc import iter_alloc, iter_alloc_packing, write_alloc_entries
 from ..chain.t8n import T8nResult, TransitionTool
 from ..chain.tx_json import envelopes
-from ..errors import BadInput
+from ..plumbing.errors import BadInput
 from .access import TxAccessSet
 from .fixture_chain import FixtureChain
 from .graph import DependencyGraph

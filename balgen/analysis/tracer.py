@@ -30,8 +30,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..chain.packed_storage import PackedStorage
-from ..workload import Address
-from ..footprint import StateKey, accounts_keys
+from ..model.workload import Address
+from ..model.footprint import StateKey, accounts_keys
 from .access import TxAccessSet, access_set
 
 ACCESS_TRACER = "balgenAccessTracer"

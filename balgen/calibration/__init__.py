@@ -23,12 +23,12 @@ from pathlib import Path
 from ..chain.alloc import genesis_entries, write_alloc_entries
 from ..chain.builder import block_env, genesis_header, genesis_state_root
 from ..chain.t8n import TransitionTool
-from ..chain_constants import CHAIN_ID
-from ..errors import BadInput
-from ..forks import Fork
-from ..gas_costs import GasCosts
-from ..toolchain import checkout_root
-from ..transactions import sign
+from ..ethereum.chain_constants import CHAIN_ID
+from ..plumbing.errors import BadInput
+from ..ethereum.forks import Fork
+from ..ethereum.gas_costs import GasCosts
+from ..plumbing.toolchain import checkout_root
+from ..model.transactions import sign
 from .measure import STEP_TRACER, UnmodelledRule, check_receipts, check_static_costs, measure_rules, observations
 from .probe import CalibrationBlock
 

@@ -6,7 +6,7 @@ gas; the gas it takes beyond that before the next opcode of its frame is
 state gas, or for CREATE2 the child's run and the code deposit), or off the
 gas a transaction's first opcode starts with (its intrinsic cost), or off a
 receipt (the calldata floor). Then the rules must explain the whole block:
-every opcode balgen treats as static costs what `balgen.bytecode` says, every
+every opcode balgen treats as static costs what `balgen.ethereum.bytecode` says, every
 receipt and the block's gas used are predicted exactly. The first rule that
 does not hold is reported by name; the fill cannot model that t8n.
 """
@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..bytecode import (
+from ..ethereum.bytecode import (
     ADD, ADDRESS, CALLDATALOAD, CODECOPY, DUP1, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE, DUP2, DUP3, DUP4, GAS, GT, ISZERO, JUMP, JUMPDEST, JUMPI, LT,
     MSTORE, MUL, POP, PUSH0, RETURN, SHA3, SHL, STOP, SUB, SWAP1, SWAP2, XOR, Op, push, static_gas,
 )
-from ..forks import TX_GAS_LIMIT_CAP
-from ..gas_costs import GasCosts, words
+from ..ethereum.forks import TX_GAS_LIMIT_CAP
+from ..ethereum.gas_costs import GasCosts, words
 from .probe import CREATED_CODE_SIZES, FLOOR_CALLDATA_BYTES, CalibrationBlock, Measured, init_code
 
 STEP_TRACER = """{

@@ -18,14 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..bytecode import (
+from ..ethereum.bytecode import (
     ADD, ADDRESS, CALLDATALOAD, CODECOPY, CREATE2, DUP1, DUP2, DUP3, DUP4, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE,
     GAS, GT, ISZERO, JUMP, JUMPI, LT, MSTORE, MUL, POP, PUSH0, RETURN, SHA3, SHL, SLOAD, SSTORE, STOP, SUB, SWAP1,
     SWAP2, XOR, Item, Label, Op, PushLabel, assemble, push,
 )
-from ..forks import TX_GAS_LIMIT_CAP
-from ..keys import derived_address, sender
-from ..workload import ETHER, Account, Address, Sender, TxSpec
+from ..ethereum.forks import TX_GAS_LIMIT_CAP
+from ..model.keys import derived_address, sender
+from ..model.workload import ETHER, Account, Address, Sender, TxSpec
 
 SEED = "balgen/calibration"
 PROBE_STORAGE = {1: 1, 2: 1}

@@ -21,10 +21,10 @@ from typing import Any, Collection, Container, Iterable, Iterator, Mapping
 import ijson
 import orjson
 
-from ..fixtures.streamed_json import StreamedObject
-from ..hextypes import data_hex, zero_padded_hex
-from ..forks import Fork, system_contract_code
-from ..workload import Account, Address
+from ..plumbing.streamed_json import StreamedObject
+from ..ethereum.hextypes import data_hex, zero_padded_hex
+from ..ethereum.forks import Fork, system_contract_code
+from ..model.workload import Account, Address
 from .buckets import by_first_byte
 from .packed_storage import PackedStorage
 

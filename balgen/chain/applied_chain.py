@@ -27,10 +27,10 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..errors import FillCheckFailed
-from ..forks import Fork
-from ..hextypes import data_hex, zero_padded_hex
-from ..keccak import keccak
+from ..plumbing.errors import FillCheckFailed
+from ..ethereum.forks import Fork
+from ..ethereum.hextypes import data_hex, zero_padded_hex
+from ..ethereum.keccak import keccak
 from .alloc import iter_alloc_among, iter_alloc_packing, normalised_account, system_addresses, write_alloc_entries
 from .bal import AccountChanges, iter_block_access_list, with_accounts_of
 from .builder import BuiltBlock, BuiltChain, block_env

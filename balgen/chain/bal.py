@@ -24,7 +24,7 @@ from typing import Iterator
 import rlp
 from rlp.codec import consume_item, consume_length_prefix
 
-from ..workload import Regenerated, RegeneratedMapping
+from ..model.workload import Regenerated, RegeneratedMapping
 
 SlotChangeList = list[tuple[int, int]]
 """One slot's changes: [(block access index, post value)]."""

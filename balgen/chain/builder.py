@@ -16,7 +16,7 @@ from typing import Iterator, Sequence
 import rlp
 from rlp.codec import length_prefix
 
-from ..chain_constants import (
+from ..ethereum.chain_constants import (
     CHAIN_ID,
     EMPTY_BLOCK_ACCESS_LIST_HASH,
     EMPTY_REQUESTS_HASH,
@@ -24,10 +24,10 @@ from ..chain_constants import (
     GENESIS_EXTRA_DATA,
     ZERO_HASH,
 )
-from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, Fork
-from ..hextypes import data_hex
-from ..transactions import SignedTx
-from ..workload import BlockSpec, Phase
+from ..ethereum.forks import BENCHMARK_BLOCK_GAS_LIMIT, Fork
+from ..ethereum.hextypes import data_hex
+from ..model.transactions import SignedTx
+from ..model.workload import BlockSpec, Phase
 from .bal import AccountChanges, iter_block_access_list
 from .header import Header, has_block_access_list, next_base_fee
 from .signed_txs import SignedTxFile, raw_envelopes

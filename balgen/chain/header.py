@@ -16,17 +16,17 @@ from functools import cached_property
 from typing import Annotated, Any
 
 import rlp
-from ..keccak import keccak
+from ..ethereum.keccak import keccak
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chain_constants import EMPTY_OMMERS_HASH, EMPTY_TRIE_ROOT
-from ..forks import Fork
-from ..hextypes import Data, ZeroPaddedHex
+from ..ethereum.chain_constants import EMPTY_OMMERS_HASH, EMPTY_TRIE_ROOT
+from ..ethereum.forks import Fork
+from ..ethereum.hextypes import Data, ZeroPaddedHex
 
 
 @dataclass(frozen=True)
 class RequiredFrom:
-    """Marks a header field that every fork from `upgrade` (`balgen.forks.UPGRADES`) on has."""
+    """Marks a header field that every fork from `upgrade` (`balgen.ethereum.forks.UPGRADES`) on has."""
 
     upgrade: str
 

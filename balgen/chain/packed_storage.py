@@ -18,8 +18,8 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
-from ..hextypes import zero_padded_hex
-from ..workload import RegeneratedMapping
+from ..ethereum.hextypes import zero_padded_hex
+from ..model.workload import RegeneratedMapping
 
 WORD_BYTES = 32
 SLOT_BYTES = 2 * WORD_BYTES

@@ -16,8 +16,8 @@ import struct
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..transactions import SignedTx, sign, signed_envelope
-from ..workload import Regenerated, TxSpec
+from ..model.transactions import SignedTx, sign, signed_envelope
+from ..model.workload import Regenerated, TxSpec
 
 ENVELOPE_LENGTH = struct.Struct(">I")
 """The length written before each envelope in the file."""

@@ -16,8 +16,8 @@ import subprocess
 from pathlib import Path
 from typing import IO
 
-from ..errors import TransitionToolError
-from ..toolchain import required_tool
+from ..plumbing.errors import TransitionToolError
+from ..plumbing.toolchain import required_tool
 
 STATE_ROOT_TOOL = "balgen-state-root"
 

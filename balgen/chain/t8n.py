@@ -36,8 +36,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, overload
 import ijson
 import orjson
 
-from ..errors import BadInput, TransitionToolError
-from ..forks import Fork, system_contract_code
+from ..plumbing.errors import BadInput, TransitionToolError
+from ..ethereum.forks import Fork, system_contract_code
 from .alloc import iter_alloc, write_alloc_entries
 from .tx_json import write_transactions_input
 

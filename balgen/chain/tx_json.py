@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, TextIO
 
 import rlp
 
-from ..errors import TransitionToolError
+from ..plumbing.errors import TransitionToolError
 from .alloc import COMPACT_JSON
 
 Field = tuple[str, Callable[[Any], Any]]

@@ -1,6 +1,6 @@
 """
 A fork's chain configuration in each client's format, derived from the
-fork's upgrades (`balgen.forks`).
+fork's upgrades (`balgen.ethereum.forks`).
 
 The geth-style config is, field for field, the one go-ethereum's own
 blockchain-test runner uses for that fork name (`tests/init.go`, table
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..chain_constants import CHAIN_ID
-from ..errors import BadInput
-from ..forks import FORKS, MAX_CODE_SIZE, BlobParams, Fork
-from ..system_calls import system_address
+from ..ethereum.chain_constants import CHAIN_ID
+from ..plumbing.errors import BadInput
+from ..ethereum.forks import FORKS, MAX_CODE_SIZE, BlobParams, Fork
+from ..chain.system_calls import system_address
 
 MAINNET_DEPOSIT_CONTRACT = "0x00000000219ab540356cBB839Cbe05303d7705Fa"
 """`params.MainnetChainConfig.DepositContractAddress`, which the test configs reuse."""

@@ -35,8 +35,8 @@ from typing import Any
 
 import tomli_w
 
-from ..errors import BadInput
-from .client_genesis import GenesisFormat
+from ..plumbing.errors import BadInput
+from .genesis_files import GenesisFormat
 from .engine_client import ENGINE_TIMEOUT
 
 PLACEHOLDERS = ("bin", "genesis", "datadir", "engine_port", "rpc_port", "p2p_port", "jwt")

@@ -25,9 +25,9 @@ from typing import Any, Generic, Self, TypeVar
 
 import httpx
 
-from ..chain_constants import ZERO_HASH
-from ..hextypes import data_hex
-from ..printable import escaped
+from ..ethereum.chain_constants import ZERO_HASH
+from ..ethereum.hextypes import data_hex
+from ..plumbing.printable import escaped
 from .jwt_auth import make_jwt_token
 
 T = TypeVar("T")

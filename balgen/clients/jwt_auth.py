@@ -18,8 +18,8 @@ from pathlib import Path
 
 import jwt
 
-from ..errors import BadInput
-from ..output_files import write_text_atomically
+from ..plumbing.errors import BadInput
+from ..plumbing.output_files import write_text_atomically
 
 JWT_SECRET_LENGTH = 32
 """Bytes of secret the Engine API authentication spec requires."""

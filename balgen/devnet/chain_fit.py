@@ -14,7 +14,7 @@ The deterministic deployment proxy a contract set needs is checked by its code.
 from __future__ import annotations
 
 from ..chain.header import Header, has_block_access_list
-from ..forks import Fork, system_contract_code
+from ..ethereum.forks import Fork, system_contract_code
 from ..generators.deterministic_deployment import DETERMINISTIC_DEPLOYER
 from ..clients.engine_client import RpcClient, RpcError
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import BadInput
+from ..plumbing.errors import BadInput
 from ..clients.engine_client import RpcClient, RpcError
 
 

@@ -16,16 +16,16 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import BadInput
+from ..plumbing.errors import BadInput
 from ..export.addresses import ownership
 from ..export.chain_order import ordered_transactions
 from ..export.spamoor_export import (
     ALL_FILE, REUSE_SUFFIX, ExportedRun, built, config_text, exported_run, payload_file, payload_text,
 )
-from ..forks import Fork, fork_by_name
+from ..ethereum.forks import Fork, fork_by_name
 from ..generators.catalog import PlannedWorkload, all_planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES
-from ..workload import Placement
+from ..model.workload import Placement
 
 DESCRIPTION = re.compile(r"^balgen \S+ (?P<stem>\S+) \((?P<fork>\w+)\):")
 """How `spamoor_export.description` starts: version, run name, fork."""

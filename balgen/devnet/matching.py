@@ -19,9 +19,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..export.payloads import DEPLOYER, GroupPayload, PayloadTx
-from ..keys import create_address
-from ..workload import Address, Origin
+from ..export.spamoor_payloads import DEPLOYER, GroupPayload, PayloadTx
+from ..model.keys import create_address
+from ..model.workload import Address, Origin
 from .chain_reader import ChainTx
 
 PLACEHOLDER = re.compile(r"\$contract\[(\d+)\]")

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..analysis.access import TxAccessSet
-from ..footprint import StateKey, accounts_keys
-from ..workload import Address, TxAccess
+from ..model.footprint import StateKey, accounts_keys
+from ..model.workload import Address, TxAccess
 
 StorageKeys = frozenset[tuple[Address, int]]
 

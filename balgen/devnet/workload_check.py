@@ -21,7 +21,7 @@ from ..analysis.graph import ordered_groups
 from ..export.chain_order import OrderedTx
 from ..export.yaml_text import counted
 from ..clients.engine_client import RpcClient, RpcError
-from ..workload import Address, AddressReference
+from ..model.workload import Address, AddressReference
 from .chain_reader import ChainTx, NoTrace, code_at, prestate_trace, receipt_of, storage_at
 from .exported import ExportedWorkload
 from .matching import ChainIndex, FoundPayload, NotFound, find_payload

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..workload import Address, AddressReference, Origin, Phase, Workload
+from ..model.workload import Address, AddressReference, Origin, Phase, Workload
 from .chain_order import OrderedTx
 
 

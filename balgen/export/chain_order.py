@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..workload import BlockSpec, Phase, TxAccess, TxSpec, Workload
+from ..model.workload import BlockSpec, Phase, TxAccess, TxSpec, Workload
 
 
 @dataclass(frozen=True)

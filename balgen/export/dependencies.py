@@ -1,7 +1,7 @@
 """
 Which of a workload's transactions must stay on one ordered path on a live chain.
 
-Each transaction's access set is its designed footprint (`balgen.footprint`)
+Each transaction's access set is its designed footprint (`balgen.model.footprint`)
 as the dependency graph sees it, with two changes for a live chain: the
 sender's own keys are left out, because spamoor's wallets replace the
 fixture's senders, so sender links do not carry over; and a transaction that
@@ -20,7 +20,7 @@ from ..analysis.access import TxAccessSet
 from ..analysis.graph import ordered_groups
 from ..analysis.model import footprint_access_set
 from ..chain.builder import FEE_RECIPIENT
-from ..footprint import accounts_keys, footprint
+from ..model.footprint import accounts_keys, footprint
 from .addresses import Ownership, named_addresses
 from .chain_order import OrderedTx
 

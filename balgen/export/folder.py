@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..errors import BadInput
+from ..plumbing.errors import BadInput
 
 MARKER = ".balgen-spamoor-export"
 """Written into every export, so that only an export is ever replaced."""

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..analysis.access import TxAccessSet
-from ..workload import Phase, Workload
-from .payloads import GroupPayload, Layout
+from ..model.workload import Phase, Workload
+from .spamoor_payloads import GroupPayload, Layout
 from .yaml_text import counted
 
 REFERENCE_BLOCK_GAS = 60_000_000

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..workload import GWEI, Workload
-from .payloads import GroupPayload
+from ..model.workload import GWEI, Workload
+from .spamoor_payloads import GroupPayload
 
 SCENARIO = "replay-eest"
 BASE_FEE_GWEI = 20

@@ -17,13 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import __version__
-from ..errors import FillCheckFailed
+from ..plumbing.errors import FillCheckFailed
 from ..generators.catalog import PlannedWorkload
-from ..workload import Placement, Workload
+from ..model.workload import Placement, Workload
 from .addresses import Ownership, ownership
 from .chain_order import OrderedTx, ordered_transactions, without
 from .dependencies import dependency_groups, live_access_set
-from .payloads import TX_TYPE, GroupPayload, PayloadTx, group_payload
+from .spamoor_payloads import TX_TYPE, GroupPayload, PayloadTx, group_payload
 from .shape import once_per_chain_notes, shape_notes
 from .spammer import replay_eest_config, spammer_entry
 from .unexportable import UnexportableWorkload

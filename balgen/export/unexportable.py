@@ -8,7 +8,7 @@ nothing written.
 
 from __future__ import annotations
 
-from ..errors import BadInput
+from ..plumbing.errors import BadInput
 
 
 class UnexportableWorkload(BadInput):

@@ -12,9 +12,9 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
-from ..forks import Fork
+from ..ethereum.forks import Fork
 from .code_set import DEFAULT_CODE_SIZES
-from ..workload import FillLevel, Placement, Workload, WorkloadParams
+from ..model.workload import FillLevel, Placement, Workload, WorkloadParams
 
 Generator = Callable[[WorkloadParams], Workload]
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Iterator
 
-from ..bytecode import Item, assemble
-from ..keys import sender
-from ..workload import Regenerated, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..ethereum.bytecode import Item, assemble
+from ..model.keys import sender
+from ..model.workload import Regenerated, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .keccak_loop import KeccakLoop
 from .placement import ContractSpec, funded, place_contracts
 from .schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule

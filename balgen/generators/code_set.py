@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Iterator, Mapping, Sequence
 
-from ..keccak import keccak
+from ..ethereum.keccak import keccak
 
-from ..bytecode import (
+from ..ethereum.bytecode import (
     ADD, ADDRESS, CALLDATALOAD, CODECOPY, CREATE2, DUP1, DUP2, DUP3, GT, ISZERO, JUMP, JUMPI, LT, MSTORE, MSTORE8, MUL, POP,
     PUSH0, RETURN, SHA3, SHL, STOP, SWAP1, XOR, Item, Label, PushLabel, assemble, push, push_fixed, static_gas,
 )
-from ..errors import BadInput
-from ..forks import Fork
-from ..workload import Account, Address
-from ..gas_costs import words
+from ..plumbing.errors import BadInput
+from ..ethereum.forks import Fork
+from ..model.workload import Account, Address
+from ..ethereum.gas_costs import words
 
 KB = 1024
 CODE_SIZES = ("0.5KB", "1KB", "2KB", "5KB", "10KB", "24KB", "32KB", "64KB")

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..forks import Fork
-from ..workload import FillLevel
+from ..ethereum.forks import Fork
+from ..model.workload import FillLevel
 from .schedule import block_tx_capacity, envelope_bytes, unit_schedule
 
 

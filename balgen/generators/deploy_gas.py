@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..bytecode import deployment_code, deployment_items, static_gas
-from ..forks import Fork
-from ..gas_costs import words
+from ..ethereum.bytecode import deployment_code, deployment_items, static_gas
+from ..ethereum.forks import Fork
+from ..ethereum.gas_costs import words
 
 
 @dataclass(frozen=True)

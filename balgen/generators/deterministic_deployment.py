@@ -15,13 +15,13 @@ has code, so a deployment through it happens once per chain.
 
 from __future__ import annotations
 
-from ..keccak import keccak
+from ..ethereum.keccak import keccak
 
-from ..bytecode import deployment_code
-from ..forks import Fork, system_contract_code
-from ..workload import Account, Address, Origin
+from ..ethereum.bytecode import deployment_code
+from ..ethereum.forks import Fork, system_contract_code
+from ..model.workload import Account, Address, Origin
 from .code_set import create2_address
-from ..gas_costs import words
+from ..ethereum.gas_costs import words
 from .deploy_gas import deploy_gas
 
 _PROXY_ADDRESS, _PROXY_CODE = system_contract_code()["eip7997"]

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..keccak import keccak
+from ..ethereum.keccak import keccak
 
-from ..bytecode import (
+from ..ethereum.bytecode import (
     ADD, CALLDATALOAD, DUP1, DUP2, DUP3, DUP4, EXTCODECOPY, EXTCODEHASH, EXTCODESIZE, ISZERO, JUMP, JUMPI, LT,
     MLOAD, MSTORE, MSTORE8, POP, PUSH0, SHA3, SLOAD, SSTORE, STOP, SUB, SWAP1, SWAP2, Item, Label, PushLabel,
     assemble, push, push_address, static_gas,
 )
-from ..errors import FillCheckFailed
-from ..forks import Fork
-from ..keys import sender
-from ..workload import Address, AddressReference, Placement, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..plumbing.errors import FillCheckFailed
+from ..ethereum.forks import Fork
+from ..model.keys import sender
+from ..model.workload import Address, AddressReference, Placement, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
 from .code_set import (
     CODE_SIZES, ContractSet, code_size_bytes, creation_gas, factory_calldata, factory_fixed_gas, factory_runtime,
@@ -37,7 +37,7 @@ from .code_set import (
 )
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
 from .schedule import block_size_note
-from ..gas_costs import words
+from ..ethereum.gas_costs import words
 from .deterministic_deployment import deterministic_address, deterministic_salt
 from .placement import SETUP_TX_GAS_LIMIT, ContractSpec, SetupCall, funded, place_contracts, placed_addresses
 

@@ -19,9 +19,9 @@ takes whatever execution gas the pair has left.
 
 from __future__ import annotations
 
-from ..bytecode import deployment_code
-from ..keys import create_address, sender
-from ..workload import Origin, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..ethereum.bytecode import deployment_code
+from ..model.keys import create_address, sender
+from ..model.workload import Origin, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
 from .chains import INITIAL_SLOT_VALUE, SHARED_SLOT
 from .deploy_gas import deploy_gas

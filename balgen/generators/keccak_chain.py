@@ -10,8 +10,8 @@ conflict forces a re-run. Same contract shape as execution-spec-tests'
 
 from __future__ import annotations
 
-from ..bytecode import ADD, MLOAD, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
-from ..workload import Workload, WorkloadParams
+from ..ethereum.bytecode import ADD, MLOAD, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
+from ..model.workload import Workload, WorkloadParams
 from .catalog import Family
 from .chains import ChainContract, chain_workload
 from .keccak_loop import KeccakLoop, hashed_word, reserve_for

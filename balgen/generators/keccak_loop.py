@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..keccak import keccak
+from ..ethereum.keccak import keccak
 
-from ..bytecode import GAS, GT, JUMPI, MSTORE, PUSH0, SHA3, Item, Label, PushLabel, push, push_fixed, static_gas
+from ..ethereum.bytecode import GAS, GT, JUMPI, MSTORE, PUSH0, SHA3, Item, Label, PushLabel, push, push_fixed, static_gas
 
 LOOP_LABEL = "keccak_loop"
 

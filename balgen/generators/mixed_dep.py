@@ -15,7 +15,7 @@ one group; `_info` records the effective group sizes.
 
 from __future__ import annotations
 
-from ..workload import Workload, WorkloadParams
+from ..model.workload import Workload, WorkloadParams
 from .catalog import Family
 from .chains import chain_workload
 from .keccak_chain import keccak_chain_contract

@@ -21,15 +21,15 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ..bytecode import deployment_code
+from ..ethereum.bytecode import deployment_code
 from .deploy_gas import deploy_gas
-from ..forks import BENCHMARK_BLOCK_GAS_LIMIT, TX_GAS_LIMIT_CAP, Fork
-from ..keys import create_address, sender
+from ..ethereum.forks import BENCHMARK_BLOCK_GAS_LIMIT, TX_GAS_LIMIT_CAP, Fork
+from ..model.keys import create_address, sender
 from .deterministic_deployment import (
     DETERMINISTIC_DEPLOYER, DETERMINISTIC_DEPLOYER_NONCE, deterministic_address, deterministic_calldata,
     deterministic_deployer, deterministic_deployment_gas,
 )
-from ..workload import (
+from ..model.workload import (
     ETHER, Account, Address, AddressReference, BlockSpec, Origin, Phase, Placement, Regenerated, Sender, TxAccess,
     TxSpec,
 )

@@ -17,15 +17,15 @@ from __future__ import annotations
 from itertools import chain
 from typing import Iterator, Sequence
 
-from ..keccak import keccak
+from ..ethereum.keccak import keccak
 
-from ..bytecode import (
+from ..ethereum.bytecode import (
     CALLDATALOAD, DUP1, DUP2, ISZERO, JUMP, JUMPI, MSTORE, POP, PUSH0, SHA3, SLOAD, SSTORE, STOP, SUB, SWAP1,
     SWAP2, Item, Label, PushLabel, assemble, push, static_gas,
 )
-from ..forks import Fork
-from ..keys import sender
-from ..workload import (
+from ..ethereum.forks import Fork
+from ..model.keys import sender
+from ..model.workload import (
     Address, Regenerated, RegeneratedMapping, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload,
 )
 from .catalog import Family

@@ -18,10 +18,10 @@ limits.
 
 from __future__ import annotations
 
-from ..errors import FillCheckFailed
-from ..forks import Fork
-from ..transactions import envelope_size_bound
-from ..workload import FillLevel, Sender, TxSpec
+from ..plumbing.errors import FillCheckFailed
+from ..ethereum.forks import Fork
+from ..model.transactions import envelope_size_bound
+from ..model.workload import FillLevel, Sender, TxSpec
 
 BLOCK_RLP_ALLOWANCE = 2048
 """Bytes of a block's RLP kept for everything but its transactions (header about 700, list prefixes)."""

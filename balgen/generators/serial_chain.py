@@ -10,8 +10,8 @@ work after the conflict depends on it too.
 
 from __future__ import annotations
 
-from ..bytecode import ADD, DUP1, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
-from ..workload import Workload, WorkloadParams
+from ..ethereum.bytecode import ADD, DUP1, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
+from ..model.workload import Workload, WorkloadParams
 from .catalog import Family
 from .chains import ChainContract, chain_workload
 from .keccak_loop import KeccakLoop, reserve_for

@@ -13,13 +13,13 @@ benchmark block grows no state.
 
 from __future__ import annotations
 
-from ..bytecode import (
+from ..ethereum.bytecode import (
     CALLDATALOAD, DUP2, DUP3, ISZERO, JUMP, JUMPI, PUSH0, SSTORE, STOP, SUB, SWAP1, Item, Label, PushLabel,
     assemble, push, static_gas,
 )
-from ..forks import Fork
-from ..keys import sender
-from ..workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..ethereum.forks import Fork
+from ..model.keys import sender
+from ..model.workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .catalog import Family
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
 from .schedule import block_size_note

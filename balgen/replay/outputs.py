@@ -22,12 +22,12 @@ from pathlib import Path
 
 from pydantic_core import PydanticSerializationError
 
-from ..errors import BadInput
-from ..output_files import check_writable, write_text_atomically
-from ..printable import without_surrogates
+from ..plumbing.errors import BadInput
+from ..plumbing.output_files import check_writable, write_text_atomically
+from ..plumbing.printable import without_surrogates
 from ..results.measurements import Execution, Role
-from ..results.results import RESULTS_JSON, FixtureResult, RunResult, RunState
-from .fixtures import FixtureRef, ReplayGroup
+from ..results.schema import RESULTS_JSON, FixtureResult, RunResult, RunState
+from .discovery import FixtureRef, ReplayGroup
 
 EXECUTIONS_CSV = "executions.csv"
 RUNTIMES_CSV = "runtimes.csv"

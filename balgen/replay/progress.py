@@ -13,10 +13,10 @@ from rich.markup import escape as markup_escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..printable import escaped
+from ..plumbing.printable import escaped
 from ..results.measurements import Distribution, Execution
-from ..results.results import FixtureResult, Verdict
-from .fixtures import FixtureRef, ReplayGroup, filled_with
+from ..results.schema import FixtureResult, Verdict
+from .discovery import FixtureRef, ReplayGroup, filled_with
 
 _VERDICT_STYLE = {Verdict.PASSED: "green", Verdict.FAILED: "red", Verdict.NOT_RUN: "yellow"}
 

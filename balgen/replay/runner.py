@@ -54,17 +54,17 @@ from ..clients.block_counts import counter
 from ..clients.client_process import ClientError
 from ..clients.engine_client import RpcError, RpcTransportError
 from ..clients.process_io import ProcessReads, process_reads
-from ..errors import BadInput
-from ..forks import fork_by_name
+from ..plumbing.errors import BadInput
+from ..ethereum.forks import fork_by_name
 from ..results.confidence import median_interval
 from ..results.measurements import Execution, Role, benchmark_statistics
 from ..results.repeat_policy import DEFAULT_TARGET_WIDTH, RepeatPolicy, RepeatStop
-from ..results.results import FixtureResult, RunState, Verdict
+from ..results.schema import FixtureResult, RunState, Verdict
 from .client_chain import CheckFailed, ClientChain, RollbackFailed, block_label
 from .expected_counts import Expectation, count_mismatches, expected_counts
-from .fixtures import FixtureRef, ReplayGroup, ReplayTest, Suite, filled_with, load_test
+from .discovery import FixtureRef, ReplayGroup, ReplayTest, Suite, filled_with, load_test
 from .page_cache import drop_page_cache
-from .payloads import ERROR, VALID, PayloadDirective
+from .engine_payloads import ERROR, VALID, PayloadDirective
 from .targets import ReplayClient, ReplayTarget
 
 

@@ -28,15 +28,15 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import BadInput
-from ..clients.client_genesis import write_client_genesis
+from ..plumbing.errors import BadInput
+from ..clients.genesis_files import write_client_genesis
 from ..clients.client_presets import ClientPreset, Figures, Rollback, managed_flags, with_user_config
 from ..clients.client_process import ClientError, ClientProcess, UncleanStop
 from ..clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
-from ..clients.genesis import derived_header_mismatches, fixture_config_mismatches
+from ..clients.genesis_fields import derived_header_mismatches, fixture_config_mismatches
 from ..clients.slow_block_log import SlowBlockLogReader
 from .client_chain import ClientChain, RollbackFailed
-from .fixtures import GenesisSource, ReplayTest
+from .discovery import GenesisSource, ReplayTest
 
 
 class ReplayClient(Protocol):

@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy
 from pydantic import ValidationError
 
-from ..errors import BadInput
-from ..printable import check_test_id
+from ..plumbing.errors import BadInput
+from ..plumbing.printable import check_test_id
 from .confidence import Change
-from .results import RESULTS_JSON, SCHEMA_VERSION, RunResult
+from .schema import RESULTS_JSON, SCHEMA_VERSION, RunResult
 from .significance import NoiseFloor, aa_noise, changes_against, same_build
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .confidence import Change, ChangeVerdict, change_between, noise_floor
 from .measurements import Role
-from .results import RunResult
+from .schema import RunResult
 
 
 def measured_mgas(result: RunResult) -> dict[str, list[float]]:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..replay.fixtures import FixtureRef, ReplayGroup, Suite, discover
+from ..replay.discovery import FixtureRef, ReplayGroup, Suite, discover
 from ..replay.runner import ReplayOptions, replay_suite
 from ..results.measurements import Execution
-from ..results.results import FixtureResult
+from ..results.schema import FixtureResult
 from ..clients.client_presets import GETH
 from ..replay.targets import ManagedClient
 from .outcomes import Outcome, Verifier

@@ -1,0 +1,1 @@
+"""The `balgen` command line: one module per subcommand."""

@@ -1,0 +1,382 @@
+"""
+`balgen replay PATH`: replay fixtures against a real client through the
+Engine API, check every step and measure every execution.
+
+Every input is checked before anything starts or is written (fixtures,
+URLs, the JWT secret, the geth binary, the output folder): a problem is one
+line on stderr and exit code 2. The run itself ends with exit code 0 when
+every test passed, 1 when any failed or did not run, 130 on Ctrl-C and
+143 on SIGTERM (both with every completed test kept in the output folder and
+the client balgen started stopped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from .. import __version__
+from ..clients.genesis_files import GenesisFormat
+from ..clients.client_presets import PRESETS, ClientPreset, custom_preset, preset_by_name
+from ..clients.client_process import check_executable
+from ..clients.chain_config import network_fork
+from ..clients.jwt_auth import read_jwt_secret
+from ..plumbing.command_line import (
+    BAD_INPUT_EXIT_CODE,
+    OneLineParser,
+    wide_console,
+)
+from ..plumbing.errors import BadInput
+from ..plumbing.printable import escaped
+from ..results.measurements import Execution
+from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
+from ..results.schema import FixtureResult, RunResult, RunState
+from ..plumbing.stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
+from ..plumbing.toolchain import required_tool
+from ..replay.discovery import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
+from ..replay.outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
+from ..replay.page_cache import drop_caches_problem
+from ..replay.progress import ReplayProgress, summary_table
+from ..replay.runner import ReplayObserver, ReplayOptions, replay_suite
+from ..replay.targets import ExternalClient, ManagedClient, check_http_url, preset_with_client_args, target_description
+
+FAILED = 1
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def replay_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="balgen replay",
+        description=(
+            "Replay blockchain_test_engine / blockchain_test_engine_x fixtures against a client "
+            "balgen starts (the pinned geth by default, or --client reth/nethermind/besu/erigon/ethrex, "
+            "or --client-cmd) or one you run, check every step, measure every execution."
+        ),
+    )
+    parser.add_argument("path", type=Path, help="fixture file or folder")
+    parser.add_argument("-k", dest="keyword", default=None, help="only tests whose id matches EXPR (pytest -k syntax)")
+    parser.add_argument(
+        "--format",
+        choices=tuple(FORMAT_CHOICES),
+        default="auto",
+        help="fixture format to replay (auto: both, engine_x where a test comes in both)",
+    )
+    started = parser.add_argument_group("a client balgen starts per genesis group (default: the pinned geth)")
+    started.add_argument("--client", default=None, help=f"preset: {', '.join(PRESETS)} (default geth)")
+    started.add_argument("--client-bin", type=Path, default=None, help="its binary (default: tools/bin/geth or tools/bin/reth)")
+    started.add_argument("--geth-bin", type=Path, default=None, help="the same as --client geth --client-bin PATH")
+    started.add_argument(
+        "--client-cmd",
+        default=None,
+        help="any other client: its node command, with {bin} {genesis} {datadir} {engine_port} {rpc_port} {p2p_port} {jwt}",
+    )
+    started.add_argument("--client-init", default=None, help="with --client-cmd: a command run once on the fresh datadir first")
+    started.add_argument(
+        "--genesis-format",
+        choices=[item.value for item in GenesisFormat],
+        default=None,
+        help="with --client-cmd: the genesis file {genesis} is written in (default geth)",
+    )
+    started.add_argument("--client-args", default=None, help='extra flags for it, e.g. "--cache 4096" (quoted, split like a shell)')
+    started.add_argument("--cold", action="store_true", help="restart the client before each measured execution")
+    client = parser.add_argument_group("a client you run")
+    client.add_argument("--engine-url", default=None, help="its authenticated Engine API URL")
+    client.add_argument("--jwt-secret", type=Path, default=None, help="its JWT secret file (hex)")
+    client.add_argument("--rpc-url", default=None, help="its HTTP JSON-RPC URL with eth and debug (default: the Engine API URL)")
+    parser.add_argument(
+        "--drop-caches",
+        action="store_true",
+        help="sync and drop the OS page cache before each measured execution (root on Linux)",
+    )
+    parser.add_argument("--warmup", type=int, default=1, help="discarded executions of the benchmark payload (default 1)")
+    parser.add_argument(
+        "--repeat",
+        default="5",
+        help="measured executions of the benchmark payload (default 5), or auto: until the 95%% interval "
+        "of the median is --ci-width wide, at most --repeat-cap times",
+    )
+    parser.add_argument("--ci-width", type=float, default=DEFAULT_TARGET_WIDTH * 100, help="--repeat auto's target, in percent of the median (default 5)")
+    parser.add_argument("--repeat-cap", type=int, default=DEFAULT_CAP, help=f"--repeat auto's most measured executions (default {DEFAULT_CAP})")
+    parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed test")
+    parser.add_argument("--label", default=None, help="name of the run (default: geth, or external)")
+    parser.add_argument("--output", type=Path, default=None, help="results folder (default results/<timestamp>-<label>/)")
+    return parser
+
+
+@dataclass(frozen=True)
+class ReplayRequest:
+    """A checked command line: what to replay, against what, how, and where to write."""
+
+    suite: Suite
+    target: ManagedClient | ExternalClient
+    options: ReplayOptions
+    label: str
+    output: Path
+    path: Path
+    keyword: str | None
+
+
+MAX_EXECUTIONS = 10_000
+"""Executions of one test's benchmark payload (`--warmup` + `--repeat`) at most: each is kept in
+memory and in results.json (about 5 kB), which is rewritten after every test, and at 1M gas a
+geth execution with its rollback takes about 40 ms, so 10,000 are already minutes per test."""
+
+
+def _options(args: argparse.Namespace) -> ReplayOptions:
+    if args.warmup < 0:
+        raise BadInput(f"--warmup {args.warmup}: must be 0 or more")
+    auto = args.repeat == "auto"
+    if auto:
+        repeat = args.repeat_cap
+        if repeat < FIRST_DECIDABLE:
+            raise BadInput(f"--repeat-cap {repeat}: must be at least {FIRST_DECIDABLE} (the fewest executions with a 95% interval of the median)")
+        if not 0 < args.ci_width < float("inf"):  # NaN fails this too
+            raise BadInput(f"--ci-width {args.ci_width}: must be a positive percentage of the median")
+    else:
+        try:
+            repeat = int(args.repeat)
+        except ValueError:
+            raise BadInput(f"--repeat {args.repeat!r}: a count or auto") from None
+        if repeat < 1:
+            raise BadInput(f"--repeat {repeat}: must be 1 or more")
+    if args.warmup + repeat > MAX_EXECUTIONS:
+        option = f"--repeat-cap {repeat}" if auto else f"--repeat {repeat}"
+        raise BadInput(f"--warmup {args.warmup} {option}: more than {MAX_EXECUTIONS:,} executions per test")
+    if args.drop_caches and (problem := drop_caches_problem()) is not None:
+        raise BadInput(f"--drop-caches: {problem}")
+    return ReplayOptions(
+        warmup=args.warmup,
+        repeat=repeat,
+        cold=args.cold,
+        fail_fast=args.fail_fast,
+        repeat_auto=auto,
+        ci_width=args.ci_width / 100,
+        drop_caches=args.drop_caches,
+    )
+
+
+def _preset(args: argparse.Namespace) -> ClientPreset:
+    """The preset the options name: `--client`, `--geth-bin`, or a `--client-cmd` template."""
+    if args.client_cmd is not None:
+        for option, value in (("--client", args.client), ("--geth-bin", args.geth_bin)):
+            if value is not None:
+                raise BadInput(f"{option}: not with --client-cmd (the template says how to start the client)")
+        return custom_preset(args.client_cmd, args.client_init, GenesisFormat(args.genesis_format or "geth"))
+    for option, value in (("--client-init", args.client_init), ("--genesis-format", args.genesis_format)):
+        if value is not None:
+            raise BadInput(f"{option}: only with --client-cmd (a preset has its own)")
+    if args.geth_bin is not None:
+        if args.client not in (None, "geth") or args.client_bin is not None:
+            raise BadInput("--geth-bin: the same as --client geth --client-bin; give one of them")
+        args.client_bin = args.geth_bin
+    return preset_by_name(args.client or "geth")
+
+
+def _client_binary(preset: ClientPreset, given: Path | None) -> Path:
+    """`--client-bin`, or the pinned geth / bundled reth, checked to be runnable."""
+    if given is not None:
+        return check_executable(given, "--client-bin")
+    if preset.name not in ("geth", "reth"):
+        raise BadInput(f"--client {preset.name} needs --client-bin PATH (balgen has no {preset.name} build)")
+    # `make tools` builds geth, and unpacks reth from ../shared/clients/reth-*.gz where that exists.
+    return required_tool(preset.name, "give --client-bin PATH")
+
+
+def _target(args: argparse.Namespace) -> ManagedClient | ExternalClient:
+    """The client to replay against, from the options that name it."""
+    if args.engine_url is None:
+        for option, value in (("--jwt-secret", args.jwt_secret), ("--rpc-url", args.rpc_url)):
+            if value is not None:
+                raise BadInput(f"{option}: only with --engine-url")
+        preset, client_args = preset_with_client_args(args.client_args, _preset(args))
+        return ManagedClient(preset=preset, binary=_client_binary(preset, args.client_bin), client_args=client_args)
+    for option, value in (
+        ("--client", args.client), ("--client-bin", args.client_bin), ("--geth-bin", args.geth_bin),
+        ("--client-cmd", args.client_cmd), ("--client-init", args.client_init), ("--genesis-format", args.genesis_format),
+        ("--client-args", args.client_args), ("--cold", args.cold or None),
+    ):  # fmt: skip
+        if value is not None:
+            raise BadInput(f"{option}: only for a client balgen starts, not with --engine-url")
+    if args.jwt_secret is None:
+        raise BadInput("--engine-url needs --jwt-secret FILE")
+    engine_url = check_http_url(args.engine_url, "--engine-url")
+    rpc_url = None if args.rpc_url is None else check_http_url(args.rpc_url, "--rpc-url")
+    return ExternalClient(engine_url, read_jwt_secret(args.jwt_secret), rpc_url)
+
+
+def check_networks(suite: Suite) -> None:
+    """balgen's genesis files need a chain config for every group's network."""
+    for group in suite.groups:
+        try:
+            network_fork(group.genesis.network)
+        except BadInput as error:
+            first = group.tests[0]
+            raise BadInput(f"{first.path}: test {first.test_id}: {error}") from None
+
+
+_COMMAND_LINE_OPTIONS = ("--client-args", "--client-cmd", "--client-init")
+
+
+def _attach_client_args(argv: Sequence[str]) -> list[str]:
+    """
+    `--client-args "--flag value"` as `--client-args=--flag value` (and the
+    same for the command templates): argparse would otherwise take a value
+    that starts with `--` for an option.
+    """
+    arguments = list(argv)
+    index = 0
+    while index < len(arguments) - 1:
+        if arguments[index] in _COMMAND_LINE_OPTIONS:
+            arguments[index : index + 2] = [f"{arguments[index]}={arguments[index + 1]}"]
+        index += 1
+    return arguments
+
+
+def _default_label(args: argparse.Namespace) -> str:
+    """The client's preset name, `custom` for `--client-cmd`, `external` for `--engine-url`."""
+    if args.engine_url is not None:
+        return "external"
+    if args.client_cmd is not None:
+        return "custom"
+    return (args.client or "geth").lower()
+
+
+def checked_request(argv: Sequence[str]) -> ReplayRequest:
+    """Parse and check the whole command line; `BadInput` on the first problem."""
+    args = replay_parser().parse_args(_attach_client_args(argv))
+    options = _options(args)
+    label = args.label or _default_label(args)
+    if not _LABEL.match(label):
+        raise BadInput(f"--label {label!r}: use letters, digits, '.', '_' and '-'")
+    target = _target(args)
+    suite = discover(args.path, args.keyword, args.format)
+    if isinstance(target, ManagedClient):
+        check_networks(suite)
+    else:
+        target = target.probe()
+    output = args.output or default_output(label)
+    check_output_outside_fixtures(output, args.path)
+    # Last: it creates the output folder, which no rejected command may leave behind.
+    output = prepare_output(output)
+    return ReplayRequest(suite, target, options, label, output, args.path, args.keyword)
+
+
+def check_output_outside_fixtures(output: Path, fixtures: Path) -> None:
+    """
+    Results written inside the fixture folder would be read as fixtures by
+    every later replay of it (`results.json` is JSON but no fixture), so
+    each would fail whatever `-k` selects.
+    """
+    if not fixtures.is_dir():
+        return  # a replay of one file reads no other
+    folder = fixtures.resolve()
+    if output.resolve().is_relative_to(folder):
+        raise BadInput(f"--output {output}: inside the fixture folder {folder}; its results would be read as fixtures")
+
+
+class _Fanout:
+    """Passes every event to each observer in turn."""
+
+    def __init__(self, *observers: ReplayObserver) -> None:
+        self.observers = observers
+
+    def group_started(self, group: ReplayGroup, client_version: str | None) -> None:
+        for observer in self.observers:
+            observer.group_started(group, client_version)
+
+    def test_started(self, ref: FixtureRef, executions: int) -> None:
+        for observer in self.observers:
+            observer.test_started(ref, executions)
+
+    def execution_done(self, execution: Execution) -> None:
+        for observer in self.observers:
+            observer.execution_done(execution)
+
+    def test_finished(self, result: FixtureResult) -> None:
+        for observer in self.observers:
+            observer.test_finished(result)
+
+
+def new_run(request: ReplayRequest) -> RunResult:
+    """The header of `results.json`, before any test ran."""
+    return RunResult(
+        label=request.label,
+        balgen_version=__version__,
+        started_at=utc_now(),
+        fixtures_path=str(request.path),
+        keyword=request.keyword,
+        warmup=request.options.warmup,
+        repeat=request.options.repeat,
+        repeat_auto=request.options.repeat_auto,
+        ci_width=request.options.ci_width if request.options.repeat_auto else None,
+        cold=request.options.cold,
+        drop_caches=request.options.drop_caches,
+        fail_fast=request.options.fail_fast,
+        target=target_description(request.target),
+        notes=list(request.suite.notes),
+    )
+
+
+def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
+    """Run the replay, writing results as it goes; return them and the exit code."""
+    try:
+        writer = RunWriter(request.output, new_run(request))
+    except ResultsNotWritten as error:
+        print(f"balgen replay: {escaped(str(error))}", file=sys.stderr)
+        return new_run(request), BAD_INPUT_EXIT_CODE
+    for note in request.suite.notes:
+        console.print(f"note: {note}", highlight=False)
+    state = RunState.INTERRUPTED
+    writable = True
+    try:
+        with ReplayProgress(console, request.suite.test_count) as progress:
+            state = replay_suite(request.suite, request.target, request.options, _Fanout(progress, writer))
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP, SIGQUIT (stop_signals)
+        report_stop(f"balgen replay: {stop_name(stop)}; {len(writer.run.tests)} tests kept in {request.output}")
+        return writer.run, stop_exit_code(stop)
+    except ResultsNotWritten as error:
+        writable = False
+        print(f"balgen replay: {error}; the run stopped after {len(writer.run.tests)} tests", file=sys.stderr)
+        return writer.run, FAILED
+    finally:
+        if writable:
+            try:
+                writer.finish(state)
+            except ResultsNotWritten as error:
+                print(f"balgen replay: {escaped(str(error))}", file=sys.stderr)
+    run = writer.run
+    console.print(summary_table(run.tests, f"balgen replay {request.label}: {run.client_versions[0] if run.client_versions else ''}"))
+    counts = run.counts
+    console.print(
+        f"{counts['passed']} passed, {counts['failed']} failed, {counts['not_run']} not run"
+        + (" (stopped at the first failure)" if state is RunState.STOPPED else "")
+        + f"; results in {request.output}",
+        highlight=False,
+    )
+    return run, 0 if counts["passed"] == len(run.tests) else FAILED
+
+
+def run_replay(argv: Sequence[str], console: Console | None = None) -> int:
+    """
+    `balgen replay`: check the input (exit 2 on a problem), then run it. A
+    stop signal, from the first check (a slow `--engine-url` probe) to the
+    last result written, unwinds: the client balgen started is stopped and
+    the results say `interrupted`.
+    """
+    with stop_signals_unwind():
+        try:
+            request = checked_request(argv)
+        except BadInput as error:
+            print(f"balgen replay: {escaped(str(error))}", file=sys.stderr)
+            return BAD_INPUT_EXIT_CODE
+        except KeyboardInterrupt as stop:
+            report_stop(f"balgen replay: {stop_name(stop)} before the run started; nothing written")
+            return stop_exit_code(stop)
+        return execute(request, console or wide_console())[1]

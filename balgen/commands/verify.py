@@ -1,0 +1,276 @@
+"""
+`balgen verify PATH [-k EXPR]`: every fixture under PATH, balgen's or
+execution-spec-tests', checked by geth's `evm blocktest` and revm's `revme
+blockchaintest` (each `blockchain_test`) and by an engine import into the pinned
+geth (each engine fixture, engine_x preferred where a test comes in both).
+
+One row per fixture per verifier, with the first difference when one fails,
+and a summary line `N fixtures: geth N/N, revm N/N, engine N/N`. Exit code 0
+when every check passed, 1 when any failed, 2 for bad input (one line, before
+anything runs), 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, KeywordExpression, OneLineParser, keyword_matcher, matches, wide_console
+from ..plumbing.errors import BadInput
+from ..fixtures.files import ENGINE, ENGINE_X, fixture_files, fixture_format
+from ..fixtures.reading import read_fixture_document
+from ..fixtures.models import BlockchainFixture
+from ..plumbing.printable import escaped
+from ..replay.discovery import Suite
+from ..plumbing.stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
+from ..plumbing.toolchain import required_tool
+from ..verify.engine_import import engine_outcomes, engine_suite
+from ..verify.evm_runners import RunningVerifiers
+from ..verify.outcomes import Outcome, Verifier
+
+PASSED, FAILED = 0, 1
+BLOCKCHAIN = BlockchainFixture.format_name
+
+
+def verify_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="balgen verify",
+        description=(
+            "Check fixtures with two EVMs (geth's evm blocktest, revm's revme blockchaintest) "
+            "and an engine import into geth."
+        ),
+    )
+    parser.add_argument("path", type=Path, help="fixture file or folder (balgen's or execution-spec-tests')")
+    parser.add_argument("-k", dest="keyword", default=None, help="only tests whose id matches EXPR (pytest -k syntax)")
+    parser.add_argument(
+        "--without",
+        default="",
+        help="verifiers to leave out, comma-separated: geth, revm, engine (e.g. --without revm where revme is not built)",
+    )
+    parser.add_argument("--evm-bin", type=Path, default=None, help="evm binary (default: the pinned go-ethereum evm)")
+    parser.add_argument("--revme-bin", type=Path, default=None, help="revme binary (default: the pinned revme 43.0.3)")
+    parser.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.8)")
+    return parser
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which tests to verify: those `-k` matches, and if `names` is given only those."""
+
+    keyword: str | None = None
+    names: frozenset[str] | None = None
+    expression: KeywordExpression | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # A malformed -k is bad input before anything runs.
+        object.__setattr__(self, "expression", keyword_matcher(self.keyword))
+
+    def __call__(self, test_id: str) -> bool:
+        if self.names is not None and test_id not in self.names:
+            return False
+        return matches(self.expression, test_id)
+
+
+@dataclass(frozen=True)
+class Tools:
+    """The binary of each verifier that runs; None for one left out."""
+
+    evm: Path | None
+    revme: Path | None
+    geth: Path | None
+
+    def runs(self, verifier: Verifier) -> bool:
+        return {Verifier.GETH: self.evm, Verifier.REVM: self.revme, Verifier.ENGINE: self.geth}[verifier] is not None
+
+
+def _binary(given: Path | None, what: str, without: str) -> Path:
+    """
+    The binary given, or else the one on balgen's tool search path, checked to
+    run; else `BadInput` saying how to get it or go on without it.
+    """
+    if given is None:
+        return required_tool(what, f"leave it out with --without {without}")
+    path = given
+    if not path.is_file():
+        raise BadInput(f"{what} {path}: not built (run `make tools`), or leave it out with --without {without}")
+    if not os.access(path, os.X_OK):
+        raise BadInput(f"{what} {path}: is not executable")
+    return path
+
+
+def tools_for(
+    without: str = "", evm_bin: Path | None = None, revme_bin: Path | None = None, geth_bin: Path | None = None
+) -> Tools:
+    """The verifiers' binaries (the pinned ones by default), checked; `without` leaves some out."""
+    left_out = {name.strip() for name in without.split(",") if name.strip()}
+    unknown = left_out - {verifier.value for verifier in Verifier}
+    if unknown:
+        raise BadInput(f"--without {without!r}: unknown verifier {sorted(unknown)[0]!r} (geth, revm, engine)")
+    if left_out == {verifier.value for verifier in Verifier}:
+        raise BadInput("--without: every verifier left out, nothing would be checked")
+    return Tools(
+        evm=None if "geth" in left_out else _binary(evm_bin, "evm", "geth"),
+        revme=None if "revm" in left_out else _binary(revme_bin, "revme", "revm"),
+        geth=None if "engine" in left_out else _binary(geth_bin, "geth", "engine"),
+    )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What will run: the blockchain tests by file, and the engine suite."""
+
+    blockchain: dict[Path, list[str]]
+    engine: Suite | None
+    fixture_count: int
+    """Distinct test ids over every format verified."""
+
+    @property
+    def blockchain_count(self) -> int:
+        return sum(len(names) for names in self.blockchain.values())
+
+    @property
+    def engine_count(self) -> int:
+        return 0 if self.engine is None else self.engine.test_count
+
+
+def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
+    """Find what to verify under `path`; `BadInput` when it is nothing."""
+    blockchain: dict[Path, list[str]] = {}
+    ids: set[str] = set()
+    has_engine = False
+    for file in fixture_files(path):
+        for test_id, fixture in read_fixture_document(file).items():
+            found = fixture_format(fixture) if isinstance(fixture, dict) else None
+            if not selection(test_id) or found not in (BLOCKCHAIN, ENGINE, ENGINE_X):
+                continue
+            if found == BLOCKCHAIN and (tools.evm or tools.revme):
+                blockchain.setdefault(file, []).append(test_id)
+                ids.add(test_id)
+            elif found != BLOCKCHAIN and tools.geth:
+                has_engine = True
+    engine = engine_suite(path, selection.keyword, selection) if has_engine else None
+    if engine is not None:
+        ids.update(ref.test_id for group in engine.groups for ref in group.tests)
+    if not ids:
+        what = f"-k {selection.keyword!r} matches no" if selection.keyword else f"{path}: no"
+        raise BadInput(f"{what} blockchain_test or engine fixture to verify")
+    return Plan(blockchain, engine, len(ids))
+
+
+class _Progress:
+    """A progress bar over every check; without a terminal, a plain line at each tenth of the way."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.console = console
+        self.total = total
+        self.finished = 0
+        self._bar = Progress(
+            TextColumn("[bold]verify[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("{task.description}"), console=console, transient=True, disable=not console.is_terminal,
+        )  # fmt: skip
+        self._task = self._bar.add_task("", total=total)
+
+    def __enter__(self) -> _Progress:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._bar.stop()
+
+    def doing(self, what: str) -> None:
+        self._bar.update(self._task, description=what)
+
+    def done(self, outcome: Outcome) -> None:
+        del outcome
+        self.finished += 1
+        self._bar.advance(self._task)
+        tenth = max(1, self.total // 10)
+        if not self.console.is_terminal and (self.finished % tenth == 0 or self.finished == self.total):
+            self.console.print(f"verify: {self.finished}/{self.total} checks done", highlight=False)
+
+
+def run_checks(checks: Plan, tools: Tools, progress: _Progress) -> list[Outcome]:
+    """Every check of the plan: the two EVMs file by file (side by side), then the engine groups."""
+    outcomes: list[Outcome] = []
+    if tools.evm is not None or tools.revme is not None:
+        for file, names in checks.blockchain.items():
+            progress.doing(file.name)
+            found = RunningVerifiers(tools.evm, tools.revme, file, names).outcomes()
+            for outcome in found:
+                progress.done(outcome)
+            outcomes += found
+    if checks.engine is not None and tools.geth is not None:
+        progress.doing("engine import")
+        outcomes += engine_outcomes(checks.engine, tools.geth, progress.done)
+    return outcomes
+
+
+def rows_table(outcomes: Sequence[Outcome]) -> Table:
+    """One row per fixture per verifier, failures with their first difference."""
+    table = Table(title="balgen verify", title_justify="left")
+    for column in ("fixture", "verifier", "result", "first difference"):
+        table.add_column(column, overflow="fold")
+    order = list(Verifier)
+    for outcome in sorted(outcomes, key=lambda o: (o.test_id, order.index(o.verifier))):
+        result = "[green]pass[/]" if outcome.passed else "[red]FAIL[/]"
+        difference = "" if outcome.passed else f"{outcome.path}: {outcome.difference}"
+        table.add_row(outcome.test_id, outcome.verifier.value, result, difference)
+    return table
+
+
+def summary_line(fixture_count: int, outcomes: Sequence[Outcome], tools: Tools) -> str:
+    """`N fixtures: geth N/N, revm N/N, engine N/N` (a verifier left out says so)."""
+    parts = []
+    for verifier in Verifier:
+        if not tools.runs(verifier):
+            parts.append(f"{verifier.value} left out")
+            continue
+        mine = [o for o in outcomes if o.verifier is verifier]
+        parts.append(f"{verifier.value} {sum(o.passed for o in mine)}/{len(mine)}")
+    return f"{fixture_count} fixtures: " + ", ".join(parts)
+
+
+def verify(path: Path, selection: Selection, tools: Tools, console: Console) -> int:
+    """Verify what `selection` picks under `path`: print rows and summary; the exit code."""
+    checks = plan(path, selection, tools)
+    evms = (tools.evm is not None) + (tools.revme is not None)
+    with _Progress(console, checks.blockchain_count * evms + checks.engine_count) as progress:
+        outcomes = run_checks(checks, tools, progress)
+    console.print(rows_table(outcomes))
+    console.print(summary_line(checks.fixture_count, outcomes, tools), highlight=False)
+    return PASSED if all(o.passed for o in outcomes) else FAILED
+
+
+def run_verify(argv: Sequence[str], console: Console | None = None) -> int:
+    """`balgen verify`'s entry point; Ctrl-C, SIGTERM, SIGHUP and SIGQUIT stop it alike (`stop_signals`)."""
+    try:
+        with stop_signals_unwind():
+            args = verify_parser().parse_args(argv)
+            if not args.path.exists():
+                raise BadInput(f"{args.path}: does not exist")
+            selection = Selection(args.keyword)
+            tools = tools_for(args.without, args.evm_bin, args.revme_bin, args.geth_bin)
+            return verify(args.path, selection, tools, console or wide_console())
+    except BadInput as error:
+        print(f"balgen verify: {escaped(str(error))}", file=sys.stderr)
+        return BAD_INPUT_EXIT_CODE
+    except KeyboardInterrupt as stop:
+        report_stop(f"balgen verify: {stop_name(stop)}")
+        return stop_exit_code(stop)
+
+
+def verify_filled(output: Path, names: frozenset[str], console: Console) -> int:
+    """`balgen fill --verify`: the fixtures the fill just wrote, by every verifier."""
+    try:
+        return verify(output, Selection(names=names), tools_for(), console)
+    except BadInput as error:
+        print(f"balgen fill --verify: {error}", file=sys.stderr)
+        return BAD_INPUT_EXIT_CODE

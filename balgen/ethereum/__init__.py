@@ -1,0 +1,1 @@
+"""Ethereum facts: forks, gas costs, hex types, keccak, chain constants, bytecode."""

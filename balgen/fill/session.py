@@ -1,0 +1,513 @@
+"""
+Filling: one workload in, its three fixture formats out, checked.
+
+A `FillSession` owns the t8n, a scratch folder and the pre-alloc groups of
+one run. Filling a workload builds its chain on its own genesis (for
+`blockchain_test` and `blockchain_test_engine`) and again on its group's
+shared genesis (for `blockchain_test_engine_x`), reusing the signatures,
+checks both, and writes all files under temporary names that are renamed only
+once every file of the workload is complete.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from .. import __version__
+from ..chain.alloc import (
+    alloc_json, fixture_alloc, genesis_accounts, genesis_entries, iter_alloc, iter_alloc_among, iter_alloc_packing,
+    iter_fixture_alloc, state_diff, system_addresses, write_alloc, write_alloc_entries, write_sorted_alloc,
+)
+from ..chain.header import Header, has_block_access_list
+from ..chain.applied_chain import AppliedGenesis, apply_blocks
+from ..chain.bal import access_list_changers
+from ..chain.state_roots import StateRoots, state_root_tool
+from ..chain.builder import BuiltChain, build_chain, genesis_header
+from ..chain.t8n import TransitionTool
+from ..analysis import ACCESS_TRACER, INFO_KEY, DependencyGraph
+from .checks import (
+    BlockTouches, check_chain, check_same_execution, check_transaction_gas_caps, genesis_dependence,
+    traced_dependency_graph,
+)
+from ..plumbing.errors import BadInput, FillCheckFailed
+from ..fixtures.models import (
+    BlockchainEngineFixture, BlockchainEngineXFixture, BlockchainFixture, FixtureModel, format_dir,
+)
+from ..fixtures.render import (
+    blockchain_fixture, engine_fixture, engine_x_fixture, fixture_file_chunks, pre_alloc_group, with_streamed_lists,
+)
+from ..plumbing.spooled_json import RenderedValues
+from ..plumbing.streamed_json import StreamedObject, indented_chunks
+from ..model.test_ids import INFO_KEY as TEST_ID_KEY, eest_test_id
+from ..ethereum.forks import Fork
+from ..generators.catalog import PlannedWorkload, family_by_name
+from ..model.workload import Account, Address, BlockSpec, Workload, gas_millions
+
+
+@dataclass
+class PreAllocGroupState:
+    """A pre-alloc group as one process knows it once its genesis is built."""
+
+    group_hash: str
+    test_ids: list[str]
+    alloc_path: Path
+    genesis: Header
+    written: bool = False
+
+
+def build_own_chain(
+    t8n: TransitionTool, workload: Workload, workdir: Path, blocks: Sequence[BlockSpec] | None = None
+) -> BuiltChain:
+    """The chain of `blocks` (default: all of the workload's) on the workload's own genesis
+    (system contracts plus its pre-state, written one account at a time), built in `workdir`,
+    every block traced by the access tracer in the run that builds it: the benchmark block's
+    traces are the traced check's, every block's the shared chain's proof (`genesis_dependence`).
+    A large-state workload's chain is its group's own, so only its benchmark block is traced
+    (a contract set's setup blocks are a thousand transactions, each trace a file t8n writes)."""
+    genesis = workdir / "genesis.json"
+    write_alloc_entries(genesis, genesis_entries(workload.fork, workload.pre_accounts()))
+    return build_chain(
+        t8n,
+        workload.fork,
+        genesis,
+        workload.blocks if blocks is None else blocks,
+        workdir / "own",
+        label=workload.name,
+        tracer=ACCESS_TRACER,
+        trace_last_only=workload.large_state,
+    )
+
+
+def group_hash(test_ids: Sequence[str]) -> str:
+    """Deterministic 8-byte id of a group from its sorted test ids (as execution-spec-tests packs groups)."""
+    digest = hashlib.sha256("\n".join(sorted(test_ids)).encode()).digest()
+    return f"0x{int.from_bytes(digest[:8], 'big'):016x}"
+
+
+def gas_folder(fork: Fork, gas_value: int, all_gas_values: Sequence[int]) -> str:
+    """`for_<fork>_at_<NNNN>M`, zero-padded to the widest gas value of the run."""
+    width = max(4, max(len(gas_millions(g)) for g in all_gas_values))
+    return f"for_{fork.output_name}_at_{gas_millions(gas_value).zfill(width)}M"
+
+
+@dataclass(frozen=True)
+class FillResult:
+    """What filling one workload produced, for summaries and benchmarks."""
+
+    name: str
+    tx_count: int
+    gas_used: int
+    files: tuple[Path, ...]
+    t8n_seconds: float
+    """Time spent inside t8n for this workload (its own and shared chains)."""
+    one_pass_seconds: float
+    """t8n's time for one pass over the blocks: the setup blocks and the traced benchmark block
+    (the own chain, whose benchmark block is traced as it is built), the least any fill with a
+    traced check must spend."""
+    one_pass_cpu_seconds: tuple[float, float]
+    """The CPU time of that pass: t8n's own (user) and the kernel's for it (system)."""
+    stages: dict[str, float]
+    """Wall seconds of each stage of the fill (own chain, checks, group genesis, shared chain, write)."""
+
+
+@dataclass
+class StageClock:
+    """Wall time, and t8n's wall and CPU time (its own, the kernel's), per stage of one fill, for the speed benchmark."""
+
+    t8n: TransitionTool
+    seconds: dict[str, float] = field(default_factory=dict)
+    t8n_usage: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    """t8n's (wall, user, system) seconds per stage."""
+
+    def _t8n_counters(self) -> tuple[float, float, float]:
+        return self.t8n.busy_seconds, self.t8n.user_seconds, self.t8n.system_seconds
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started, t8n_before = time.perf_counter(), self._t8n_counters()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+            so_far = self.t8n_usage.get(name, (0.0, 0.0, 0.0))
+            wall, user, system = (
+                total + after - before for total, after, before in zip(so_far, self._t8n_counters(), t8n_before)
+            )
+            self.t8n_usage[name] = (wall, user, system)
+
+
+@dataclass
+class FillSession:
+    """Everything one fill run (or one xdist worker of it) shares."""
+
+    t8n: TransitionTool
+    output: Path
+    all_gas_values: Sequence[int]
+    planned: Sequence[PlannedWorkload]
+    scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="balgen-fill-")))
+    """Removed by `close`; the plugin puts it inside the run's scratch folder, which it removes too."""
+    staging: Path | None = None
+    """Where files are written before they are renamed into `output`: the run's, shared by
+    its workers and removed by the plugin; by default one of this session's own."""
+    group_folder: Path | None = None
+    """Where the pre-alloc group's genesis is built once for every worker of the run (the
+    plugin's run scratch folder, shared by its workers); by default in this session's scratch."""
+    state_root_bin: Path | None = None
+    """`balgen-state-root` (by default found on the tool search path when first needed)."""
+    _group: PreAllocGroupState | None = None
+    _group_roots: StateRoots | None = None
+    """`balgen-state-root` over the group genesis, when this process built it: kept for `applied_genesis`."""
+    _applied_genesis: AppliedGenesis | None = None
+
+    @property
+    def staging_folder(self) -> Path:
+        return self.staging or self.output / f".{self.scratch.name}"
+
+    def close(self) -> None:
+        """Stop the group's state-root tool; remove the scratch folder, and the staging folder if it is this session's own."""
+        if self._group_roots is not None:
+            self._group_roots.close()
+        if self._applied_genesis is not None:
+            self._applied_genesis.roots.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.staging is None:
+            shutil.rmtree(self.staging_folder, ignore_errors=True)
+
+    def fill(self, workload: Workload, test_function: str) -> FillResult:
+        """
+        Build, check and write every fixture format of `workload`, filled by the
+        pytest test `test_function` (`fillers/test_x.py::test_x`), which names
+        the fixtures' EEST-style test ids.
+        """
+        work = Path(tempfile.mkdtemp(prefix=f"{workload.name}-", dir=self.scratch))
+        clock = StageClock(self.t8n)
+        try:
+            check_transaction_gas_caps(workload)
+            with clock.stage("group genesis"):
+                self.start_pre_alloc_group(workload.fork)
+            with clock.stage("own chain"):
+                own = build_own_chain(self.t8n, workload, work)
+            with clock.stage("checks"):
+                check_chain(workload, own)
+                # What the shared chain's proof needs of the benchmark block's traces, gathered as they are read.
+                benchmark_touches = None if workload.large_state else BlockTouches(system_addresses(workload.fork))
+                graph = traced_dependency_graph(workload, own, benchmark_touches)
+            if workload.large_state:
+                # Its own group: the genesis is the one just built, so the chain is built once.
+                group, shared = own_pre_alloc_group(workload, own), own
+            else:
+                with clock.stage("group genesis"):
+                    group = self.pre_alloc_group(workload.fork)
+                with clock.stage("shared chain"):
+                    gathered = {len(own.blocks) - 1: benchmark_touches} if benchmark_touches is not None else None
+                    shared = self.shared_chain(workload, own, group, work / "shared", gathered)
+            with clock.stage("write"):
+                files = self._write(workload, own, shared, group, graph, test_function, work)
+            return FillResult(
+                name=workload.name,
+                tx_count=len(workload.benchmark_block.txs),
+                gas_used=own.blocks[-1].header.gas_used,
+                files=files,
+                t8n_seconds=sum(wall for wall, _, _ in clock.t8n_usage.values()),
+                one_pass_seconds=clock.t8n_usage["own chain"][0],
+                one_pass_cpu_seconds=clock.t8n_usage["own chain"][1:],
+                stages=clock.seconds,
+            )
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def shared_chain(
+        self,
+        workload: Workload,
+        own: BuiltChain,
+        group: PreAllocGroupState,
+        workdir: Path,
+        gathered: Mapping[int, BlockTouches] | None = None,
+    ) -> BuiltChain:
+        """
+        `own`'s blocks on the group genesis: applied from their state changes
+        when they provably execute the same there (`genesis_dependence`, with
+        what the checks `gathered` of some blocks' traces), otherwise executed
+        again and compared with `own` (a difference names why the blocks were
+        not applied).
+        """
+        fork = workload.fork
+        reason = None
+        if has_block_access_list(fork):
+            reason = genesis_dependence(fork, own, group.alloc_path, gathered)
+            if reason is None:
+                applied_genesis = self.applied_genesis(fork, group)
+                return apply_blocks(self.t8n, fork, own, applied_genesis, workdir, label=workload.name)
+        shared = build_chain(
+            self.t8n,
+            fork,
+            group.alloc_path,
+            workload.blocks,
+            workdir,
+            label=workload.name,
+            signed=[block.txs for block in own.blocks],
+            genesis=group.genesis,
+        )
+        try:
+            check_same_execution(fork, own, shared)
+        except FillCheckFailed as error:
+            if reason is None:
+                raise
+            raise FillCheckFailed(f"{error} (executed, not applied: {reason})") from None
+        return shared
+
+    def applied_genesis(self, fork: Fork, group: PreAllocGroupState) -> AppliedGenesis:
+        """The group genesis as blocks are applied to it, its trie loaded once per session."""
+        if self._applied_genesis is None:
+            roots = self._group_roots or StateRoots(self._state_root_bin(), group.alloc_path)
+            self._group_roots = None  # the builder's trie is the applied genesis's now
+            try:
+                self._applied_genesis = AppliedGenesis.load(fork, group.genesis, group.alloc_path, roots)
+            except BaseException:
+                roots.close()
+                raise
+        return self._applied_genesis
+
+    def pre_alloc_group(self, fork: Fork) -> PreAllocGroupState:
+        """
+        The run's shared genesis: system contracts plus every planned small workload's pre-state.
+
+        Building it means building every planned workload, so the first worker
+        of the run to take the group folder's lock builds it into
+        `group_folder`, and every other worker waits for it and reads it from there.
+        """
+        if self._group is None:
+            self._take_pre_alloc_group(fork, wait=True)
+        assert self._group is not None
+        return self._group
+
+    def start_pre_alloc_group(self, fork: Fork) -> None:
+        """
+        Build the run's shared genesis now if the run has small workloads and
+        no other worker is building it: the first fixtures of a run are often
+        contract sets, which do not need it, so it is ready when a worker
+        first does instead of keeping that worker waiting.
+        """
+        if self._group is None and any(not planned.family.sized_by_code for planned in self.planned):
+            self._take_pre_alloc_group(fork, wait=False)
+
+    def _take_pre_alloc_group(self, fork: Fork, wait: bool) -> None:
+        """Build the group genesis under the group folder's lock, or read it if built; without
+        `wait`, do neither while another worker holds the lock."""
+        folder = self.group_folder or self.scratch / "group"
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / "lock").open("w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return
+            if not (folder / GROUP_SUMMARY).exists():
+                self._group_roots = build_group_genesis(fork, self.planned, folder, self._state_root_bin())
+        self._group = read_group_genesis(fork, folder)
+
+    def _state_root_bin(self) -> Path:
+        return self.state_root_bin or state_root_tool()
+
+    def _info(self, workload: Workload) -> dict[str, Any]:
+        return {
+            "filling-transition-tool": self.t8n.version(),
+            "gas-rules": {"spec": workload.fork.gas.spec, "hash": workload.fork.gas.rules_hash()},
+            "generator": f"balgen {__version__}",
+            "description": family_by_name(workload.family).description,
+            "fixture-name": workload.name,
+            "workload": dict(workload.parameters),
+        }
+
+    def _write(
+        self,
+        workload: Workload,
+        own: BuiltChain,
+        shared: BuiltChain,
+        group: PreAllocGroupState,
+        graph: DependencyGraph,
+        test_function: str,
+        work: Path,
+    ) -> tuple[Path, ...]:
+        info = {**self._info(workload), INFO_KEY: with_streamed_lists(graph.info())}
+        pre = StreamedObject(lambda: iter_fixture_alloc(own.genesis_alloc_path), floatless=True)
+        # Each fixture is built only when its file is written, so one format's
+        # document is held at a time (at a billion gas each holds tens of
+        # thousands of transactions).
+        builders: list[tuple[type[FixtureModel], Callable[[], dict[str, Any]]]]
+        if workload.large_state:
+            # Gigabytes of post-state in three files would help no one: its root stands for it.
+            builders = [
+                (BlockchainFixture, lambda: blockchain_fixture(workload, own, None)),
+                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, None)),
+                (BlockchainEngineXFixture, lambda: engine_x_fixture(workload, shared, group.group_hash, None)),
+            ]
+        else:
+            # Both post-states are streamed from sorted copies of t8n's allocs (an
+            # applied chain's is written sorted): at a billion gas each holds tens
+            # of thousands of accounts.
+            own_post_path = write_sorted_alloc(own.post_alloc_path, work / "own-post.json")
+            own_post = StreamedObject(lambda: iter_fixture_alloc(own_post_path), floatless=True)
+            changed = accounts_changed_in_access_lists(shared) if has_block_access_list(workload.fork) else None
+            shared_post_path = (
+                shared.post_alloc_path
+                if shared.sorted_post
+                else write_sorted_alloc(shared.post_alloc_path, work / "shared-post.json", only=changed)
+            )
+            diff = StreamedObject(
+                lambda: fixture_alloc(
+                    state_diff(
+                        iter_alloc(group.alloc_path) if changed is None else iter_alloc_among(group.alloc_path, changed),
+                        iter_alloc_packing(shared_post_path),
+                        changed,
+                    )
+                ),
+                floatless=True,
+            )
+            builders = [
+                (BlockchainFixture, lambda: blockchain_fixture(workload, own, own_post)),
+                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, own_post)),
+                (BlockchainEngineXFixture, lambda: engine_x_fixture(workload, shared, group.group_hash, diff)),
+            ]
+        folder = gas_folder(workload.fork, workload.gas_benchmark_value, self.all_gas_values)
+        with RenderedValues(work / "rendered") as values:
+            pending: list[tuple[Path, Iterable[str]]] = []
+            for model, build in builders:
+                format_name = model.format_name  # type: ignore[attr-defined]
+                path = self.output / format_dir(format_name) / folder / workload.family / f"{workload.name}.json"
+                test_id = eest_test_id(test_function, workload, format_name)
+                fixture_info = {**info, TEST_ID_KEY: test_id}
+                pending.append((path, fixture_chunks(workload.name, format_name, build, fixture_info, values, pre)))
+            if not group.written:
+                pending.append((self._group_file(group), self._group_json(workload.fork, group)))
+            write_all_or_nothing(pending, self.staging_folder)
+        group.written = True
+        return tuple(path for path, _ in pending)
+
+    def _group_file(self, group: PreAllocGroupState) -> Path:
+        return self.output / format_dir(BlockchainEngineXFixture.format_name) / "pre_alloc" / f"{group.group_hash}.json"
+
+    def _group_json(self, fork: Fork, group: PreAllocGroupState) -> Iterable[str]:
+        document = pre_alloc_group(fork, group.test_ids, group.genesis).json_dict()
+        document["pre"] = StreamedObject(lambda: iter_fixture_alloc(group.alloc_path), floatless=True)
+        return indented_chunks(document)
+
+
+GROUP_GENESIS = "genesis.json"
+GROUP_SUMMARY = "group.json"
+"""The group's test ids and state root, written last: a folder holding it holds a complete group."""
+
+
+def build_group_genesis(fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path) -> StateRoots:
+    """
+    Write the group genesis of `planned` (its alloc, and a summary of its test
+    ids and state root) into `folder`; give back `balgen-state-root` over it,
+    whose root the summary holds (go-ethereum's trie, as t8n's: the tests
+    check the two agree, and a client importing the group checks it again).
+    """
+    # Only each workload's pre-state is kept: at a billion gas a workload's
+    # transactions take tens of MB, and the group holds every workload's.
+    pres: dict[str, Mapping[Address, Account]] = {}
+    for workload in planned:
+        if workload.family.sized_by_code:
+            continue  # a contract set gets a group of its own
+        try:
+            pres[workload.name] = workload.build().pre
+        except FillCheckFailed:
+            # That workload fails its own test; it must not fail every other one.
+            continue
+    write_alloc(folder / GROUP_GENESIS, alloc_json(genesis_accounts(fork, pres.values())))
+    roots = StateRoots(state_root_bin, folder / GROUP_GENESIS)
+    try:
+        summary = folder / f"{GROUP_SUMMARY}.partial"
+        summary.write_text(json.dumps({"test-ids": sorted(pres), "state-root": "0x" + roots.base_root.hex()}))
+        summary.replace(folder / GROUP_SUMMARY)
+    except BaseException:
+        roots.close()
+        raise
+    return roots
+
+
+def read_group_genesis(fork: Fork, folder: Path) -> PreAllocGroupState:
+    """The group genesis `build_group_genesis` wrote into `folder`."""
+    summary = json.loads((folder / GROUP_SUMMARY).read_text())
+    test_ids = summary["test-ids"]
+    return PreAllocGroupState(
+        group_hash=group_hash(test_ids),
+        test_ids=test_ids,
+        alloc_path=folder / GROUP_GENESIS,
+        genesis=genesis_header(fork, bytes.fromhex(summary["state-root"][2:])),
+    )
+
+
+def fixture_chunks(
+    name: str,
+    format_name: str,
+    build: Callable[[], dict[str, Any]],
+    info: Mapping[str, Any],
+    values: RenderedValues,
+    pre: StreamedObject,
+) -> Iterator[str]:
+    """The file of fixture `name` as text chunks, the fixture built when the first chunk is asked for."""
+    yield from fixture_file_chunks(name, format_name, build(), info, values, pre=pre)
+
+
+def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupState:
+    """The pre-alloc group of a large-state workload: its own genesis, for it alone."""
+    return PreAllocGroupState(
+        group_hash=group_hash([workload.name]),
+        test_ids=[workload.name],
+        alloc_path=chain.genesis_alloc_path,
+        genesis=chain.genesis,
+    )
+
+
+def accounts_changed_in_access_lists(chain: BuiltChain) -> set[str]:
+    """Every account the chain's access lists record a change of: the only ones whose state can differ."""
+    return {
+        "0x" + address.hex()
+        for block in chain.blocks
+        if block.block_access_list is not None
+        for address, changes in access_list_changers(block.block_access_list)
+        if changes
+    }
+
+
+def write_all_or_nothing(files: Sequence[tuple[Path, Iterable[str]]], staging: Path) -> None:
+    """
+    Write every file into `staging` (a folder on the output's file system),
+    then rename them all into place.
+
+    If any write fails (full disk, unwritable folder) or is interrupted, the
+    temporaries are removed and no file of the set appears, so a fixture set
+    is never partial; a process killed mid-write leaves its temporaries only
+    in `staging`, which the run removes.
+    """
+    temporaries: list[tuple[Path, Path]] = []
+    try:
+        staging.mkdir(parents=True, exist_ok=True)
+        for index, (path, chunks) in enumerate(files):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = staging / f"{os.getpid()}-{index}-{path.name}"
+            temporaries.append((temporary, path))
+            with temporary.open("w") as out:
+                for chunk in chunks:
+                    out.write(chunk)
+    except BaseException as error:
+        for temporary, _ in temporaries:
+            temporary.unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise BadInput(f"cannot write fixtures to {files[0][0].parent}: {error.strerror or error}") from None
+        raise
+    for temporary, path in temporaries:
+        os.replace(temporary, path)
+

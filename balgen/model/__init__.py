@@ -1,0 +1,1 @@
+"""The workload model: workloads, keys, transactions, footprints and test ids, as plain data."""

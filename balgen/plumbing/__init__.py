@@ -1,0 +1,1 @@
+"""Plain plumbing every layer may use: errors, output files, printable text, signals, tools, streamed JSON."""

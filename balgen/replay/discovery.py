@@ -1,0 +1,445 @@
+"""
+Finding, checking and grouping the fixtures a replay runs.
+
+`balgen replay PATH` takes a fixture file or a folder of them, ours or
+execution-spec-tests': `blockchain_test_engine` (each fixture carries its
+genesis and pre-state) and `blockchain_test_engine_x` (fixtures point to a
+shared `pre_alloc/<preHash>.json` group). Tests are grouped by genesis, since
+one client instance serves every test built on the same genesis.
+
+Everything is checked before the first payload is sent (JSON syntax, the
+format, every payload entry through its typed model down to the length and
+range of each value, the hashes, the
+blob schedule, the pre-alloc reference, the genesis header and every `pre`
+account as balgen's geth will take them): a bad fixture is one line naming
+the file, the test and the field, exit code 2, and no half-finished run. Every
+value is read through the fixture models (`fixtures/models.py`) by
+`fixtures/reading.py`, which never holds a `pre` whole: it is checked one
+account at a time, and read again the same way into the client's genesis file.
+Only the small facts are kept from discovery; payloads are read again when
+their test runs, so a suite of thousands of large fixtures never sits in memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..ethereum.chain_constants import CHAIN_ID
+from ..plumbing.command_line import keyword_matcher, matches
+from ..plumbing.errors import BadInput
+from ..fixtures.files import (
+    ENGINE,
+    ENGINE_X,
+    find_pre_alloc,
+    fixture_files,
+    fixture_format,
+    pre_hash_of,
+    string_field,
+)
+from ..fixtures.models import FixtureAccount, FixtureConfig, FixtureEnvironment, FixtureGenesisHeader
+from ..fixtures.reading import StreamedPre, read_fixture_document, validated, validated_value
+from ..ethereum.hextypes import Hash32, Uint64
+from ..model.test_ids import INFO_KEY as TEST_ID_KEY
+from ..plumbing.printable import check_test_id
+from .engine_payloads import PayloadDirective, parse_payload_directives
+
+REPLAYABLE_FORMATS = (ENGINE, ENGINE_X)
+
+NOT_REPLAYABLE_FORMATS = (
+    "blockchain_test",
+    "blockchain_test_sync",
+    "blockchain_test_stateful_engine",
+    "state_test",
+    "transaction_test",
+)
+"""Formats that are fixtures but carry no Engine API payloads a fresh client
+can take (or need a snapshot balgen does not have): skipped with a note."""
+
+FORMAT_CHOICES = {"auto": REPLAYABLE_FORMATS, "engine": (ENGINE,), "engine_x": (ENGINE_X,)}
+"""`--format` values and the fixture formats each replays."""
+
+
+@dataclass(frozen=True)
+class FixtureRef:
+    """Where one test lives: its file, its key in that file and its format."""
+
+    test_id: str
+    path: Path
+    format: str
+    eest_test_id: str | None = None
+    """The EEST-style id balgen records in `_info` (`fixtures/test_ids.py`); an
+    execution-spec-tests fixture's key is its id already."""
+
+
+@dataclass(frozen=True)
+class GenesisSource:
+    """The genesis a group of tests starts from: its header, and where its state is read from."""
+
+    network: str
+    chain_id: int
+    genesis_hash: str
+    path: Path
+    """The pre-alloc group file, or the engine fixture file holding the genesis."""
+    test_id: str | None
+    """For an engine fixture: its key in `path`; None for a pre-alloc group."""
+    header: FixtureGenesisHeader = field(compare=False)
+    """The genesis header (a pre-alloc group's: built from its environment, with the group's hash)."""
+    pre: StreamedPre = field(compare=False)
+    """The pre-state, left in `path` (see `accounts`)."""
+    listed_test_ids: frozenset[str] | None = field(default=None, compare=False)
+    """The tests a pre-alloc group's `testIds` says it holds, where it says."""
+
+    @property
+    def where(self) -> str:
+        """The file, and the test for an engine fixture, as messages name them."""
+        return f"{self.path}" if self.test_id is None else f"{self.path}: test {self.test_id}"
+
+    def accounts(self) -> Iterator[tuple[bytes, FixtureAccount]]:
+        """
+        The pre-state, read from `path` again one account at a time and
+        checked (discovery checked it; a file changed since is still bad input).
+        """
+        return self.pre.accounts(self.where)
+
+
+@dataclass(frozen=True)
+class ReplayGroup:
+    """Tests sharing one genesis, run one after another on one client."""
+
+    genesis: GenesisSource
+    tests: tuple[FixtureRef, ...]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """What a replay runs, and what discovery decided to leave out and why."""
+
+    groups: tuple[ReplayGroup, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def test_count(self) -> int:
+        """How many tests the replay runs."""
+        return sum(len(group.tests) for group in self.groups)
+
+
+@dataclass(frozen=True)
+class ReplayTest:
+    """One test, read and checked, ready to send."""
+
+    ref: FixtureRef
+    network: str
+    payloads: tuple[PayloadDirective, ...]
+    last_block_hash: str
+    config: FixtureConfig | None
+    """The fixture's `config` (None where an older fixture has none)."""
+    info: Mapping[str, Any] = field(default_factory=dict)
+    """The fixture's `_info` (empty if it has none): balgen's carries the workload model's numbers."""
+
+    @property
+    def workload(self) -> Mapping[str, Any] | None:
+        """`_info["workload"]`: the parameters a balgen workload was built with."""
+        workload = self.info.get("workload")
+        return workload if isinstance(workload, Mapping) else None
+
+    @property
+    def speedup_bound(self) -> float | None:
+        """`_info["dependency-graph"]["speedup-bound"]`: the ideal parallel speedup, if recorded."""
+        graph = self.info.get("dependency-graph")
+        bound = graph.get("speedup-bound") if isinstance(graph, Mapping) else None
+        if isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound) or bound < 1:
+            return None
+        return float(bound)
+
+    @property
+    def benchmark(self) -> PayloadDirective:
+        """The measured payload: the last one (benchmarkoor's rule; it is `testing`)."""
+        return self.payloads[-1]
+
+    @property
+    def setup(self) -> tuple[PayloadDirective, ...]:
+        """Every payload before the benchmark one."""
+        return self.payloads[:-1]
+
+
+# -- reading files ------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _cached_fixture_file(path: Path, mtime_ns: int) -> dict[str, Any]:
+    """The last fixture file read (its `pre` left in the file): consecutive tests usually share a file."""
+    del mtime_ns  # part of the cache key only: a rewritten file is read again
+    return read_fixture_document(path)
+
+
+def _fixture_file(path: Path) -> dict[str, Any]:
+    try:
+        mtime_ns = path.stat().st_mtime_ns
+    except OSError:
+        raise BadInput(f"{path}: does not exist") from None
+    return _cached_fixture_file(path, mtime_ns)
+
+
+def _hash(value: Any, where: str, field_name: str) -> str:
+    """A 32-byte hash field as lower-case 0x-hex; `BadInput` naming the field if absent or malformed."""
+    if value is None:
+        raise BadInput(f"{where}: no {field_name}")
+    return "0x" + validated_value(Hash32, value, where, field_name).hex()
+
+
+def _config(fixture: Mapping[str, Any], where: str) -> FixtureConfig | None:
+    """The fixture's `config` through its model (network, chain id, blob schedule)."""
+    config = fixture.get("config")
+    return None if config is None else validated(FixtureConfig, config, where, "config")
+
+
+def _checked_accounts(genesis: GenesisSource) -> None:
+    """Every `pre` account read and checked as the client's genesis file will take it, one at a time."""
+    for _ in genesis.accounts():
+        pass
+
+
+def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
+    """Check one fixture of a replayable format and keep what the replay needs."""
+    where = f"{ref.path}: test {ref.test_id}"
+    if not isinstance(fixture, Mapping):
+        raise BadInput(f"{where}: not a JSON object")
+    try:
+        payloads = parse_payload_directives(fixture)
+    except BadInput as error:
+        raise BadInput(f"{where}: {error}") from None
+    return ReplayTest(
+        ref=ref,
+        network=string_field(fixture, "network", where),
+        payloads=payloads,
+        last_block_hash=_hash(fixture.get("lastblockhash"), where, "lastblockhash"),
+        config=_config(fixture, where),
+        info=info if isinstance(info := fixture.get("_info"), Mapping) else {},
+    )
+
+
+def filled_with(ref: FixtureRef) -> str | None:
+    """
+    The t8n a test says it was filled with (`_info`), and the gas spec balgen
+    measured from it, e.g. `evm version 1.17.5-stable (Amsterdam (go-ethereum
+    v1.17.5))`: a client refuses fixtures of another spec's gas rules, so the
+    replay shows both side by side. None when the fixture does not say.
+    """
+    info = _fixture_file(ref.path).get(ref.test_id, {}).get("_info")
+    if not isinstance(info, Mapping) or not isinstance(info.get("filling-transition-tool"), str):
+        return None
+    rules = info.get("gas-rules")
+    spec = rules.get("spec") if isinstance(rules, Mapping) else None
+    return info["filling-transition-tool"] + (f" ({spec})" if isinstance(spec, str) else "")
+
+
+def load_test(ref: FixtureRef) -> ReplayTest:
+    """Read one test again, at the time it runs (see the module docstring)."""
+    document = _fixture_file(ref.path)
+    if ref.test_id not in document:
+        raise BadInput(f"{ref.path}: test {ref.test_id}: no longer in the file")
+    return parse_test(ref, document[ref.test_id])
+
+
+# -- genesis of a test --------------------------------------------------------
+
+
+def _pre_alloc_header(document: Mapping[str, Any], where: str, genesis_hash: str) -> FixtureGenesisHeader:
+    """
+    The genesis header of a pre-alloc group: built from its `environment`
+    (execution-spec-tests' group file), or its `genesis` object (the layout
+    of older releases, which still carried the header).
+    """
+    if document.get("genesis") is not None:
+        return validated(FixtureGenesisHeader, document["genesis"], where, "genesis")
+    if document.get("environment") is None:
+        raise BadInput(f"{where}: no environment object (nor a genesis header)")
+    environment = validated(FixtureEnvironment, document["environment"], where, "environment")
+    try:
+        fields = environment.genesis_header_fields()
+    except ValueError as error:
+        raise BadInput(f"{where}: environment: {error}") from None
+    return validated(FixtureGenesisHeader, {**fields, "hash": genesis_hash}, where, "environment")
+
+
+def _streamed_pre(document: Mapping[str, Any], where: str) -> StreamedPre:
+    pre = document.get("pre")
+    if not isinstance(pre, StreamedPre):
+        raise BadInput(f"{where}: no pre alloc")
+    return pre
+
+
+def read_pre_alloc_genesis(path: Path, first_parent_hash: str) -> GenesisSource:
+    """
+    Check a pre-alloc group file and keep its genesis facts.
+
+    A group file without a `genesis` header names no genesis hash: it is the
+    parent of the group's first payloads (`first_parent_hash`, from the test
+    that found the file; every other test must agree), and the client, which
+    builds the genesis from the environment and `pre`, must arrive at it.
+    """
+    document = read_fixture_document(path)
+    where = f"{path}"
+    network = string_field(document, "network", where)
+    header = _pre_alloc_header(document, where, first_parent_hash)
+    if header.hash is None:
+        raise BadInput(f"{where}: genesis: no hash")
+    chain_id = (
+        CHAIN_ID if document.get("chainId") is None else validated_value(Uint64, document["chainId"], where, "chainId")
+    )
+    test_ids = document.get("testIds")
+    listed = frozenset(str(test_id) for test_id in test_ids) if isinstance(test_ids, list) else None
+    genesis = GenesisSource(
+        network, chain_id, "0x" + header.hash.hex(), path, None, header, _streamed_pre(document, where), listed
+    )
+    _checked_accounts(genesis)
+    return genesis
+
+
+def _engine_genesis(ref: FixtureRef, fixture: Mapping[str, Any], test: ReplayTest) -> GenesisSource:
+    where = f"{ref.path}: test {ref.test_id}"
+    if fixture.get("genesisBlockHeader") is None:
+        raise BadInput(f"{where}: no genesisBlockHeader object")
+    header = validated(FixtureGenesisHeader, fixture["genesisBlockHeader"], where, "genesisBlockHeader")
+    if header.hash is None:
+        raise BadInput(f"{where}: genesisBlockHeader: no hash")
+    chain_id = CHAIN_ID if test.config is None else test.config.chain_id
+    genesis = GenesisSource(
+        test.network, chain_id, "0x" + header.hash.hex(), ref.path, ref.test_id, header, _streamed_pre(fixture, where)
+    )
+    _checked_accounts(genesis)
+    return genesis
+
+
+class _GenesisResolver:
+    """The genesis of each test; each pre-alloc file is read and checked once."""
+
+    def __init__(self) -> None:
+        self._pre_allocs: dict[Path, GenesisSource] = {}
+
+    def genesis_of(self, ref: FixtureRef, fixture: Mapping[str, Any], test: ReplayTest) -> GenesisSource:
+        if ref.format == ENGINE:
+            return _engine_genesis(ref, fixture, test)
+        where = f"{ref.path}: test {ref.test_id}"
+        path = find_pre_alloc(ref.path, pre_hash_of(fixture, where), where)
+        parent = test.payloads[0].parent_hash.lower()
+        if path not in self._pre_allocs:
+            self._pre_allocs[path] = read_pre_alloc_genesis(path, parent)
+        genesis = self._pre_allocs[path]
+        if genesis.listed_test_ids is not None and ref.test_id not in genesis.listed_test_ids:
+            raise BadInput(
+                f"{where}: {path.name} lists {len(genesis.listed_test_ids)} other tests in testIds, not this one: "
+                f"the file named by preHash holds another group"
+            )
+        if genesis.network != test.network:
+            raise BadInput(f"{where}: network {test.network} differs from {path.name}'s {genesis.network}")
+        if parent != genesis.genesis_hash:
+            raise BadInput(
+                f"{where}: engineNewPayloads[0].parentHash {parent} is not the genesis of {path.name} "
+                f"({genesis.genesis_hash})"
+            )
+        return genesis
+
+
+# -- discovery ---------------------------------------------------------------
+
+
+def _refs_of_file(path: Path) -> Iterable[tuple[FixtureRef | str, Any]]:
+    """(ref, fixture) for each replayable fixture, or (format, None) for a skipped one."""
+    document = read_fixture_document(path)
+    for test_id, fixture in document.items():
+        check_test_id(test_id, str(path))
+        if not isinstance(fixture, Mapping):
+            raise BadInput(f"{path}: test {test_id}: not a JSON object")
+        found = fixture_format(fixture)
+        if found in REPLAYABLE_FORMATS:
+            yield FixtureRef(test_id, path, found, _recorded_test_id(fixture)), fixture
+        elif found in NOT_REPLAYABLE_FORMATS:
+            yield found, None
+        else:
+            described = f"format {found!r}" if found else "no fixture-format and no engineNewPayloads"
+            raise BadInput(f"{path}: test {test_id}: unknown fixture format ({described})")
+
+
+def _recorded_test_id(fixture: Mapping[str, Any]) -> str | None:
+    """The EEST-style test id a fixture's `_info` records, if it records one."""
+    info = fixture.get("_info")
+    test_id = info.get(TEST_ID_KEY) if isinstance(info, Mapping) else None
+    return test_id if isinstance(test_id, str) and test_id else None
+
+
+def _prefer_engine_x(refs: list[FixtureRef], notes: list[str]) -> list[FixtureRef]:
+    """
+    Drop `blockchain_test_engine` fixtures whose test also comes as
+    `blockchain_test_engine_x`: a fill writes both, and replaying both would
+    run every test twice. engine_x is kept because it shares one client per
+    genesis group (and is what benchmarkoor replays).
+    """
+    engine_x_ids = {ref.test_id for ref in refs if ref.format == ENGINE_X}
+    kept = [ref for ref in refs if not (ref.format == ENGINE and ref.test_id in engine_x_ids)]
+    dropped = len(refs) - len(kept)
+    if dropped:
+        notes.append(
+            f"{dropped} {ENGINE} fixtures skipped: the same tests are replayed as {ENGINE_X}"
+        )
+    return kept
+
+
+def _check_unique(refs: list[FixtureRef]) -> None:
+    seen: dict[tuple[str, str], Path] = {}
+    for ref in refs:
+        key = (ref.format, ref.test_id)
+        if key in seen:
+            raise BadInput(f"test {ref.test_id}: in both {seen[key]} and {ref.path}")
+        seen[key] = ref.path
+
+
+def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> Suite:
+    """
+    Every test under `path` that matches `keyword`, checked and grouped by genesis.
+
+    `formats` is `auto` (both formats, engine_x preferred where a test comes
+    in both), `engine` or `engine_x`.
+    """
+    expression = keyword_matcher(keyword)
+    resolver = _GenesisResolver()
+    notes: list[str] = []
+    skipped: dict[str, int] = {}
+    selected: list[tuple[FixtureRef, GenesisSource]] = []
+    candidates: list[FixtureRef] = []
+    for file in fixture_files(path):
+        for ref, fixture in _refs_of_file(file):
+            if not isinstance(ref, FixtureRef):
+                skipped[ref] = skipped.get(ref, 0) + 1
+                continue
+            if not matches(expression, ref.test_id):
+                continue
+            if ref.format not in FORMAT_CHOICES[formats]:
+                continue
+            test = parse_test(ref, fixture)
+            selected.append((ref, resolver.genesis_of(ref, fixture, test)))
+            candidates.append(ref)
+    for name, count in sorted(skipped.items()):
+        notes.append(f"{count} {name} fixtures skipped: no Engine API payloads to replay")
+    kept = set(_prefer_engine_x(candidates, notes) if formats == "auto" else candidates)
+    _check_unique(list(kept))
+    if not kept:
+        if keyword is not None:
+            raise BadInput(f"-k {keyword!r} matches no replayable fixture under {path}")
+        raise BadInput(f"{path}: no {ENGINE} or {ENGINE_X} fixtures")
+    groups = _grouped((ref, genesis) for ref, genesis in selected if ref in kept)
+    return Suite(groups=groups, notes=tuple(notes))
+
+
+def _grouped(selected: Iterable[tuple[FixtureRef, GenesisSource]]) -> tuple[ReplayGroup, ...]:
+    """Tests by genesis (hash, network, chain id), in discovery order."""
+    groups: dict[tuple[str, str, int], tuple[GenesisSource, list[FixtureRef]]] = {}
+    for ref, genesis in selected:
+        key = (genesis.genesis_hash, genesis.network, genesis.chain_id)
+        groups.setdefault(key, (genesis, []))[1].append(ref)
+    return tuple(ReplayGroup(genesis, tuple(refs)) for genesis, refs in groups.values())
