@@ -151,13 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(fill_one(args.child[0], int(args.child[1]), args.keep)))
         return 0
-    gas_values = [int(value) for value in args.gas_benchmark_values.split(",")]
+    gas_benchmark_values = [int(value) for value in args.gas_benchmark_values.split(",")]
     print(f"balgen fill scale: {args.family}, fills {args.fills}, gas values {args.gas_benchmark_values}M")
     header = f"{'fixture':<44} {'result':>6} {'wall s':>8} {'balgen MB':>10} {'t8n MB':>8} {'txs':>7} {'gas used':>14}"
     print(header)
     print("-" * len(header))
     measurements = []
-    for gas in gas_values:
+    for gas in gas_benchmark_values:
         for fill in args.fills.split(","):
             m = measure(args.family, args.variant, fill, gas, args.keep)
             measurements.append(m)

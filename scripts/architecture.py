@@ -37,14 +37,14 @@ def layer_edges() -> Counter[tuple[int, int]]:
         source = layer_of(module)
         for target in imports:
             destination = layer_of(target)
-            if destination < source:
+            if 0 <= destination < source:
                 edges[(source, destination)] += 1
     return edges
 
 
-def short_members(members: tuple[str, ...]) -> str:
-    """The layer's members without the `balgen.` prefix, wrapped to the band."""
-    names = [member.removeprefix("balgen.") or "balgen" for member in members]
+def folder_modules(folder: str) -> str:
+    """The modules of one layer's folder, wrapped to the band."""
+    names = sorted(path.stem for path in (ROOT / "balgen" / folder).glob("*.py") if path.name != "__init__.py")
     lines, line = [], ""
     for name in names:
         if len(line) + len(name) > 95:
@@ -70,10 +70,12 @@ def module_list() -> str:
         module = module_name(path, ROOT)
         if path.name == "__init__.py" and not first_sentence(path):
             continue
+        if module == "balgen":
+            continue
         by_layer.setdefault(layer_of(module), []).append(f"- `{module}`: {first_sentence(path)}")
     sections = []
     for index in sorted(by_layer, reverse=True):
-        sections.append(f"**{index}. {LAYERS[index].name}**\n\n" + "\n".join(by_layer[index]))
+        sections.append(f"**{index}. `balgen/{LAYERS[index].folder}/`**: {LAYERS[index].purpose}\n\n" + "\n".join(by_layer[index]))
     return "\n\n".join(sections)
 
 
@@ -93,8 +95,8 @@ def main() -> None:
     for index, layer in enumerate(LAYERS):
         y = index * (height + 0.25)
         axes.add_patch(FancyBboxPatch((0, y), 8.2, height, boxstyle="round,pad=0.02", facecolor=f"C{index % 10}", alpha=0.18))
-        axes.text(0.1, y + height - 0.18, f"{index}. {layer.name}: {layer.purpose}", fontsize=9.5, weight="bold", va="top")
-        axes.text(0.1, y + height - 0.45, short_members(layer.members), fontsize=7.5, va="top", family="monospace")
+        axes.text(0.1, y + height - 0.18, f"{index}. {layer.folder}/: {layer.purpose}", fontsize=9.5, weight="bold", va="top")
+        axes.text(0.1, y + height - 0.45, folder_modules(layer.folder), fontsize=7.5, va="top", family="monospace")
     for column, ((source, destination), count) in enumerate(sorted(edges.items(), reverse=True)):
         x = 8.45 + 0.085 * column  # one column per pair of layers, highest source first
         start = source * (height + 0.25) + height * 0.3

@@ -18,7 +18,8 @@ from balgen.chain.state_roots import StateRoots, state_root_tool
 from balgen.chain.t8n import TransitionTool
 from balgen.fill.checks import BlockTouches, block_touches, genesis_dependence, traced_dependency_graph
 from balgen.plumbing.errors import FillCheckFailed
-from balgen.fill.session import FillSession, PreAllocGroupState, accounts_changed_in_access_lists, build_own_chain
+from balgen.fill.pre_alloc_groups import PreAllocGroupState
+from balgen.fill.session import FillSession, accounts_changed_in_access_lists, build_own_chain
 from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators.catalog import family_by_name
 from balgen.model.keys import sender

@@ -26,7 +26,8 @@ from balgen.export.chain_order import ordered_transactions
 from balgen.export.dependencies import dependency_groups, live_access_set, on_live_chain
 from balgen.fill.session import build_own_chain
 from balgen.ethereum.forks import AMSTERDAM
-from balgen.generators.catalog import Family, families
+from balgen.model.family import Family
+from balgen.generators.catalog import families
 from balgen.plumbing.toolchain import pinned_evm
 from balgen.model.workload import FillLevel, Phase, Placement, WorkloadParams
 

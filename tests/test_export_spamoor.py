@@ -45,7 +45,8 @@ from balgen.commands.export import run_export
 from balgen.fill.session import build_own_chain
 from balgen.ethereum.forks import Fork, fork_by_name
 from balgen.generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, deterministic_deployer
-from balgen.generators.catalog import Family, PlannedWorkload, all_planned_workloads, families
+from balgen.model.family import Family, PlannedWorkload
+from balgen.generators.catalog import all_planned_workloads, families
 from balgen.model.keys import Sender, create_address, sender
 from balgen.plumbing.toolchain import pinned_evm
 from balgen.export.addresses import ownership

@@ -25,7 +25,8 @@ from balgen.fill.checks import check_chain
 from balgen.plumbing.errors import FillCheckFailed
 from balgen.fill.session import build_own_chain
 from balgen.ethereum.forks import AMSTERDAM, OSAKA, TX_GAS_LIMIT_CAP
-from balgen.generators.catalog import PlannedWorkload, all_planned_workloads, families, family_by_name
+from balgen.model.family import PlannedWorkload
+from balgen.generators.catalog import all_planned_workloads, families, family_by_name
 from balgen.generators.chains import group_sizes, interleaved_order
 from balgen.chain.system_calls import system_accesses
 from balgen.plumbing.toolchain import pinned_evm

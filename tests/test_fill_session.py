@@ -17,7 +17,7 @@ from balgen.chain.t8n import TransitionTool
 from balgen.fill.session import FillSession
 from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators import extcode, keccak_chain, serial_chain
-from balgen.generators.catalog import PlannedWorkload
+from balgen.model.family import PlannedWorkload
 from balgen.plumbing.toolchain import pinned_evm
 from balgen.model.workload import FillLevel, Placement, WorkloadParams
 

@@ -59,3 +59,12 @@ def test_a_file_larger_than_memory_allows_is_still_read_streaming(tmp_path: Path
     path.write_text(path.read_text()[:-3])
     with pytest.raises(BadInput, match=r"f\.json: malformed JSON: parse error: premature EOF$"):
         read_fixture_document(path)
+
+
+def test_a_truncated_legacy_transaction_in_a_payload_names_its_field() -> None:
+    """Found by the inspect fuzzing: a payload transaction that starts like a legacy list but is cut short."""
+    from balgen.analysis.fixture_chain import decoded_transaction
+
+    with pytest.raises(BadInput, match=r"^f\.json: test t: engineNewPayloads\[3\]\.params\[0\]\.transactions\[0\]: not a legacy"):
+        decoded_transaction(b"\xd0", "f.json: test t", "engineNewPayloads[3].params[0].transactions[0]")
+    assert decoded_transaction(b"\x02\xf8", "f", "x") == b"\x02\xf8"

@@ -62,17 +62,17 @@ def predicted_unused(fork: Fork, contract: ChainContract, gas_limit: int) -> int
 @pytest.mark.parametrize("fork", FORKS, ids=lambda f: f.name)
 @pytest.mark.parametrize("family", list(FAMILIES))
 @pytest.mark.parametrize(
-    "fill, gas_value",
+    "fill, gas_benchmark_value",
     # 1M gives dozens of minimum-sized transactions at max; greedy at 30M
     # gives cap-sized transactions (Osaka, Amsterdam) and one 30M one (Prague).
     [(FillLevel.MAX, 1_000_000), (FillLevel.GREEDY, 30_000_000)],
     ids=["max-1M", "greedy-30M"],
 )
 def test_transactions_succeed_and_use_their_gas(
-    t8n: TransitionTool, tmp_path: Path, fork: Fork, family: str, fill: FillLevel, gas_value: int
+    t8n: TransitionTool, tmp_path: Path, fork: Fork, family: str, fill: FillLevel, gas_benchmark_value: int
 ) -> None:
     generator, contract_of = FAMILIES[family]
-    params = WorkloadParams(fork, gas_value, fill)
+    params = WorkloadParams(fork, gas_benchmark_value, fill)
     workload = generator(params)
     contract = contract_of(params)
     chain = run_blocks(t8n, workload, workload.blocks, tmp_path)
@@ -90,8 +90,8 @@ def test_transactions_succeed_and_use_their_gas(
         assert 0 <= unused <= iteration + SLACK, f"transaction {index} left {unused} gas unused"
         assert unused == predicted_unused(fork, contract, tx.gas_limit), f"transaction {index}"
     # The block measures (almost) all of the gas it is named after.
-    assert benchmark.header.gas_used >= 0.999 * gas_value
-    assert benchmark.header.gas_used <= gas_value
+    assert benchmark.header.gas_used >= 0.999 * gas_benchmark_value
+    assert benchmark.header.gas_used <= gas_benchmark_value
 
 
 @pytest.mark.parametrize("fork", FORKS, ids=lambda f: f.name)

@@ -22,7 +22,7 @@ from balgen.ethereum.chain_constants import EMPTY_BLOCK_ACCESS_LIST_HASH, EMPTY_
 from balgen.chain.t8n import TransitionTool
 from balgen.fill.session import FillSession
 from balgen.fixtures.models import FixtureEnvironment
-from balgen.generators.catalog import PlannedWorkload
+from balgen.model.family import PlannedWorkload
 from balgen.ethereum.forks import AMSTERDAM, OSAKA, PRAGUE, Fork
 from balgen.generators import keccak_chain, serial_chain
 from balgen.plumbing.toolchain import pinned_evm

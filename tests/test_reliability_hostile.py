@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from balgen.commands.main import main as balgen_main
 from balgen.plumbing.errors import BadInput
 from balgen.plumbing.printable import escaped
-from balgen.fill.options import MAX_GAS_VALUE, MIN_GAS_VALUE, parse_gas_values
+from balgen.fill.options import MAX_GAS_VALUE, MIN_GAS_VALUE, parse_gas_benchmark_values
 from balgen.model.workload import gas_millions
 
 NAME = "serial_chain-max-1M"
@@ -108,14 +108,14 @@ GAS_TEXT = st.one_of(
 def test_fuzz_gas_values_are_whole_in_range_and_named_uniquely(parts: list[str]) -> None:
     """Any text: refused in one line, or whole gas amounts in range whose names are distinct and read back."""
     try:
-        values = parse_gas_values(",".join(parts))
+        values = parse_gas_benchmark_values(",".join(parts))
     except BadInput as error:
         assert "\n" not in str(error) and str(error).startswith("--gas-benchmark-values: ")
         return
     assert all(isinstance(value, int) and MIN_GAS_VALUE <= value <= MAX_GAS_VALUE for value in values), values
     names = [gas_millions(value) for value in values]
     assert len(set(names)) == len(names), names
-    assert parse_gas_values(",".join(names)) == values
+    assert parse_gas_benchmark_values(",".join(names)) == values
 
 
 # -- item 10: Ctrl-C and other stop signals during a long export -------------------------

@@ -31,30 +31,30 @@ def schedule_inputs(draw: st.DrawFn) -> tuple[int, int, int]:
     min_tx_gas = draw(st.integers(1, 2**25))
     # Caps close to the minimum are where the cap and the minimum fight.
     cap = draw(st.one_of(st.integers(min_tx_gas, 4 * min_tx_gas), st.integers(min_tx_gas, 2**26)))
-    gas_value = draw(st.integers(min_tx_gas, 3000 * min_tx_gas))
-    return gas_value, min_tx_gas, cap
+    gas_benchmark_value = draw(st.integers(min_tx_gas, 3000 * min_tx_gas))
+    return gas_benchmark_value, min_tx_gas, cap
 
 
 @st.composite
 def realistic_inputs(draw: st.DrawFn) -> tuple[int, int, int]:
     """Fork-shaped inputs: a few tens of thousands of gas per transaction, EIP-7825 cap or none."""
     min_tx_gas = draw(st.integers(21_000, 200_000))
-    gas_value = draw(st.integers(min_tx_gas, 200_000_000))
-    cap = draw(st.sampled_from([min(TX_GAS_LIMIT_CAP, gas_value), gas_value]))
-    return gas_value, min_tx_gas, cap
+    gas_benchmark_value = draw(st.integers(min_tx_gas, 200_000_000))
+    cap = draw(st.sampled_from([min(TX_GAS_LIMIT_CAP, gas_benchmark_value), gas_benchmark_value]))
+    return gas_benchmark_value, min_tx_gas, cap
 
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def fits(gas_value: int, min_tx_gas: int, cap: int) -> bool:
+def fits(gas_benchmark_value: int, min_tx_gas: int, cap: int) -> bool:
     """Whether the whole gas value can be split into transactions between the minimum and the cap."""
-    return gas_value // min_tx_gas >= ceil_div(gas_value, cap)
+    return gas_benchmark_value // min_tx_gas >= ceil_div(gas_benchmark_value, cap)
 
 
-def greedy_expected(gas_value: int, min_tx_gas: int, cap: int) -> list[int]:
-    full, remainder = divmod(gas_value, cap)
+def greedy_expected(gas_benchmark_value: int, min_tx_gas: int, cap: int) -> list[int]:
+    full, remainder = divmod(gas_benchmark_value, cap)
     return [cap] * full + ([remainder] if remainder >= min_tx_gas else [])
 
 
@@ -64,35 +64,35 @@ SCHEDULE_INPUTS = st.one_of(schedule_inputs(), realistic_inputs())
 @settings(max_examples=300, deadline=None)
 @given(SCHEDULE_INPUTS, FILLS)
 def test_every_transaction_between_minimum_and_cap(inputs: tuple[int, int, int], fill: FillLevel) -> None:
-    gas_value, min_tx_gas, cap = inputs
-    schedule = tx_schedule(gas_value, min_tx_gas, cap, fill)
+    gas_benchmark_value, min_tx_gas, cap = inputs
+    schedule = tx_schedule(gas_benchmark_value, min_tx_gas, cap, fill)
     assert schedule, "a block without transactions benchmarks nothing"
     assert all(min_tx_gas <= gas <= cap for gas in schedule), (min(schedule), max(schedule))
-    assert sum(schedule) <= gas_value
+    assert sum(schedule) <= gas_benchmark_value
 
 
 @settings(max_examples=300, deadline=None)
 @given(SCHEDULE_INPUTS, st.sampled_from([FillLevel.MAX, FillLevel.HALF]))
 def test_max_and_half_use_the_whole_gas_value(inputs: tuple[int, int, int], fill: FillLevel) -> None:
-    gas_value, min_tx_gas, cap = inputs
-    schedule = tx_schedule(gas_value, min_tx_gas, cap, fill)
-    if fits(gas_value, min_tx_gas, cap):
-        assert sum(schedule) == gas_value
+    gas_benchmark_value, min_tx_gas, cap = inputs
+    schedule = tx_schedule(gas_benchmark_value, min_tx_gas, cap, fill)
+    if fits(gas_benchmark_value, min_tx_gas, cap):
+        assert sum(schedule) == gas_benchmark_value
         # Evenly split, the larger shares first.
         assert max(schedule) - min(schedule) <= 1
         assert schedule == sorted(schedule, reverse=True)
     else:
         # No split of the whole value respects both bounds: cap-sized
         # transactions are the most gas that can be used.
-        assert schedule == greedy_expected(gas_value, min_tx_gas, cap)
+        assert schedule == greedy_expected(gas_benchmark_value, min_tx_gas, cap)
 
 
 @settings(max_examples=300, deadline=None)
 @given(SCHEDULE_INPUTS)
 def test_greedy_is_cap_sized_transactions_plus_a_useful_remainder(inputs: tuple[int, int, int]) -> None:
-    gas_value, min_tx_gas, cap = inputs
-    schedule = tx_schedule(gas_value, min_tx_gas, cap, FillLevel.GREEDY)
-    full, remainder = divmod(gas_value, cap)
+    gas_benchmark_value, min_tx_gas, cap = inputs
+    schedule = tx_schedule(gas_benchmark_value, min_tx_gas, cap, FillLevel.GREEDY)
+    full, remainder = divmod(gas_benchmark_value, cap)
     assert schedule[:full] == [cap] * full
     if remainder >= min_tx_gas:
         assert schedule[full:] == [remainder]
@@ -103,20 +103,20 @@ def test_greedy_is_cap_sized_transactions_plus_a_useful_remainder(inputs: tuple[
 @settings(max_examples=300, deadline=None)
 @given(SCHEDULE_INPUTS)
 def test_max_has_as_many_transactions_as_fit(inputs: tuple[int, int, int]) -> None:
-    gas_value, min_tx_gas, cap = inputs
-    schedule = tx_schedule(gas_value, min_tx_gas, cap, FillLevel.MAX)
-    if fits(gas_value, min_tx_gas, cap):
-        assert len(schedule) == gas_value // min_tx_gas
+    gas_benchmark_value, min_tx_gas, cap = inputs
+    schedule = tx_schedule(gas_benchmark_value, min_tx_gas, cap, FillLevel.MAX)
+    if fits(gas_benchmark_value, min_tx_gas, cap):
+        assert len(schedule) == gas_benchmark_value // min_tx_gas
 
 
 @settings(max_examples=300, deadline=None)
 @given(SCHEDULE_INPUTS)
 def test_half_has_half_the_transactions_of_max(inputs: tuple[int, int, int]) -> None:
-    gas_value, min_tx_gas, cap = inputs
-    max_count = len(tx_schedule(gas_value, min_tx_gas, cap, FillLevel.MAX))
-    half = tx_schedule(gas_value, min_tx_gas, cap, FillLevel.HALF)
-    if fits(gas_value, min_tx_gas, cap):
-        assert len(half) == max(1, max_count // 2, ceil_div(gas_value, cap))
+    gas_benchmark_value, min_tx_gas, cap = inputs
+    max_count = len(tx_schedule(gas_benchmark_value, min_tx_gas, cap, FillLevel.MAX))
+    half = tx_schedule(gas_benchmark_value, min_tx_gas, cap, FillLevel.HALF)
+    if fits(gas_benchmark_value, min_tx_gas, cap):
+        assert len(half) == max(1, max_count // 2, ceil_div(gas_benchmark_value, cap))
         assert len(half) <= max_count
 
 
@@ -127,12 +127,12 @@ def test_half_has_half_the_transactions_of_max(inputs: tuple[int, int, int]) -> 
     FILLS,
 )
 def test_gas_below_one_transaction_is_refused(inputs: tuple[int, int], cap_is_gas: bool, fill: FillLevel) -> None:
-    gas_value, min_tx_gas = inputs
+    gas_benchmark_value, min_tx_gas = inputs
     # Forks cap a transaction at no more than the block's gas value, so the
     # cap is then below the minimum too; the gas value is still what is wrong.
-    cap = max(gas_value, 1) if cap_is_gas else 2**26
-    with pytest.raises(FillCheckFailed, match=f"gas value {gas_value} is below"):
-        tx_schedule(gas_value, min_tx_gas, cap, fill)
+    cap = max(gas_benchmark_value, 1) if cap_is_gas else 2**26
+    with pytest.raises(FillCheckFailed, match=f"gas value {gas_benchmark_value} is below"):
+        tx_schedule(gas_benchmark_value, min_tx_gas, cap, fill)
 
 
 def test_minimum_above_cap_is_a_programming_error() -> None:
@@ -143,8 +143,8 @@ def test_minimum_above_cap_is_a_programming_error() -> None:
 GENERATORS = pytest.mark.parametrize("generator", [serial_chain, keccak_chain], ids=lambda g: g.__name__)
 
 
-def benchmark_gas_limits(generator, fork, gas_value: int, fill: FillLevel) -> list[int]:
-    workload = generator(WorkloadParams(fork, gas_value, fill))
+def benchmark_gas_limits(generator, fork, gas_benchmark_value: int, fill: FillLevel) -> list[int]:
+    workload = generator(WorkloadParams(fork, gas_benchmark_value, fill))
     return [tx.gas_limit for tx in workload.benchmark_block.txs]
 
 
@@ -179,16 +179,16 @@ def test_a_transaction_count_bound_is_kept_or_refused_naming_the_limits(
     inputs: tuple[int, int, int], fill: FillLevel, bound: int
 ) -> None:
     """EIP-7934 bounds the count: every level keeps to it, or the gas value is refused naming both limits."""
-    gas_value, min_tx_gas, cap = inputs
+    gas_benchmark_value, min_tx_gas, cap = inputs
     try:
-        schedule = tx_schedule(gas_value, min_tx_gas, cap, fill, bound)
+        schedule = tx_schedule(gas_benchmark_value, min_tx_gas, cap, fill, bound)
     except FillCheckFailed as error:
-        assert -(-gas_value // cap) > bound
+        assert -(-gas_benchmark_value // cap) > bound
         assert "EIP-7825" in str(error) and "EIP-7934" in str(error)
         return
     assert len(schedule) <= bound
     assert all(min_tx_gas <= gas <= cap for gas in schedule)
-    assert 0 <= gas_value - sum(schedule) < min_tx_gas  # no more gas left over than without the bound
+    assert 0 <= gas_benchmark_value - sum(schedule) < min_tx_gas  # no more gas left over than without the bound
 
 
 def test_max_stops_at_the_block_size_limit_and_says_so() -> None:

@@ -146,8 +146,18 @@ def block_from_payload(params: Sequence[Any], where: str, field: str) -> ChainBl
         parent_beacon_block_root=validated_value(Hash32, params[2], where, f"{field}[2]") if len(params) > 2 else None,
         slot_number=payload.slot_number,
     )
-    transactions = [raw if raw[:1] < b"\xc0" else rlp.decode(raw) for raw in payload.transactions]
+    transactions = [decoded_transaction(raw, where, f"{field}[0].transactions[{index}]") for index, raw in enumerate(payload.transactions)]
     return chain_block(header, payload.block_hash, transactions, list(payload.withdrawals))
+
+
+def decoded_transaction(raw: bytes, where: str, field: str) -> bytes | list[Any]:
+    """A payload's transaction as a block body holds it: a typed one as its bytes, a legacy one decoded."""
+    if raw[:1] < b"\xc0":
+        return raw
+    try:
+        return rlp.decode(raw)
+    except rlp.DecodingError as error:
+        raise BadInput(f"{where}: {field}: not a legacy transaction's RLP ({error.args[0] if error.args else error})") from None
 
 
 def blockchain_blocks(fixture: Mapping[str, Any], where: str) -> tuple[tuple[ChainBlock, ...], int]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ..chain.alloc import iter_alloc, iter_alloc_packing, write_alloc_entries
+from ..chain.alloc import iter_alloc_packing, write_alloc_entries
 from ..chain.t8n import T8nResult, TransitionTool
 from ..chain.tx_json import envelopes
 from ..plumbing.errors import BadInput

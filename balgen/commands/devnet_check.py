@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser
+from ..plumbing.command_line import OneLineParser
 from ..plumbing.errors import BadInput
 from ..model.workload import Origin
 from ..devnet.chain_fit import chain_fit_problem
@@ -30,6 +30,7 @@ from ..devnet.exported import ExportedWorkload, read_exported, workload_files
 from ..devnet.matching import ChainIndex
 from ..devnet.workload_check import Mismatch, NotRun, check_workload
 from ..devnet.workload_check import Progress as ProgressReport
+from .runner import run_command
 
 MISMATCH_EXIT_CODE = 1
 PROG = "balgen devnet-check"
@@ -136,11 +137,6 @@ def check(args: argparse.Namespace) -> int:
 
 def run_devnet_check(argv: Sequence[str]) -> int:
     """Entry point of `balgen devnet-check`."""
-    try:
-        return check(devnet_check_parser().parse_args(argv))
-    except BadInput as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    except (RpcTransportError, RpcError) as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
+    return run_command(
+        "devnet-check", lambda: check(devnet_check_parser().parse_args(argv)), bad_input=(RpcTransportError, RpcError)
+    )

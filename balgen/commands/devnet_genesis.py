@@ -12,7 +12,6 @@ start `geth --dev` on that datadir.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,8 +21,9 @@ from ..plumbing.errors import BadInput
 from ..ethereum.forks import FORKS, Fork, fork_by_name
 from ..ethereum.hextypes import data_hex
 from ..generators.deterministic_deployment import DETERMINISTIC_DEPLOYER, deterministic_deployer
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser
+from ..plumbing.command_line import OneLineParser
 from ..clients.chain_config import geth_chain_config
+from .runner import run_command
 
 DEV_CHAIN_ID = 1337
 """go-ethereum's `--dev` chain id."""
@@ -69,15 +69,15 @@ def run_devnet_genesis(argv: Sequence[str]) -> int:
     parser.add_argument("--fund", required=True, metavar="ADDRESSES", help="comma-separated addresses to fund")
     parser.add_argument("--gas-limit", type=int, default=GAS_LIMIT, help=f"block gas limit (default {GAS_LIMIT})")
     parser.add_argument("--output", type=Path, default=Path("genesis.json"), help="file to write (default genesis.json)")
-    try:
+
+    def write() -> int:
         args = parser.parse_args(argv)
         genesis = devnet_genesis(fork_by_name(args.fork), parse_addresses(args.fund), args.gas_limit)
-        args.output.write_text(json.dumps(genesis, indent=2) + "\n", encoding="utf-8")
-    except BadInput as error:
-        print(f"balgen devnet-genesis: {error}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    except OSError as error:
-        print(f"balgen devnet-genesis: --output: cannot write {args.output}: {error.strerror}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    print(f"balgen devnet-genesis: {args.output} ({fork_by_name(args.fork).name}, chain id {DEV_CHAIN_ID})")
-    return 0
+        try:
+            args.output.write_text(json.dumps(genesis, indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise BadInput(f"--output: cannot write {args.output}: {error.strerror}") from None
+        print(f"balgen devnet-genesis: {args.output} ({fork_by_name(args.fork).name}, chain id {DEV_CHAIN_ID})")
+        return 0
+
+    return run_command("devnet-genesis", write)

@@ -19,17 +19,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser
 from ..plumbing.errors import BadInput
-from ..fill.options import DEFAULT_GAS_VALUES, parse_gas_values
+from ..fill.options import DEFAULT_GAS_BENCHMARK_VALUES, parse_gas_benchmark_values
 from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
 from ..devnet.chain_fit import chain_fit_problem
 from ..ethereum.forks import DEFAULT_FORK, FORKS, Fork, fork_by_name
-from ..generators.catalog import PlannedWorkload, all_planned_workloads
+from ..model.family import PlannedWorkload
+from ..generators.catalog import all_planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
-from ..plumbing.printable import escaped
-from ..plumbing.stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
 from ..model.workload import Placement
 from ..export.folder import write_folder
 from ..export.spamoor_export import ALL_FILE, spamoor_export
+from .runner import run_command
 
 TARGETS = ("spamoor",)
 DEFAULT_OUTPUT = Path("out/spamoor")
@@ -44,7 +44,7 @@ def spamoor_parser() -> argparse.ArgumentParser:
         "-k", dest="keyword", metavar="EXPR", help="only workloads whose name matches EXPR (glob or substring)"
     )
     parser.add_argument(
-        "--gas-benchmark-values", metavar="LIST", default=DEFAULT_GAS_VALUES, help="gas values in millions, e.g. 30,60"
+        "--gas-benchmark-values", metavar="LIST", default=DEFAULT_GAS_BENCHMARK_VALUES, help="gas values in millions, e.g. 30,60"
     )
     parser.add_argument(
         "--fork", default=DEFAULT_FORK.name, help=f"one of {', '.join(FORKS)} (default {DEFAULT_FORK.name})"
@@ -78,9 +78,9 @@ def check_chain(url: str, fork: Fork, planned: Sequence[PlannedWorkload]) -> Non
 def export_spamoor(args: argparse.Namespace) -> int:
     """Map every selected workload, then write the folder; returns how many were exported."""
     fork = fork_by_name(args.fork)
-    gas_values = parse_gas_values(args.gas_benchmark_values)
+    gas_benchmark_values = parse_gas_benchmark_values(args.gas_benchmark_values)
     code_sizes = parse_code_sizes(args.code_sizes, fork)
-    planned = all_planned_workloads(fork, gas_values, Placement.BLOCKS, args.keyword, code_sizes)
+    planned = all_planned_workloads(fork, gas_benchmark_values, Placement.BLOCKS, args.keyword, code_sizes)
     if not planned:
         raise BadInput(f"-k {args.keyword!r} matches no workload")
     if args.check_chain:
@@ -113,15 +113,11 @@ def run_export(argv: Sequence[str]) -> int:
         targets = "|".join(TARGETS)
         print(f"usage: balgen export {{{targets}}} [options]  (balgen export spamoor --help)", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
-    try:
-        with stop_signals_unwind():
-            args = spamoor_parser().parse_args(argv[1:])
-            count = export_spamoor(args)
-    except BadInput as error:
-        print(f"balgen export spamoor: {escaped(str(error))}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP, SIGQUIT: nothing written, no temporary left
-        report_stop(f"balgen export spamoor: {stop_name(stop)}; the output folder is as it was")
-        return stop_exit_code(stop)
-    print(f"balgen export spamoor: {count} workloads in {args.output / ALL_FILE}")
-    return 0
+
+    def export() -> int:
+        args = spamoor_parser().parse_args(argv[1:])
+        count = export_spamoor(args)
+        print(f"balgen export spamoor: {count} workloads in {args.output / ALL_FILE}")
+        return 0
+
+    return run_command("export spamoor", export, stopped="; the output folder is as it was")

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,12 +33,13 @@ from pathlib import Path
 
 from ..clients.genesis_files import GenesisFormat, write_client_genesis
 from ..clients.client_presets import PRESETS, ClientPreset, preset_by_name, start_instructions
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser
+from ..plumbing.command_line import OneLineParser
 from ..plumbing.errors import BadInput
 from ..fixtures.files import ENGINE_X
 from ..plumbing.output_files import write_text_atomically
 from .replay import check_networks
 from ..replay.discovery import ReplayGroup, discover
+from .runner import run_command
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -190,12 +190,12 @@ def write_genesis_files(
 
 def run_genesis(argv: Sequence[str]) -> int:
     """`balgen genesis`: one line and exit code 2 on bad input, else 0."""
-    try:
+
+    def write() -> int:
         args = genesis_parser().parse_args(argv)
         presets = chosen_presets(args.client)
         written = write_genesis_files(args.path, args.keyword, presets, args.output, args.layout)
-    except BadInput as error:
-        print(f"balgen genesis: {error}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    print(f"balgen genesis: {len(written)} files in {args.output}")
-    return 0
+        print(f"balgen genesis: {len(written)} files in {args.output}")
+        return 0
+
+    return run_command("genesis", write, stopped="; nothing written")

@@ -25,12 +25,13 @@ from ..analysis import INFO_KEY, DependencyGraph
 from ..analysis.fixture_chain import chain_format, fixture_chain
 from ..analysis.retrace import retrace
 from ..chain.t8n import TransitionTool, probe_version
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, matches
+from ..plumbing.command_line import OneLineParser, keyword_matcher, matches
 from ..plumbing.errors import BadInput
 from ..fixtures.files import fixture_files
 from ..fixtures.reading import read_fixture_document
-from ..plumbing.printable import check_test_id, escaped
+from ..plumbing.printable import check_test_id
 from ..plumbing.toolchain import required_tool
+from .runner import run_command
 
 WIDE = 160
 """Table width when the output is not a terminal (rich would wrap at 80)."""
@@ -183,7 +184,8 @@ def run_inspect(argv: Sequence[str]) -> int:
     console = Console()
     if not console.is_terminal:
         console = Console(width=WIDE)
-    try:
+
+    def show() -> int:
         args = inspect_parser().parse_args(list(argv))
         if args.plot is not None:
             check_plot_path(args.plot)
@@ -192,10 +194,9 @@ def run_inspect(argv: Sequence[str]) -> int:
         console.print(graph_table(fixtures))
         if args.plot is not None:
             plot(fixtures, args.plot, console)
-    except BadInput as error:
-        print(f"balgen inspect: {escaped(str(error))}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    return 0
+        return 0
+
+    return run_command("inspect", show)
 
 
 if __name__ == "__main__":

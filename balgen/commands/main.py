@@ -1,158 +1,22 @@
 """
-The `balgen` command line.
+The `balgen` command line: every subcommand in one list, each in its own module.
 
-`balgen fill` runs the pytest fillers in `fillers/` through balgen's plugin,
-after checking its inputs so that a wrong fork, gas list, t8n binary or output
-folder is one line and exit code 2 rather than a pytest traceback. The other
-commands (inspect, replay, report, export) live in their own modules and are
-dispatched from `COMMANDS`.
+A user reads what balgen can do from `COMMANDS` alone; each command's module
+is imported only when it runs, so `balgen report` does not pay for pytest and
+the fillers. How a command ends (bad input, a stop signal) is
+`runner.run_command`'s, the same for all of them.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import Sequence
 
-from ..calibration import calibrated_fork
-from ..chain.t8n import TransitionTool
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher
-from ..plumbing.errors import BadInput
-from ..fill.options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
-from ..ethereum.forks import DEFAULT_FORK, FORKS, fork_by_name
-from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
-from ..plumbing.output_files import check_output_writable
-from ..fill.plugin import filled_names, filler_folder, stopped_by
-from ..plumbing.printable import escaped
-from ..plumbing.stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
-from ..plumbing.toolchain import required_tool
-
-
-def fill_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="balgen fill",
-        description="Fill the BAL benchmark fixtures (extra arguments go to pytest).",
-    )
-    parser.add_argument(
-        "--fork", default=DEFAULT_FORK.name, help=f"one of {', '.join(FORKS)} (default {DEFAULT_FORK.name})"
-    )
-    parser.add_argument("--gas-benchmark-values", default=DEFAULT_GAS_VALUES, help="gas values in millions, e.g. 30,60")
-    parser.add_argument("--evm-bin", type=Path, default=None, help="t8n binary (default: pinned go-ethereum evm)")
-    parser.add_argument("--output", type=Path, default=Path(DEFAULT_OUTPUT), help="output folder (default fixtures/)")
-    parser.add_argument("--setup", choices=["blocks", "genesis"], default="blocks", help="contract placement")
-    parser.add_argument(
-        "--code-sizes",
-        default=",".join(DEFAULT_CODE_SIZES),
-        help="contract set sizes in KB for extcodesize/extcodehash/extcodecopy: 0.5,24,64 or all (default 0.5)",
-    )
-    parser.add_argument("-k", dest="keyword", default=None, help="only fixtures whose name matches EXPR")
-    parser.add_argument("-n", dest="workers", default=None, help="parallel workers (pytest-xdist)")
-    parser.add_argument(
-        "--verify", action="store_true", help="then check what was written with balgen verify (geth, revm, engine)"
-    )
-    return parser
-
-
-def validate_fill_inputs(args: argparse.Namespace) -> None:
-    """Check every input up front; raises BadInput naming the option."""
-    filler_folder()  # an installation without the fillers stops here, in one line
-    parse_code_sizes(args.code_sizes, fork_by_name(args.fork))
-    parse_gas_values(args.gas_benchmark_values)
-    keyword_matcher(args.keyword)  # pytest's own error would be two lines and exit code 4
-    if args.workers is not None and not (args.workers == "auto" or args.workers.isdigit()):
-        raise BadInput(f"-n: {args.workers!r} is not a number of workers")
-    evm = TransitionTool(args.evm_bin or required_tool("evm", "give --evm-bin"))
-    evm.version()
-    with tempfile.TemporaryDirectory(prefix="balgen-calibration-") as scratch:
-        calibrated_fork(evm, fork_by_name(args.fork), Path(scratch))  # a t8n balgen cannot model stops here
-    if args.verify:
-        from .verify import tools_for
-
-        tools_for()  # every verifier's binary is there, or the fill does not start
-    # Last: it creates the output folder, which no rejected command should leave behind.
-    check_output_writable(args.output)
-
-
-def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
-    """
-    The pytest command line that fills what `args` asks for. The folder that
-    holds `fillers/` is the root, so that test ids read `fillers/test_x.py::...`
-    from a checkout and an installed wheel alike; no ini file or conftest.py
-    outside the fillers applies (a project the venv lives in keeps its pytest
-    settings to itself); the plugin is named, so that it fills even where
-    plugin autoloading is off.
-    """
-    fillers = filler_folder()
-    arguments = [
-        str(fillers),
-        f"--rootdir={fillers.parent}",
-        f"--config-file={os.devnull}",
-        f"--confcutdir={fillers}",
-        "-p",
-        "balgen.fill.plugin",
-        "-p",
-        "no:cacheprovider",
-        "--tb=no",
-        "-q",
-        # The fillers assert nothing, and pytest would rewrite every module of
-        # balgen (an entry-point plugin's distribution) in every worker: a
-        # second of CPU per process.
-        "--assert=plain",
-        f"--fork={args.fork}",
-        f"--gas-benchmark-values={args.gas_benchmark_values}",
-        f"--output={args.output}",
-        f"--setup={args.setup}",
-        f"--code-sizes={args.code_sizes}",
-    ]
-    if args.evm_bin:
-        arguments.append(f"--evm-bin={args.evm_bin}")
-    if args.keyword:
-        arguments += ["-k", args.keyword]
-    if args.workers:
-        arguments += ["-n", args.workers]
-    return arguments + list(extra)
-
-
-def run_fill(argv: Sequence[str]) -> int:
-    import pytest
-
-    try:
-        with stop_signals_unwind():  # the t8n calibration takes seconds; a stop there leaves no scratch folder
-            args, extra = fill_parser().parse_known_args(argv)
-            output_existed = args.output.exists()
-            validate_fill_inputs(args)
-    except BadInput as error:
-        print(f"balgen fill: {escaped(str(error))}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    except KeyboardInterrupt as stop:
-        report_stop(f"balgen fill: {stop_name(stop)} before filling; nothing written")
-        return stop_exit_code(stop)
-    if extra[:1] == ["--"]:
-        extra = extra[1:]
-    code = int(pytest.main(pytest_arguments(args, extra)))
-    stop = stopped_by()
-    if stop is not None:
-        report_stop(f"balgen fill: {stop_name(stop)}; the fixtures written are complete, nothing partial is left")
-        return stop_exit_code(stop)
-    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
-        if not output_existed and args.output.is_dir() and not any(args.output.iterdir()):
-            args.output.rmdir()  # made by the writability check; a rejected command leaves nothing
-        print(f"balgen fill: -k {args.keyword!r} matches no fixture", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    if code == pytest.ExitCode.OK and args.verify:
-        from ..plumbing.command_line import wide_console
-        from .verify import verify_filled
-
-        return verify_filled(args.output, filled_names(), wide_console())
-    return code
-
+from ..plumbing.command_line import BAD_INPUT_EXIT_CODE
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "fill": ("balgen.commands.main", "run_fill"),
+    "fill": ("balgen.commands.fill", "run_fill"),
     "inspect": ("balgen.commands.inspect", "run_inspect"),
     "replay": ("balgen.commands.replay", "run_replay"),
     "report": ("balgen.commands.report", "run_report"),

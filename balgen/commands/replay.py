@@ -37,7 +37,6 @@ from ..plumbing.printable import escaped
 from ..results.measurements import Execution
 from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
 from ..results.schema import FixtureResult, RunResult, RunState
-from ..plumbing.stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
 from ..plumbing.toolchain import required_tool
 from ..replay.discovery import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
 from ..replay.outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
@@ -45,6 +44,7 @@ from ..replay.page_cache import drop_caches_problem
 from ..replay.progress import ReplayProgress, summary_table
 from ..replay.runner import ReplayObserver, ReplayOptions, replay_suite
 from ..replay.targets import ExternalClient, ManagedClient, check_http_url, preset_with_client_args, target_description
+from .runner import StopNote, run_command
 
 FAILED = 1
 
@@ -324,8 +324,11 @@ def new_run(request: ReplayRequest) -> RunResult:
     )
 
 
-def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
-    """Run the replay, writing results as it goes; return them and the exit code."""
+def execute(request: ReplayRequest, console: Console, stopped: StopNote) -> tuple[RunResult, int]:
+    """
+    Run the replay, writing results as it goes; return them and the exit code.
+    A stop unwinds from here with `stopped` saying how many tests were kept.
+    """
     try:
         writer = RunWriter(request.output, new_run(request))
     except ResultsNotWritten as error:
@@ -335,12 +338,10 @@ def execute(request: ReplayRequest, console: Console) -> tuple[RunResult, int]:
         console.print(f"note: {note}", highlight=False)
     state = RunState.INTERRUPTED
     writable = True
+    stopped.text = lambda: f"; {len(writer.run.tests)} tests kept in {request.output}"
     try:
         with ReplayProgress(console, request.suite.test_count) as progress:
             state = replay_suite(request.suite, request.target, request.options, _Fanout(progress, writer))
-    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP, SIGQUIT (stop_signals)
-        report_stop(f"balgen replay: {stop_name(stop)}; {len(writer.run.tests)} tests kept in {request.output}")
-        return writer.run, stop_exit_code(stop)
     except ResultsNotWritten as error:
         writable = False
         print(f"balgen replay: {error}; the run stopped after {len(writer.run.tests)} tests", file=sys.stderr)
@@ -370,13 +371,10 @@ def run_replay(argv: Sequence[str], console: Console | None = None) -> int:
     last result written, unwinds: the client balgen started is stopped and
     the results say `interrupted`.
     """
-    with stop_signals_unwind():
-        try:
-            request = checked_request(argv)
-        except BadInput as error:
-            print(f"balgen replay: {escaped(str(error))}", file=sys.stderr)
-            return BAD_INPUT_EXIT_CODE
-        except KeyboardInterrupt as stop:
-            report_stop(f"balgen replay: {stop_name(stop)} before the run started; nothing written")
-            return stop_exit_code(stop)
-        return execute(request, console or wide_console())[1]
+    stopped = StopNote(" before the run started; nothing written")
+
+    def replay() -> int:
+        request = checked_request(argv)
+        return execute(request, console or wide_console(), stopped)[1]
+
+    return run_command("replay", replay, stopped=stopped)

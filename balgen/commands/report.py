@@ -27,12 +27,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, wide_console  # noqa: E402
+from ..plumbing.command_line import OneLineParser, wide_console  # noqa: E402
 from ..plumbing.errors import BadInput  # noqa: E402
 from ..plumbing.output_files import check_writable, write_text_atomically  # noqa: E402
-from ..plumbing.printable import escaped  # noqa: E402
 from ..results.comparison import Comparison, DeltaSummary, compare, load_runs  # noqa: E402
 from ..results.confidence import COMPARISON_CONFIDENCE, Change  # noqa: E402
+from .runner import run_command  # noqa: E402
 
 REPORT_MD = "report.md"
 REPORT_PNG = "report.png"
@@ -260,24 +260,25 @@ def default_report_output(root: Path = Path("results")) -> Path:
 
 def run_report(argv: Sequence[str], console: Console | None = None) -> int:
     """`balgen report`: read the runs (exit 2 on a bad one), print and write the comparison."""
+    return run_command("report", lambda: report(argv, console))
+
+
+def report(argv: Sequence[str], console: Console | None) -> int:
+    """Read the runs (`BadInput` on a bad one), print and write the comparison."""
+    args = report_parser().parse_args(list(argv))
+    if args.worst < 0:
+        raise BadInput(f"--worst {args.worst}: must be 0 or more")
+    if not 0 <= args.noise_threshold < 100:  # NaN fails this too
+        raise BadInput(f"--noise-threshold {args.noise_threshold}: must be a percentage from 0 to below 100")
+    comparison = compare(load_runs(args.runs), worst=args.worst, noise_threshold=args.noise_threshold)
+    output = args.output or default_report_output()
+    if output.exists() and not output.is_dir():
+        raise BadInput(f"--output {output}: is a file")
     try:
-        args = report_parser().parse_args(list(argv))
-        if args.worst < 0:
-            raise BadInput(f"--worst {args.worst}: must be 0 or more")
-        if not 0 <= args.noise_threshold < 100:  # NaN fails this too
-            raise BadInput(f"--noise-threshold {args.noise_threshold}: must be a percentage from 0 to below 100")
-        comparison = compare(load_runs(args.runs), worst=args.worst, noise_threshold=args.noise_threshold)
-        output = args.output or default_report_output()
-        if output.exists() and not output.is_dir():
-            raise BadInput(f"--output {output}: is a file")
-        try:
-            output.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise BadInput(f"--output {output}: cannot be created ({error.strerror})") from None
-        check_writable(output)
-    except BadInput as error:
-        print(f"balgen report: {escaped(str(error))}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadInput(f"--output {output}: cannot be created ({error.strerror})") from None
+    check_writable(output)
     console = console or wide_console()
     for table in rich_tables(comparison):
         console.print(table)

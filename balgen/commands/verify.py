@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,18 +22,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, KeywordExpression, OneLineParser, keyword_matcher, matches, wide_console
+from ..plumbing.command_line import KeywordExpression, OneLineParser, keyword_matcher, matches, wide_console
 from ..plumbing.errors import BadInput
 from ..fixtures.files import ENGINE, ENGINE_X, fixture_files, fixture_format
 from ..fixtures.reading import read_fixture_document
 from ..fixtures.models import BlockchainFixture
-from ..plumbing.printable import escaped
 from ..replay.discovery import Suite
-from ..plumbing.stop_signals import report_stop, stop_exit_code, stop_name, stop_signals_unwind
 from ..plumbing.toolchain import required_tool
 from ..verify.engine_import import engine_outcomes, engine_suite
 from ..verify.evm_runners import RunningVerifiers
 from ..verify.outcomes import Outcome, Verifier
+from .runner import run_command
 
 PASSED, FAILED = 0, 1
 BLOCKCHAIN = BlockchainFixture.format_name
@@ -251,26 +249,18 @@ def verify(path: Path, selection: Selection, tools: Tools, console: Console) -> 
 
 def run_verify(argv: Sequence[str], console: Console | None = None) -> int:
     """`balgen verify`'s entry point; Ctrl-C, SIGTERM, SIGHUP and SIGQUIT stop it alike (`stop_signals`)."""
-    try:
-        with stop_signals_unwind():
-            args = verify_parser().parse_args(argv)
-            if not args.path.exists():
-                raise BadInput(f"{args.path}: does not exist")
-            selection = Selection(args.keyword)
-            tools = tools_for(args.without, args.evm_bin, args.revme_bin, args.geth_bin)
-            return verify(args.path, selection, tools, console or wide_console())
-    except BadInput as error:
-        print(f"balgen verify: {escaped(str(error))}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
-    except KeyboardInterrupt as stop:
-        report_stop(f"balgen verify: {stop_name(stop)}")
-        return stop_exit_code(stop)
+
+    def check() -> int:
+        args = verify_parser().parse_args(argv)
+        if not args.path.exists():
+            raise BadInput(f"{args.path}: does not exist")
+        selection = Selection(args.keyword)
+        tools = tools_for(args.without, args.evm_bin, args.revme_bin, args.geth_bin)
+        return verify(args.path, selection, tools, console or wide_console())
+
+    return run_command("verify", check)
 
 
 def verify_filled(output: Path, names: frozenset[str], console: Console) -> int:
     """`balgen fill --verify`: the fixtures the fill just wrote, by every verifier."""
-    try:
-        return verify(output, Selection(names=names), tools_for(), console)
-    except BadInput as error:
-        print(f"balgen fill --verify: {error}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
+    return run_command("fill --verify", lambda: verify(output, Selection(names=names), tools_for(), console))

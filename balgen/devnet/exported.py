@@ -23,7 +23,8 @@ from ..export.spamoor_export import (
     ALL_FILE, REUSE_SUFFIX, ExportedRun, built, config_text, exported_run, payload_file, payload_text,
 )
 from ..ethereum.forks import Fork, fork_by_name
-from ..generators.catalog import PlannedWorkload, all_planned_workloads
+from ..model.family import PlannedWorkload
+from ..generators.catalog import all_planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES
 from ..model.workload import Placement
 

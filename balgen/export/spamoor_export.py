@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..plumbing.errors import FillCheckFailed
-from ..generators.catalog import PlannedWorkload
+from ..model.family import PlannedWorkload
 from ..model.workload import Placement, Workload
 from .addresses import Ownership, ownership
 from .chain_order import OrderedTx, ordered_transactions, without

@@ -271,12 +271,12 @@ def check_transactions_succeeded(block: BuiltBlock, spec: BlockSpec) -> None:
             )
 
 
-def check_gas_used(block: BuiltBlock, gas_value: int) -> None:
+def check_gas_used(block: BuiltBlock, gas_benchmark_value: int) -> None:
     """The benchmark block used at least 95% of the gas value it is named after."""
-    if block.header.gas_used < MIN_GAS_USED_FRACTION * gas_value:
+    if block.header.gas_used < MIN_GAS_USED_FRACTION * gas_benchmark_value:
         raise FillCheckFailed(
             f"benchmark block used {block.header.gas_used} gas, "
-            f"{block.header.gas_used / gas_value:.1%} of the {gas_value} gas value (needs 95%)"
+            f"{block.header.gas_used / gas_benchmark_value:.1%} of the {gas_benchmark_value} gas value (needs 95%)"
         )
 
 

@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 
 from ..plumbing.errors import BadInput
 
-DEFAULT_GAS_VALUES = "30,60"
+DEFAULT_GAS_BENCHMARK_VALUES = "30,60"
 DEFAULT_OUTPUT = "fixtures"
 
 
@@ -25,7 +25,7 @@ MAX_GAS_VALUE = 1_000_000_000
 run for hours on values no client accepts (mainnet is at 60M)."""
 
 
-def parse_gas_values(text: str) -> list[int]:
+def parse_gas_benchmark_values(text: str) -> list[int]:
     """
     `30,60` -> [30_000_000, 60_000_000]: whole gas amounts from MIN_GAS_VALUE to
     MAX_GAS_VALUE; anything else is bad input. The one rule for `balgen fill`, its

@@ -40,9 +40,10 @@ from ..chain.t8n import TransitionTool
 from ..plumbing.command_line import BAD_INPUT_EXIT_CODE
 from ..plumbing.errors import BadInput, FillCheckFailed
 from .session import FillResult, FillSession
-from .options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
+from .options import DEFAULT_GAS_BENCHMARK_VALUES, DEFAULT_OUTPUT, parse_gas_benchmark_values
 from ..ethereum.forks import DEFAULT_FORK, Fork, fork_by_name
-from ..generators.catalog import Family, PlannedWorkload, planned_workloads
+from ..model.family import Family, PlannedWorkload
+from ..generators.catalog import planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..plumbing.stop_signals import install_stop_handlers, restore_handlers
 from ..plumbing.toolchain import required_tool
@@ -88,7 +89,7 @@ class FillOptions:
     def __init__(
         self,
         fork: Fork,
-        gas_values: list[int],
+        gas_benchmark_values: list[int],
         evm_bin: Path,
         output: Path,
         placement: Placement,
@@ -96,7 +97,7 @@ class FillOptions:
         state_root_bin: Path | None = None,
     ):
         self.fork = fork
-        self.gas_values = gas_values
+        self.gas_benchmark_values = gas_benchmark_values
         self.evm_bin = evm_bin
         self.output = output
         self.placement = placement
@@ -110,7 +111,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--fork", default=DEFAULT_FORK.name, help="fork to fill for (Amsterdam, Osaka, Prague)")
     group.addoption(
         "--gas-benchmark-values",
-        default=DEFAULT_GAS_VALUES,
+        default=DEFAULT_GAS_BENCHMARK_VALUES,
         help="benchmark block gas values in millions, comma separated (default 30,60)",
     )
     group.addoption("--evm-bin", default=None, help="t8n binary (default: the pinned go-ethereum evm)")
@@ -134,7 +135,7 @@ def read_options(config: pytest.Config) -> FillOptions:
     fork = fork_by_name(config.getoption("fork"))
     options = FillOptions(
         fork=fork,
-        gas_values=parse_gas_values(config.getoption("gas_benchmark_values")),
+        gas_benchmark_values=parse_gas_benchmark_values(config.getoption("gas_benchmark_values")),
         evm_bin=Path(evm) if evm else required_tool("evm", "give --evm-bin"),
         output=Path(config.getoption("output")),
         placement=Placement(config.getoption("setup")),
@@ -237,7 +238,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     options = _options(metafunc.config)
     family: Family = marker.kwargs["family"]
-    params = list(planned_workloads(family, options.fork, options.gas_values, options.placement, options.code_sizes))
+    params = list(planned_workloads(family, options.fork, options.gas_benchmark_values, options.placement, options.code_sizes))
     ids = [planned.name for planned in params]
     metafunc.parametrize("workload", params, ids=ids, indirect=True)
 
@@ -263,7 +264,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     config.stash[_session_key] = FillSession(
         t8n=t8n,
         output=options.output,
-        all_gas_values=options.gas_values,
+        all_gas_values=options.gas_benchmark_values,
         planned=planned,
         scratch=Path(tempfile.mkdtemp(prefix="session-", dir=run_scratch)),
         staging=_staging_folder(options.output, run_scratch),

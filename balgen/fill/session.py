@@ -1,8 +1,8 @@
 """
 Filling: one workload in, its three fixture formats out, checked.
 
-A `FillSession` owns the t8n, a scratch folder and the pre-alloc groups of
-one run. Filling a workload builds its chain on its own genesis (for
+A `FillSession` owns the t8n, a scratch folder and the pre-alloc group of
+one run (`pre_alloc_groups`). Filling a workload builds its chain on its own genesis (for
 `blockchain_test` and `blockchain_test_engine`) and again on its group's
 shared genesis (for `blockchain_test_engine_x`), reusing the signatures,
 checks both, and writes all files under temporary names that are renamed only
@@ -11,9 +11,6 @@ once every file of the workload is complete.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -25,14 +22,14 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .. import __version__
 from ..chain.alloc import (
-    alloc_json, fixture_alloc, genesis_accounts, genesis_entries, iter_alloc, iter_alloc_among, iter_alloc_packing,
-    iter_fixture_alloc, state_diff, system_addresses, write_alloc, write_alloc_entries, write_sorted_alloc,
+    fixture_alloc, genesis_entries, iter_alloc, iter_alloc_among, iter_alloc_packing, iter_fixture_alloc, state_diff,
+    system_addresses, write_alloc_entries, write_sorted_alloc,
 )
-from ..chain.header import Header, has_block_access_list
+from ..chain.header import has_block_access_list
 from ..chain.applied_chain import AppliedGenesis, apply_blocks
 from ..chain.bal import access_list_changers
 from ..chain.state_roots import StateRoots, state_root_tool
-from ..chain.builder import BuiltChain, build_chain, genesis_header
+from ..chain.builder import BuiltChain, build_chain
 from ..chain.t8n import TransitionTool
 from ..analysis import ACCESS_TRACER, INFO_KEY, DependencyGraph
 from .checks import (
@@ -44,25 +41,18 @@ from ..fixtures.models import (
     BlockchainEngineFixture, BlockchainEngineXFixture, BlockchainFixture, FixtureModel, format_dir,
 )
 from ..fixtures.render import (
-    blockchain_fixture, engine_fixture, engine_x_fixture, fixture_file_chunks, pre_alloc_group, with_streamed_lists,
+    blockchain_fixture, engine_fixture, engine_x_fixture, fixture_file_chunks, with_streamed_lists,
 )
 from ..plumbing.spooled_json import RenderedValues
-from ..plumbing.streamed_json import StreamedObject, indented_chunks
+from ..plumbing.streamed_json import StreamedObject
 from ..model.test_ids import INFO_KEY as TEST_ID_KEY, eest_test_id
 from ..ethereum.forks import Fork
-from ..generators.catalog import PlannedWorkload, family_by_name
-from ..model.workload import Account, Address, BlockSpec, Workload, gas_millions
-
-
-@dataclass
-class PreAllocGroupState:
-    """A pre-alloc group as one process knows it once its genesis is built."""
-
-    group_hash: str
-    test_ids: list[str]
-    alloc_path: Path
-    genesis: Header
-    written: bool = False
+from ..model.family import PlannedWorkload
+from ..generators.catalog import family_by_name
+from .pre_alloc_groups import (
+    PreAllocGroupState, group_file, group_json, own_pre_alloc_group, take_group_genesis,
+)
+from ..model.workload import BlockSpec, Workload, gas_millions
 
 
 def build_own_chain(
@@ -88,16 +78,10 @@ def build_own_chain(
     )
 
 
-def group_hash(test_ids: Sequence[str]) -> str:
-    """Deterministic 8-byte id of a group from its sorted test ids (as execution-spec-tests packs groups)."""
-    digest = hashlib.sha256("\n".join(sorted(test_ids)).encode()).digest()
-    return f"0x{int.from_bytes(digest[:8], 'big'):016x}"
-
-
-def gas_folder(fork: Fork, gas_value: int, all_gas_values: Sequence[int]) -> str:
+def gas_folder(fork: Fork, gas_benchmark_value: int, all_gas_values: Sequence[int]) -> str:
     """`for_<fork>_at_<NNNN>M`, zero-padded to the widest gas value of the run."""
     width = max(4, max(len(gas_millions(g)) for g in all_gas_values))
-    return f"for_{fork.output_name}_at_{gas_millions(gas_value).zfill(width)}M"
+    return f"for_{fork.output_name}_at_{gas_millions(gas_benchmark_value).zfill(width)}M"
 
 
 @dataclass(frozen=True)
@@ -302,18 +286,10 @@ class FillSession:
             self._take_pre_alloc_group(fork, wait=False)
 
     def _take_pre_alloc_group(self, fork: Fork, wait: bool) -> None:
-        """Build the group genesis under the group folder's lock, or read it if built; without
-        `wait`, do neither while another worker holds the lock."""
-        folder = self.group_folder or self.scratch / "group"
-        folder.mkdir(parents=True, exist_ok=True)
-        with (folder / "lock").open("w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return
-            if not (folder / GROUP_SUMMARY).exists():
-                self._group_roots = build_group_genesis(fork, self.planned, folder, self._state_root_bin())
-        self._group = read_group_genesis(fork, folder)
+        taken = take_group_genesis(fork, self.planned, self.group_folder or self.scratch / "group", self._state_root_bin, wait)
+        if taken is not None:
+            self._group, built_roots = taken
+            self._group_roots = built_roots or self._group_roots
 
     def _state_root_bin(self) -> Path:
         return self.state_root_bin or state_root_tool()
@@ -388,65 +364,12 @@ class FillSession:
                 fixture_info = {**info, TEST_ID_KEY: test_id}
                 pending.append((path, fixture_chunks(workload.name, format_name, build, fixture_info, values, pre)))
             if not group.written:
-                pending.append((self._group_file(group), self._group_json(workload.fork, group)))
+                pending.append((group_file(self.output, group), group_json(workload.fork, group)))
             write_all_or_nothing(pending, self.staging_folder)
         group.written = True
         return tuple(path for path, _ in pending)
 
-    def _group_file(self, group: PreAllocGroupState) -> Path:
-        return self.output / format_dir(BlockchainEngineXFixture.format_name) / "pre_alloc" / f"{group.group_hash}.json"
 
-    def _group_json(self, fork: Fork, group: PreAllocGroupState) -> Iterable[str]:
-        document = pre_alloc_group(fork, group.test_ids, group.genesis).json_dict()
-        document["pre"] = StreamedObject(lambda: iter_fixture_alloc(group.alloc_path), floatless=True)
-        return indented_chunks(document)
-
-
-GROUP_GENESIS = "genesis.json"
-GROUP_SUMMARY = "group.json"
-"""The group's test ids and state root, written last: a folder holding it holds a complete group."""
-
-
-def build_group_genesis(fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path) -> StateRoots:
-    """
-    Write the group genesis of `planned` (its alloc, and a summary of its test
-    ids and state root) into `folder`; give back `balgen-state-root` over it,
-    whose root the summary holds (go-ethereum's trie, as t8n's: the tests
-    check the two agree, and a client importing the group checks it again).
-    """
-    # Only each workload's pre-state is kept: at a billion gas a workload's
-    # transactions take tens of MB, and the group holds every workload's.
-    pres: dict[str, Mapping[Address, Account]] = {}
-    for workload in planned:
-        if workload.family.sized_by_code:
-            continue  # a contract set gets a group of its own
-        try:
-            pres[workload.name] = workload.build().pre
-        except FillCheckFailed:
-            # That workload fails its own test; it must not fail every other one.
-            continue
-    write_alloc(folder / GROUP_GENESIS, alloc_json(genesis_accounts(fork, pres.values())))
-    roots = StateRoots(state_root_bin, folder / GROUP_GENESIS)
-    try:
-        summary = folder / f"{GROUP_SUMMARY}.partial"
-        summary.write_text(json.dumps({"test-ids": sorted(pres), "state-root": "0x" + roots.base_root.hex()}))
-        summary.replace(folder / GROUP_SUMMARY)
-    except BaseException:
-        roots.close()
-        raise
-    return roots
-
-
-def read_group_genesis(fork: Fork, folder: Path) -> PreAllocGroupState:
-    """The group genesis `build_group_genesis` wrote into `folder`."""
-    summary = json.loads((folder / GROUP_SUMMARY).read_text())
-    test_ids = summary["test-ids"]
-    return PreAllocGroupState(
-        group_hash=group_hash(test_ids),
-        test_ids=test_ids,
-        alloc_path=folder / GROUP_GENESIS,
-        genesis=genesis_header(fork, bytes.fromhex(summary["state-root"][2:])),
-    )
 
 
 def fixture_chunks(
@@ -459,16 +382,6 @@ def fixture_chunks(
 ) -> Iterator[str]:
     """The file of fixture `name` as text chunks, the fixture built when the first chunk is asked for."""
     yield from fixture_file_chunks(name, format_name, build(), info, values, pre=pre)
-
-
-def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupState:
-    """The pre-alloc group of a large-state workload: its own genesis, for it alone."""
-    return PreAllocGroupState(
-        group_hash=group_hash([workload.name]),
-        test_ids=[workload.name],
-        alloc_path=chain.genesis_alloc_path,
-        genesis=chain.genesis,
-    )
 
 
 def accounts_changed_in_access_lists(chain: BuiltChain) -> set[str]:

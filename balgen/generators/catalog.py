@@ -8,55 +8,16 @@ family added to the catalog is filled, exported and shown everywhere at once.
 from __future__ import annotations
 
 import fnmatch
-import sys
-from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from ..ethereum.forks import Fork
 from .code_set import DEFAULT_CODE_SIZES
-from ..model.workload import FillLevel, Placement, Workload, WorkloadParams
-
-Generator = Callable[[WorkloadParams], Workload]
-
-
-@dataclass(frozen=True)
-class Family:
-    """A workload family: a name, the generator that builds it and its variants."""
-
-    name: str
-    generator: Generator
-    variants: tuple[str | None, ...] = (None,)
-    sized_by_code: bool = False
-    """Variants are contract code sizes, chosen per run (`--code-sizes`); such a
-    family's state is large, so it never joins the run's shared pre-alloc group."""
-
-    @property
-    def description(self) -> str:
-        """First paragraph of the generator module's docstring."""
-        module = sys.modules.get(self.generator.__module__)
-        doc = (module.__doc__ if module else "") or ""
-        return doc.strip().split("\n\n")[0].replace("\n", " ")
-
-
-@dataclass(frozen=True)
-class PlannedWorkload:
-    """A workload a run will build: the family and its parameters, not yet built."""
-
-    family: Family
-    params: WorkloadParams
-
-    @property
-    def name(self) -> str:
-        return self.params.fixture_name(self.family.name)
-
-    def build(self) -> Workload:
-        return self.family.generator(self.params)
-
+from ..model.family import Family, PlannedWorkload
+from ..model.workload import FillLevel, Placement, WorkloadParams
+from . import extcode, interact, keccak_chain, mixed_dep, prefetch, serial_chain, state_root
 
 def families() -> tuple[Family, ...]:
     """Every family balgen generates, in documentation order."""
-    from . import extcode, interact, keccak_chain, mixed_dep, prefetch, serial_chain, state_root
-
     return (
         mixed_dep.FAMILY,
         interact.FAMILY,
@@ -78,13 +39,13 @@ def family_by_name(name: str) -> Family:
 def planned_workloads(
     family: Family,
     fork: Fork,
-    gas_values: Sequence[int],
+    gas_benchmark_values: Sequence[int],
     placement: Placement,
     code_sizes: Sequence[str] = DEFAULT_CODE_SIZES,
 ) -> Iterator[PlannedWorkload]:
     """Every combination of one family: gas value x fill level x variant, none skipped."""
     variants = tuple(code_sizes) if family.sized_by_code else family.variants
-    for gas in gas_values:
+    for gas in gas_benchmark_values:
         for fill in FillLevel:
             for variant in variants:
                 yield PlannedWorkload(family, WorkloadParams(fork, gas, fill, placement, variant))
@@ -92,14 +53,14 @@ def planned_workloads(
 
 def all_planned_workloads(
     fork: Fork,
-    gas_values: Sequence[int],
+    gas_benchmark_values: Sequence[int],
     placement: Placement,
     pattern: str | None = None,
     code_sizes: Sequence[str] = DEFAULT_CODE_SIZES,
 ) -> list[PlannedWorkload]:
     """Every workload of every family, optionally only names matching a glob or substring."""
     planned = [
-        p for family in families() for p in planned_workloads(family, fork, gas_values, placement, code_sizes)
+        p for family in families() for p in planned_workloads(family, fork, gas_benchmark_values, placement, code_sizes)
     ]
     if pattern is None:
         return planned

@@ -41,7 +41,7 @@ class CountedTx:
 
 def counted_transactions(
     fork: Fork,
-    gas_value: int,
+    gas_benchmark_value: int,
     fill: FillLevel,
     loop: CountedLoopGas,
     calldata: Callable[[int, int, int], bytes],
@@ -55,7 +55,7 @@ def counted_transactions(
     """
     fixed = fork.intrinsic_gas(calldata(0, 1, 0)) + loop.prologue + loop.exit
     capacity = counted_capacity(fork, calldata)
-    schedule = unit_schedule(gas_value, fixed, loop.iteration, fork.tx_gas_cap(gas_value), fill, capacity)
+    schedule = unit_schedule(gas_benchmark_value, fixed, loop.iteration, fork.tx_gas_cap(gas_benchmark_value), fill, capacity)
     txs = []
     done = 0
     for index, units in enumerate(schedule):

@@ -30,7 +30,7 @@ from ..plumbing.errors import FillCheckFailed
 from ..ethereum.forks import Fork
 from ..model.keys import sender
 from ..model.workload import Address, AddressReference, Placement, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
-from .catalog import Family
+from ..model.family import Family
 from .code_set import (
     CODE_SIZES, ContractSet, code_size_bytes, creation_gas, factory_calldata, factory_fixed_gas, factory_runtime,
     init_code_hash, runtime_code,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..ethereum.bytecode import deployment_code
 from ..model.keys import create_address, sender
 from ..model.workload import Origin, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
-from .catalog import Family
+from ..model.family import Family
 from .chains import INITIAL_SLOT_VALUE, SHARED_SLOT
 from .deploy_gas import deploy_gas
 from .keccak_chain import keccak_chain_contract

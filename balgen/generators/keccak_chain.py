@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..ethereum.bytecode import ADD, MLOAD, MSTORE, PUSH0, SLOAD, SSTORE, STOP, push, static_gas
 from ..model.workload import Workload, WorkloadParams
-from .catalog import Family
+from ..model.family import Family
 from .chains import ChainContract, chain_workload
 from .keccak_loop import KeccakLoop, hashed_word, reserve_for
 

@@ -16,7 +16,7 @@ one group; `_info` records the effective group sizes.
 from __future__ import annotations
 
 from ..model.workload import Workload, WorkloadParams
-from .catalog import Family
+from ..model.family import Family
 from .chains import chain_workload
 from .keccak_chain import keccak_chain_contract
 

@@ -58,53 +58,53 @@ def block_size_note(tx_count: int, capacity: int | None) -> dict[str, str]:
 
 
 def tx_schedule(
-    gas_value: int, min_tx_gas: int, tx_gas_cap: int, fill: FillLevel, max_tx_count: int | None = None
+    gas_benchmark_value: int, min_tx_gas: int, tx_gas_cap: int, fill: FillLevel, max_tx_count: int | None = None
 ) -> list[int]:
-    """Gas limits, in block order, of a block of `gas_value` at fill level `fill`,
+    """Gas limits, in block order, of a block of `gas_benchmark_value` at fill level `fill`,
     with at most `max_tx_count` transactions (the block size limit's `block_tx_capacity`)."""
-    if gas_value < min_tx_gas:
+    if gas_benchmark_value < min_tx_gas:
         raise FillCheckFailed(
-            f"gas value {gas_value} is below one transaction's minimum gas {min_tx_gas}"
+            f"gas value {gas_benchmark_value} is below one transaction's minimum gas {min_tx_gas}"
         )
     if min_tx_gas > tx_gas_cap:
         raise ValueError(f"minimum transaction gas {min_tx_gas} exceeds the cap {tx_gas_cap}")
-    fewest = -(-gas_value // tx_gas_cap)
+    fewest = -(-gas_benchmark_value // tx_gas_cap)
     if max_tx_count is not None and fewest > max_tx_count:
         raise FillCheckFailed(
-            f"gas value {gas_value} needs {fewest} transactions at the EIP-7825 cap of {tx_gas_cap} gas, "
+            f"gas value {gas_benchmark_value} needs {fewest} transactions at the EIP-7825 cap of {tx_gas_cap} gas, "
             f"but only {max_tx_count} fit in a block under EIP-7934's maximum RLP block size"
         )
     if fill is FillLevel.GREEDY:
-        return _greedy(gas_value, min_tx_gas, tx_gas_cap)
-    count = gas_value // min_tx_gas
+        return _greedy(gas_benchmark_value, min_tx_gas, tx_gas_cap)
+    count = gas_benchmark_value // min_tx_gas
     if fill is FillLevel.HALF:
         count = max(1, count // 2)
     if max_tx_count is not None:
         count = min(count, max_tx_count)
     # Enough transactions that none exceeds the cap.
-    count = max(count, -(-gas_value // tx_gas_cap))
-    if count > gas_value // min_tx_gas:
+    count = max(count, -(-gas_benchmark_value // tx_gas_cap))
+    if count > gas_benchmark_value // min_tx_gas:
         # No split of the whole gas value keeps every transaction between the
         # minimum and the cap; cap-sized transactions come closest.
-        return _greedy(gas_value, min_tx_gas, tx_gas_cap)
-    return _even_split(gas_value, count)
+        return _greedy(gas_benchmark_value, min_tx_gas, tx_gas_cap)
+    return _even_split(gas_benchmark_value, count)
 
 
-def _greedy(gas_value: int, min_tx_gas: int, tx_gas_cap: int) -> list[int]:
-    full, remainder = divmod(gas_value, tx_gas_cap)
+def _greedy(gas_benchmark_value: int, min_tx_gas: int, tx_gas_cap: int) -> list[int]:
+    full, remainder = divmod(gas_benchmark_value, tx_gas_cap)
     schedule = [tx_gas_cap] * full
     if remainder >= min_tx_gas:
         schedule.append(remainder)
     return schedule
 
 
-def _even_split(gas_value: int, count: int) -> list[int]:
-    share, extra = divmod(gas_value, count)
+def _even_split(gas_benchmark_value: int, count: int) -> list[int]:
+    share, extra = divmod(gas_benchmark_value, count)
     return [share + (1 if index < extra else 0) for index in range(count)]
 
 
 def unit_schedule(
-    gas_value: int, fixed_gas: int, unit_gas: int, tx_gas_cap: int, fill: FillLevel, max_tx_count: int | None = None
+    gas_benchmark_value: int, fixed_gas: int, unit_gas: int, tx_gas_cap: int, fill: FillLevel, max_tx_count: int | None = None
 ) -> list[int]:
     """
     Units of work per transaction, for contracts told in calldata how many units to do.
@@ -112,13 +112,13 @@ def unit_schedule(
     The transaction count is `tx_schedule`'s for the fill level; the units are
     then spread over the transactions so that the block's gas (a fixed cost per
     transaction plus `unit_gas` per unit) comes within one unit of
-    `gas_value`. Splitting gas evenly instead would strand up to a unit's gas
+    `gas_benchmark_value`. Splitting gas evenly instead would strand up to a unit's gas
     in every transaction, which for units as large as a storage write is a
     visible share of a `half` block.
     """
-    count = len(tx_schedule(gas_value, fixed_gas + unit_gas, tx_gas_cap, fill, max_tx_count))
+    count = len(tx_schedule(gas_benchmark_value, fixed_gas + unit_gas, tx_gas_cap, fill, max_tx_count))
     most_per_tx = (tx_gas_cap - fixed_gas) // unit_gas
-    total = (gas_value - count * fixed_gas) // unit_gas
+    total = (gas_benchmark_value - count * fixed_gas) // unit_gas
     if fill is FillLevel.GREEDY:
         full, rest = divmod(total, most_per_tx)
         units = [most_per_tx] * min(full, count)

@@ -20,7 +20,7 @@ from ..ethereum.bytecode import (
 from ..ethereum.forks import Fork
 from ..model.keys import sender
 from ..model.workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
-from .catalog import Family
+from ..model.family import Family
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
 from .schedule import block_size_note
 from .placement import ContractSpec, SetupCall, funded, place_contracts, setup_chunks

@@ -373,18 +373,18 @@ class Workload:
         return (*self.setup_blocks, self.benchmark_block)
 
 
-def fixture_name(family: str, fill: FillLevel, variant: str | None, gas_value: int) -> str:
+def fixture_name(family: str, fill: FillLevel, variant: str | None, gas_benchmark_value: int) -> str:
     """The `<family>-<fill>[-<variant>]-<gas>M` name of one workload."""
     parts = [family, fill.value]
     if variant:
         parts.append(variant)
-    parts.append(f"{gas_millions(gas_value)}M")
+    parts.append(f"{gas_millions(gas_benchmark_value)}M")
     return "-".join(parts)
 
 
-def gas_millions(gas_value: int) -> str:
+def gas_millions(gas_benchmark_value: int) -> str:
     """Gas in millions as written in names, exactly: 30000000 -> '30', 1500000 -> '1.5', 1000001 -> '1.000001'."""
-    millions, rest = divmod(gas_value, 1_000_000)
+    millions, rest = divmod(gas_benchmark_value, 1_000_000)
     return str(millions) if not rest else f"{millions}.{rest:06d}".rstrip("0")
 
 

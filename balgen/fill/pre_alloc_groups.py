@@ -1,0 +1,137 @@
+"""
+The run's pre-alloc group: one shared genesis for every small workload of a
+fill, as execution-spec-tests' `blockchain_test_engine_x` groups them.
+
+Building it means building every planned workload's pre-state, so the first
+worker of a run to take the group folder's lock builds it there once and
+every other worker reads it; a large-state workload (a contract set) is a
+group of its own.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..chain.alloc import alloc_json, genesis_accounts, iter_fixture_alloc, write_alloc
+from ..chain.builder import BuiltChain, genesis_header
+from ..chain.header import Header
+from ..chain.state_roots import StateRoots
+from ..ethereum.forks import Fork
+from ..fixtures.models import BlockchainEngineXFixture, format_dir
+from ..fixtures.render import pre_alloc_group
+from ..model.family import PlannedWorkload
+from ..model.workload import Account, Address, Workload
+from ..plumbing.errors import FillCheckFailed
+from ..plumbing.streamed_json import StreamedObject, indented_chunks
+
+
+@dataclass
+class PreAllocGroupState:
+    """A pre-alloc group as one process knows it once its genesis is built."""
+
+    group_hash: str
+    test_ids: list[str]
+    alloc_path: Path
+    genesis: Header
+    written: bool = False
+
+
+def group_hash(test_ids: Sequence[str]) -> str:
+    """Deterministic 8-byte id of a group from its sorted test ids (as execution-spec-tests packs groups)."""
+    digest = hashlib.sha256("\n".join(sorted(test_ids)).encode()).digest()
+    return f"0x{int.from_bytes(digest[:8], 'big'):016x}"
+
+
+def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupState:
+    """The pre-alloc group of a large-state workload: its own genesis, for it alone."""
+    return PreAllocGroupState(
+        group_hash=group_hash([workload.name]),
+        test_ids=[workload.name],
+        alloc_path=chain.genesis_alloc_path,
+        genesis=chain.genesis,
+    )
+
+
+GROUP_GENESIS = "genesis.json"
+GROUP_SUMMARY = "group.json"
+"""The group's test ids and state root, written last: a folder holding it holds a complete group."""
+
+
+def build_group_genesis(fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path) -> StateRoots:
+    """
+    Write the group genesis of `planned` (its alloc, and a summary of its test
+    ids and state root) into `folder`; give back `balgen-state-root` over it,
+    whose root the summary holds (go-ethereum's trie, as t8n's: the tests
+    check the two agree, and a client importing the group checks it again).
+    """
+    # Only each workload's pre-state is kept: at a billion gas a workload's
+    # transactions take tens of MB, and the group holds every workload's.
+    pres: dict[str, Mapping[Address, Account]] = {}
+    for workload in planned:
+        if workload.family.sized_by_code:
+            continue  # a contract set gets a group of its own
+        try:
+            pres[workload.name] = workload.build().pre
+        except FillCheckFailed:
+            # That workload fails its own test; it must not fail every other one.
+            continue
+    write_alloc(folder / GROUP_GENESIS, alloc_json(genesis_accounts(fork, pres.values())))
+    roots = StateRoots(state_root_bin, folder / GROUP_GENESIS)
+    try:
+        summary = folder / f"{GROUP_SUMMARY}.partial"
+        summary.write_text(json.dumps({"test-ids": sorted(pres), "state-root": "0x" + roots.base_root.hex()}))
+        summary.replace(folder / GROUP_SUMMARY)
+    except BaseException:
+        roots.close()
+        raise
+    return roots
+
+
+def read_group_genesis(fork: Fork, folder: Path) -> PreAllocGroupState:
+    """The group genesis `build_group_genesis` wrote into `folder`."""
+    summary = json.loads((folder / GROUP_SUMMARY).read_text())
+    test_ids = summary["test-ids"]
+    return PreAllocGroupState(
+        group_hash=group_hash(test_ids),
+        test_ids=test_ids,
+        alloc_path=folder / GROUP_GENESIS,
+        genesis=genesis_header(fork, bytes.fromhex(summary["state-root"][2:])),
+    )
+
+
+def take_group_genesis(
+    fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Callable[[], Path], wait: bool
+) -> tuple[PreAllocGroupState, StateRoots | None] | None:
+    """
+    The group genesis of `planned` in `folder`, built under the folder's lock
+    if no worker has built it yet (with `balgen-state-root` over it, when this
+    process built it), or read if one has. Without `wait`, None while another
+    worker holds the lock.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    roots = None
+    with (folder / "lock").open("w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None
+        if not (folder / GROUP_SUMMARY).exists():
+            roots = build_group_genesis(fork, planned, folder, state_root_bin())
+    return read_group_genesis(fork, folder), roots
+
+
+def group_file(output: Path, group: PreAllocGroupState) -> Path:
+    """Where execution-spec-tests keeps a group: `blockchain_tests_engine_x/pre_alloc/<hash>.json`."""
+    return output / format_dir(BlockchainEngineXFixture.format_name) / "pre_alloc" / f"{group.group_hash}.json"
+
+
+def group_json(fork: Fork, group: PreAllocGroupState) -> Iterable[str]:
+    """The group file's text, its `pre` streamed from the group genesis one account at a time."""
+    document = pre_alloc_group(fork, group.test_ids, group.genesis).json_dict()
+    document["pre"] = StreamedObject(lambda: iter_fixture_alloc(group.alloc_path), floatless=True)
+    return indented_chunks(document)

@@ -1,0 +1,51 @@
+"""
+The family base: what every workload family is (a name, a generator, its
+variants) and a workload a run will build from one.
+
+Each family module declares its `Family` here and the catalog lists them, so
+the family modules and the catalog never import each other.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+from .workload import Workload, WorkloadParams
+
+Generator = Callable[[WorkloadParams], Workload]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A workload family: a name, the generator that builds it and its variants."""
+
+    name: str
+    generator: Generator
+    variants: tuple[str | None, ...] = (None,)
+    sized_by_code: bool = False
+    """Variants are contract code sizes, chosen per run (`--code-sizes`); such a
+    family's state is large, so it never joins the run's shared pre-alloc group."""
+
+    @property
+    def description(self) -> str:
+        """First paragraph of the generator module's docstring."""
+        module = sys.modules.get(self.generator.__module__)
+        doc = (module.__doc__ if module else "") or ""
+        return doc.strip().split("\n\n")[0].replace("\n", " ")
+
+
+@dataclass(frozen=True)
+class PlannedWorkload:
+    """A workload a run will build: the family and its parameters, not yet built."""
+
+    family: Family
+    params: WorkloadParams
+
+    @property
+    def name(self) -> str:
+        return self.params.fixture_name(self.family.name)
+
+    def build(self) -> Workload:
+        return self.family.generator(self.params)
