@@ -6,11 +6,18 @@ so the dependency graph needs sets of its own. Keys are `balgen.model.footprint`
 a storage slot or an account field. `reads` and `writes` are disjoint: a key the transaction changed is in `writes` only, a
 key it accessed and left as it was is in `reads`.
 
-The coinbase balance is left out of every set. Each transaction credits the
-coinbase its priority fee, which would make every transaction depend on the
-one before it; BAL clients apply those credits commutatively instead, so they
-are not a conflict. A transaction that reads the coinbase balance is
-therefore not linked to the earlier fee payers either.
+The coinbase balance is left out of the set of a transaction that only pays
+its fee. Each transaction credits the coinbase its priority fee, which would
+make every transaction depend on the one before it; BAL clients apply those
+credits commutatively instead, so they are not a conflict. A transaction that
+touches the coinbase itself (`BALANCE(COINBASE)`, a call to it) sees every
+credit before it, so its set keeps the coinbase balance as a write: it is
+linked to the previous such transaction. Touching an account reads all its
+fields, so a transaction touched the coinbase exactly when a coinbase field
+other than its balance is among its keys, in the model and in a trace alike
+(the tracer reports only accounts the code touched). Its links to earlier
+transactions that only paid fees are not drawn: in a block where every
+transaction touches the coinbase (`coinbase_serialization`) the chain is exact.
 """
 
 from __future__ import annotations
@@ -43,8 +50,12 @@ class TxAccessSet:
 def access_set(accessed: Iterable[StateKey], written: Iterable[StateKey], coinbase: Address) -> TxAccessSet:
     """The set of a transaction from every key it accessed and those it changed (see module docstring)."""
     fee_credit: StateKey = (coinbase, "balance")
+    accessed = frozenset(accessed)
+    if (coinbase, "nonce") in accessed:
+        writes = frozenset(written) | {fee_credit}
+        return TxAccessSet(reads=accessed - writes, writes=writes)
     writes = frozenset(written) - {fee_credit}
-    reads = frozenset(accessed) - writes - {fee_credit}
+    reads = accessed - writes - {fee_credit}
     return TxAccessSet(reads=reads, writes=writes)
 
 

@@ -238,6 +238,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     options = _options(metafunc.config)
     family: Family = marker.kwargs["family"]
+    if not family.asked_for(metafunc.config.option.keyword or None):
+        return  # an opt-in family: its filler collects nothing unless `-k` names it
     params = list(planned_workloads(family, options.fork, options.gas_benchmark_values, options.placement, options.code_sizes))
     ids = [planned.name for planned in params]
     metafunc.parametrize("workload", params, ids=ids, indirect=True)
@@ -247,6 +249,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # trylast: after `-k`/`-m` deselection, so the run's pre-alloc group holds
     # only the workloads that are actually filled.
+    not_asked_for = [item for item in items if _unasked_opt_in(item)]
+    if not_asked_for:
+        items[:] = [item for item in items if item not in not_asked_for]
+        config.hook.pytest_deselected(items=not_asked_for)
     planned = [
         item.callspec.params["workload"]
         for item in items
@@ -273,6 +279,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     )
     config.stash[_gc_thresholds_key] = gc.get_threshold()
     gc.set_threshold(*FILL_GC_THRESHOLDS)
+
+
+def _unasked_opt_in(item: pytest.Item) -> bool:
+    """An opt-in family's filler that `pytest_generate_tests` left unparametrized: `-k` did not name it."""
+    marker = item.get_closest_marker("workload")
+    return marker is not None and not hasattr(item, "callspec") and marker.kwargs["family"].opt_in
 
 
 @pytest.fixture

@@ -14,7 +14,10 @@ from ..ethereum.forks import Fork
 from .code_set import DEFAULT_CODE_SIZES
 from ..model.family import Family, PlannedWorkload
 from ..model.workload import FillLevel, Placement, WorkloadParams
-from . import extcode, interact, keccak_chain, mixed_dep, prefetch, serial_chain, state_root
+from . import (
+    coinbase_serialization, compute_then_sload, cross_contract_chase, extcode, interact, keccak_chain, mixed_dep,
+    prefetch, prefetch_miss, serial_chain, state_root,
+)
 
 def families() -> tuple[Family, ...]:
     """Every family balgen generates, in documentation order."""
@@ -26,6 +29,10 @@ def families() -> tuple[Family, ...]:
         serial_chain.FAMILY,
         keccak_chain.FAMILY,
         *extcode.FAMILIES,
+        cross_contract_chase.FAMILY,
+        compute_then_sload.FAMILY,
+        prefetch_miss.FAMILY,
+        coinbase_serialization.FAMILY,
     )
 
 
@@ -58,9 +65,13 @@ def all_planned_workloads(
     pattern: str | None = None,
     code_sizes: Sequence[str] = DEFAULT_CODE_SIZES,
 ) -> list[PlannedWorkload]:
-    """Every workload of every family, optionally only names matching a glob or substring."""
+    """Every workload of every family, optionally only names matching a glob or substring;
+    an opt-in family only when the pattern names it."""
     planned = [
-        p for family in families() for p in planned_workloads(family, fork, gas_benchmark_values, placement, code_sizes)
+        p
+        for family in families()
+        if family.asked_for(pattern)
+        for p in planned_workloads(family, fork, gas_benchmark_values, placement, code_sizes)
     ]
     if pattern is None:
         return planned

@@ -27,6 +27,13 @@ class Family:
     sized_by_code: bool = False
     """Variants are contract code sizes, chosen per run (`--code-sizes`); such a
     family's state is large, so it never joins the run's shared pre-alloc group."""
+    opt_in: bool = False
+    """Filled and exported only when asked for by name (`balgen fill -k <name>`): the
+    execution-specs parity families, kept out of the default suite so that it stays as fast."""
+
+    def asked_for(self, keyword: str | None) -> bool:
+        """Whether a run selecting `keyword` (a `-k` expression, or None) includes this family."""
+        return not self.opt_in or (keyword is not None and self.name in keyword.lower())
 
     @property
     def description(self) -> str:

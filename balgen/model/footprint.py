@@ -4,7 +4,8 @@ What one transaction touches by design: its access footprint, from the workload 
 The generator states per transaction the storage it reads and writes, the
 contracts it creates and the further accounts it touches; the rest follows
 from the transaction itself: its sender's nonce and balance change, the fee
-recipient is credited, its recipient is read, and a value transfer changes
+recipient is credited (and touched whole where the transaction's code asks
+for its balance), its recipient is read, and a value transfer changes
 the recipient's balance. A created contract gets its nonce (EIP-161) and, if
 its runtime is not empty, its code. This module is the one place that says
 so: the predicted access list, the designed access sets the fill compares
@@ -90,6 +91,8 @@ def footprint(tx: TxSpec, access: TxAccess, fee_recipient: Address) -> Footprint
         written.add((recipient, "balance"))
     storage = {*access.reads, *access.writes}
     accounts = {sender, recipient, *access.created, *access.touched, *access.nonces}
+    if access.reads_fee_recipient:
+        accounts.add(fee_recipient)
     accounts |= {address for address, _ in storage}
     accessed: set[StateKey] = accounts_keys(accounts)
     accessed.update(storage)

@@ -160,7 +160,10 @@ class TxAccess:
     contracts (a contract that runs CREATE). The sender's nonce and balance
     changes follow from the transaction itself. `origins` says how each created
     contract comes to exist, and `code_references` where a created contract's
-    code names an address.
+    code names an address. `reads_fee_recipient` marks a transaction whose code
+    asks for the block's fee recipient's balance itself (`BALANCE(COINBASE)`):
+    the generator cannot name that address (it is the block's, on a live chain
+    the builder's), so the footprint adds it.
     """
 
     reads: frozenset[tuple[Address, int]] = frozenset()
@@ -170,6 +173,7 @@ class TxAccess:
     nonces: Mapping[Address, int] = field(default_factory=dict)
     origins: Mapping[Address, Origin] = field(default_factory=dict)
     code_references: Mapping[Address, tuple[AddressReference, ...]] = field(default_factory=dict)
+    reads_fee_recipient: bool = False
 
     def __post_init__(self) -> None:
         # Sets of addresses: a lazy `created` builds code on lookup, never on iteration.
