@@ -249,8 +249,20 @@ def test_writers_of_one_key_are_a_single_path(gas: list[int], key: StateKey) -> 
 
 
 def test_coinbase_fee_credit_is_no_access_and_sets_are_disjoint() -> None:
-    made = access_set({(A, 0), (A, 1), (COINBASE, "balance"), (COINBASE, "nonce")}, {(A, 1), (COINBASE, "balance")}, COINBASE)
-    assert made == TxAccessSet(frozenset({(A, 0), (COINBASE, "nonce")}), frozenset({(A, 1)}))
+    made = access_set({(A, 0), (A, 1), (COINBASE, "balance")}, {(A, 1), (COINBASE, "balance")}, COINBASE)
+    assert made == TxAccessSet(frozenset({(A, 0)}), frozenset({(A, 1)}))
+
+
+def test_a_transaction_touching_the_coinbase_writes_its_balance_and_follows_the_previous_one() -> None:
+    """`BALANCE(COINBASE)` sees every fee before it: the touching transactions chain, the fee payers stay apart."""
+    fields = {(COINBASE, "balance"), (COINBASE, "nonce"), (COINBASE, "code")}
+    payer = access_set({(A, 0), (COINBASE, "balance")}, {(COINBASE, "balance")}, COINBASE)
+    toucher = access_set({(B, "nonce"), *fields}, {(COINBASE, "balance")}, COINBASE)
+    assert toucher == TxAccessSet(frozenset({(B, "nonce"), (COINBASE, "nonce"), (COINBASE, "code")}), frozenset({(COINBASE, "balance")}))
+    traced_toucher = access_set(fields, set(), COINBASE)  # a trace that saw the balance unchanged still touched it
+    assert traced_toucher.writes == {(COINBASE, "balance")}
+    graph = DependencyGraph.from_access_sets([payer, toucher, payer, toucher, toucher], [1] * 5)
+    assert graph.edges == ((1, 3), (3, 4))
 
 
 def test_first_difference_names_the_transaction_and_the_key() -> None:
@@ -308,16 +320,19 @@ def test_traced_writes_are_changes_against_the_running_state() -> None:
         "0x" + B.hex().upper(): {"balance": "0x0", "nonce": "0x1", "code": "0x00", "storage": {}},
     }
     traces = [
-        # tx 0: A pays (balance, nonce change), B's slot 0 goes 0 -> 5, the coinbase is credited
-        trace({A: (90, 1), B: (0, 1), COINBASE: (10, 0)}, {B: {0: 5}}),
+        # tx 0: A pays (balance, nonce change), B's slot 0 goes 0 -> 5; the coinbase's credit is not traced
+        trace({A: (90, 1), B: (0, 1)}, {B: {0: 5}}),
         # tx 1: B's slot 0 stays 5 (read, though it differs from the pre-state); C created with code
         trace({B: (0, 1), C: (0, 1)}, {B: {0: 5}, C: {1: 0}}, {C: 4}),
         # tx 2: A's slot 0 read unchanged; B's slot 0 back to 0 is a write
         trace({A: (90, 1), B: (0, 1)}, {A: {0: 1}, B: {0: 0}}),
+        # tx 3: its code reads the coinbase's balance (BALANCE(COINBASE)), which the fees before it changed
+        trace({C: (0, 1), COINBASE: (30, 0)}),
     ]
-    first, second, third = traced_access_sets(traces, pre, COINBASE)
+    first, second, third, fourth = traced_access_sets(traces, pre, COINBASE)
     assert first.writes == {(A, "balance"), (A, "nonce"), (B, 0)}
-    assert (COINBASE, "nonce") in first.reads and (COINBASE, "balance") not in first.keys
+    assert not {key for key in first.keys if key[0] == COINBASE}
+    assert (COINBASE, "balance") in fourth.writes and (COINBASE, "nonce") in fourth.reads
     assert second.writes == {(C, "nonce"), (C, "code")}
     assert {(B, 0), (C, 1), (C, "balance"), (B, "code")} <= second.reads
     assert third.writes == {(B, 0)}
@@ -337,6 +352,10 @@ FAMILY_CASES = [
     ("interact", "single_contract"),
     ("state_root", "single_contract"),
     ("state_root", "contract_per_tx"),
+    ("compute_then_sload", "compute_10pct"),
+    ("prefetch_miss", "existing_slots"),
+    ("prefetch_miss", "empty_slots"),
+    ("coinbase_serialization", None),
 ]
 
 
@@ -354,7 +373,7 @@ def built_and_traced(t8n: TransitionTool, workload: Workload, workdir: Path):
 def shape_holds(family: str, variant: str | None, graph: DependencyGraph) -> bool:
     """The dependency graph the family promises (issue 3)."""
     count = graph.transactions
-    if family in ("serial_chain", "keccak_chain", "prefetch"):
+    if family in ("serial_chain", "keccak_chain", "prefetch", "compute_then_sload", "prefetch_miss", "coinbase_serialization"):
         return graph.edges == tuple((i, i + 1) for i in range(count - 1))
     if family == "state_root" or variant == "group1":
         return graph.edges == ()

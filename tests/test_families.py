@@ -26,7 +26,7 @@ from balgen.plumbing.errors import FillCheckFailed
 from balgen.fill.session import build_own_chain
 from balgen.ethereum.forks import AMSTERDAM, OSAKA, TX_GAS_LIMIT_CAP
 from balgen.model.family import PlannedWorkload
-from balgen.generators.catalog import all_planned_workloads, families, family_by_name
+from balgen.generators.catalog import all_planned_workloads, families, family_by_name, planned_workloads
 from balgen.generators.chains import group_sizes, interleaved_order
 from balgen.chain.system_calls import system_accesses
 from balgen.plumbing.toolchain import pinned_evm
@@ -46,9 +46,11 @@ def build(t8n: TransitionTool, workload: Workload, workdir: Path) -> BuiltChain:
 
 
 def one_per_family_variant(fill: FillLevel) -> list[PlannedWorkload]:
+    """Every family's variants at `fill`, the opt-in families' too."""
     return [
         p
-        for p in all_planned_workloads(AMSTERDAM, [SMALL_GAS], Placement.BLOCKS)
+        for family in families()
+        for p in planned_workloads(family, AMSTERDAM, [SMALL_GAS], Placement.BLOCKS)
         if p.params.fill is fill
     ]
 
@@ -99,7 +101,14 @@ def test_genesis_and_setup_blocks_give_the_same_benchmark_block(
 @pytest.mark.integration
 def test_every_family_fills_under_genesis_placement_on_another_fork(t8n: TransitionTool, tmp_path: Path) -> None:
     """Osaka has no access list and legacy gas costs: the schedules and setup calls still fit."""
-    for planned in all_planned_workloads(OSAKA, [SMALL_GAS], Placement.GENESIS, "-half-"):
+    opt_in = [
+        p
+        for family in families()
+        if family.opt_in
+        for p in planned_workloads(family, OSAKA, [SMALL_GAS], Placement.GENESIS)
+        if p.params.fill is FillLevel.HALF
+    ]
+    for planned in [*all_planned_workloads(OSAKA, [SMALL_GAS], Placement.GENESIS, "-half-"), *opt_in]:
         workload = planned.build()
         check_chain(workload, build(t8n, workload, tmp_path / workload.name))
 
@@ -115,7 +124,13 @@ def test_no_combination_is_skipped() -> None:
         "keccak_chain": {None},
     }
     sized = {"extcodesize", "extcodehash", "extcodecopy"}
-    assert {f.name: set(f.variants) for f in families() if f.name not in sized} == expected_variants
+    assert {f.name: set(f.variants) for f in families() if f.name not in sized and not f.opt_in} == expected_variants
+    assert {f.name: set(f.variants) for f in families() if f.opt_in} == {
+        "cross_contract_chase": {None},
+        "compute_then_sload": {"compute_5pct", "compute_10pct", "compute_25pct", "compute_50pct"},
+        "prefetch_miss": {"existing_slots", "empty_slots"},
+        "coinbase_serialization": {None},
+    }
     assert {f.name for f in families() if f.sized_by_code} == sized
     # Contract-set families come in the run's code sizes (default 0.5KB; every size: tests/test_code_sets.py).
     combinations = (sum(len(v) for v in expected_variants.values()) + len(sized)) * 3 * 2
