@@ -29,7 +29,8 @@ from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions
 from .placement import funded, place_contracts
 from .schedule import block_size_note
 from .slot_range import (
-    BUILD, CURSOR_SLOT, DISPATCH, FIRST_SLOT, READ_LOOP, loop_exit_gas, range_accesses, slot_range_contract,
+    BUILD, CURSOR_SLOT, DISPATCH, FIRST_SLOT, READ_LOOP, loop_exit_gas, range_accesses, read_iteration_gas,
+    slot_range_contract,
 )
 
 VARIANTS = ("compute_5pct", "compute_10pct", "compute_25pct", "compute_50pct")
@@ -63,11 +64,6 @@ def compute_share(variant: str | None) -> int:
     if variant not in VARIANTS:
         raise ValueError(f"compute_then_sload variant must be one of {VARIANTS}, not {variant!r}")
     return int(variant.removeprefix("compute_").removesuffix("pct"))
-
-
-def read_iteration_gas(fork: Fork) -> int:
-    """One cold read of the read loop."""
-    return static_gas(READ_LOOP[:-1]) + fork.gas.cold_sload
 
 
 def compute_iteration_gas() -> int:

@@ -84,6 +84,11 @@ INIT_CODE_ENTRIES = 64
 """A dispatcher with at most this many entries gets them from its init code, more by setup calls."""
 
 
+def burn_loop(fork: Fork) -> KeccakLoop:
+    """The keccak loop that burns what the chains left, down to the gas of `END`."""
+    return KeccakLoop(reserve_for(static_gas(END), fork.gas.keccak_word), fork.gas.keccak_word)
+
+
 def with_margin(gas: int) -> int:
     """`gas` and `GAS_MARGIN_PERCENT` more."""
     return gas + gas * GAS_MARGIN_PERCENT // 100
@@ -103,8 +108,7 @@ class ChaseGas:
 
     @property
     def loop(self) -> KeccakLoop:
-        gas = self.fork.gas
-        return KeccakLoop(reserve_for(static_gas(END), gas.keccak_word), gas.keccak_word)
+        return burn_loop(self.fork)
 
     def hop(self) -> int:
         """A chain contract that calls the next: its read, its cold call."""
@@ -169,7 +173,8 @@ def chain_depth(fork: Fork, gas_value: int) -> int:
 
 
 def dispatcher_runtime(fork: Fork) -> bytes:
-    return assemble(DISPATCH + CHASE_PROLOGUE + CHASE_LOOP + STORE_CURSOR + ChaseGas(fork, 1).loop.items + END + ENTRIES)
+    """The dispatcher: its chase, the cursor's store, the burn; the entry table's setup path after."""
+    return assemble(DISPATCH + CHASE_PROLOGUE + CHASE_LOOP + STORE_CURSOR + burn_loop(fork).items + END + ENTRIES)
 
 
 def salt(name: str, role: str) -> bytes:
@@ -177,17 +182,19 @@ def salt(name: str, role: str) -> bytes:
     return keccak(f"balgen/cross_contract_chase/{name}/{role}".encode())
 
 
-def chain_contracts(name: str, chain: int, depth: int) -> list[ContractSpec]:
-    """Chain `chain`'s contracts, entry first: each keeps the next one's address in `NEXT_SLOT`, the last nothing.
-    Their proxy addresses follow from their storage, so they are made from the last back."""
+def chain_contracts(name: str, chain: int, depth: int) -> tuple[list[ContractSpec], Address]:
+    """Chain `chain`'s contracts, entry first, and the entry's address: each keeps the next one's address
+    in `NEXT_SLOT`, the last nothing. Their proxy addresses follow from their storage, so they are made
+    from the last back."""
     contracts: list[ContractSpec] = []
     following: Address | None = None
     for hop in reversed(range(depth)):
         storage = {} if following is None else {NEXT_SLOT: int.from_bytes(following, "big")}
-        contract = ContractSpec("chain", HOP_RUNTIME, storage, deterministic_salt=salt(name, f"chain{chain}/hop{hop}"))
-        following = deterministic_address(contract.deterministic_salt, HOP_RUNTIME, storage)  # type: ignore[arg-type]
-        contracts.append(contract)
-    return contracts[::-1]
+        hop_salt = salt(name, f"chain{chain}/hop{hop}")
+        contracts.append(ContractSpec("chain", HOP_RUNTIME, storage, deterministic_salt=hop_salt))
+        following = deterministic_address(hop_salt, HOP_RUNTIME, storage)
+    assert following is not None  # depth >= 1
+    return contracts[::-1], following
 
 
 def entry_step_gas(fork: Fork) -> int:
@@ -241,10 +248,9 @@ def cross_contract_chase(params: WorkloadParams) -> Workload:
         params.fill, capacity,
     )
     per_tx = [chase.chains_in(gas - intrinsic) for gas in schedule]
-    contracts = [chain_contracts(name, chain, depth) for chain in range(sum(per_tx))]
-    placed_entries = [chain[0].deterministic_address for chain in contracts]
-    entries: list[Address] = [entry for entry in placed_entries if entry is not None]
-    dispatcher = dispatcher_contract(fork, name, entries)
+    made = [chain_contracts(name, chain, depth) for chain in range(sum(per_tx))]
+    contracts = [chain for chain, _ in made]
+    dispatcher = dispatcher_contract(fork, name, [entry for _, entry in made])
     placed = place_contracts(
         name, [dispatcher, *(contract for chain in contracts for contract in chain)], params.placement, fork
     )

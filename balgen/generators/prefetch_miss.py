@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from itertools import accumulate
 
-from ..ethereum.bytecode import CALLDATALOAD, PUSH0, SLOAD, SSTORE, Item, assemble, push
+from ..ethereum.bytecode import CALLDATALOAD, PUSH0, SLOAD, SSTORE, Item, assemble, push, static_gas
 from ..ethereum.forks import Fork
 from ..model.keys import sender
 from ..model.workload import Regenerated, TxSpec, Workload, WorkloadParams, benchmark_workload
@@ -30,7 +30,10 @@ from ..model.family import Family
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
 from .placement import funded, place_contracts
 from .schedule import block_size_note
-from .slot_range import BUILD, CURSOR_SLOT, DISPATCH, END, FIRST_SLOT, READ_LOOP, range_accesses, read_gas, slot_range_contract
+from .slot_range import (
+    BUILD, CURSOR_SLOT, DISPATCH, END, FIRST_SLOT, READ_LOOP, loop_exit_gas, range_accesses, read_iteration_gas,
+    slot_range_contract,
+)
 
 VARIANTS = ("existing_slots", "empty_slots")
 
@@ -43,15 +46,20 @@ RUNTIME = assemble(DISPATCH + PROLOGUE + READ_LOOP + END + BUILD)
 
 
 def transaction_gas(fork: Fork) -> CountedLoopGas:
-    """The cursor's load and overwrite, one cold read per unit."""
-    return read_gas(fork, PROLOGUE, fork.gas.cold_sload + fork.gas.sstore_update_warm, END, 0)
+    """The cursor's load and overwrite, one cold read per unit, the stop."""
+    return CountedLoopGas(
+        prologue=static_gas(DISPATCH + PROLOGUE) + fork.gas.cold_sload + fork.gas.sstore_update_warm,
+        iteration=read_iteration_gas(fork),
+        exit=loop_exit_gas(READ_LOOP) + static_gas(END),
+    )
 
 
 def most_reads(fork: Fork, gas_value: int) -> int:
-    """The most reads one transaction can make under the per-transaction gas cap: the first offset
-    is this far past the block's starting cursor, so no run starts where the state before the block points."""
+    """More reads than one transaction can make under the per-transaction gas cap (its calldata priced
+    at nothing): the first offset is this far past the block's starting cursor, so no run starts where
+    the state before the block points."""
     loop = transaction_gas(fork)
-    fixed = fork.intrinsic_gas(word(1) + word(2**64)) + loop.prologue + loop.exit
+    fixed = fork.intrinsic_gas(b"") + loop.prologue + loop.exit
     return (fork.tx_gas_cap(gas_value) - fixed) // loop.iteration
 
 

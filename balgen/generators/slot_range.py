@@ -21,12 +21,12 @@ from itertools import chain
 from typing import Iterator
 
 from ..ethereum.bytecode import (
-    ADD, CALLDATALOAD, DUP1, DUP2, ISZERO, JUMP, JUMPI, POP, PUSH0, SLOAD, SSTORE, STOP, SUB, SWAP1, Item, Label,
+    ADD, CALLDATALOAD, DUP1, DUP2, ISZERO, JUMP, JUMPI, POP, SLOAD, SSTORE, STOP, SUB, SWAP1, Item, Label,
     PushLabel, push, static_gas,
 )
 from ..ethereum.forks import Fork
 from ..model.workload import Address, RegeneratedMapping, TxAccess
-from .counted_loop import CountedLoopGas, word
+from .counted_loop import word
 from .placement import ContractSpec, SetupCall, setup_chunks
 
 CURSOR_SLOT = 2**256 - 1
@@ -69,17 +69,9 @@ def loop_exit_gas(loop: list[Item]) -> int:
     return static_gas(loop[:5]) + static_gas(loop[-1:])
 
 
-def read_gas(fork: Fork, prologue: list[Item], prologue_dynamic: int, after: list[Item], after_dynamic: int) -> CountedLoopGas:
-    """
-    Gas of a transaction that runs `DISPATCH`, `prologue` (plus its dynamic
-    costs), one cold read per unit, then `after` (plus its dynamic costs).
-    """
-    iteration = static_gas(READ_LOOP[:-1]) + fork.gas.cold_sload
-    return CountedLoopGas(
-        prologue=static_gas(DISPATCH + prologue) + prologue_dynamic,
-        iteration=iteration,
-        exit=loop_exit_gas(READ_LOOP) + static_gas(after) + after_dynamic,
-    )
+def read_iteration_gas(fork: Fork) -> int:
+    """One cold read of `READ_LOOP`."""
+    return static_gas(READ_LOOP[:-1]) + fork.gas.cold_sload
 
 
 def write_step_gas(fork: Fork) -> int:
