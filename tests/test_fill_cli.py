@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from balgen.ethereum.forks import AMSTERDAM, FORKS, Fork
-from balgen.generators.catalog import all_planned_workloads
+from balgen.generators.catalog import all_planned_workloads, families, planned_workloads
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_evm
 from balgen.model.workload import Placement
 
@@ -35,7 +35,11 @@ ENGINE_VERSIONS = {"Amsterdam": ("5", "4"), "Osaka": ("4", "3"), "Prague": ("4",
 ALL_NAMES = sorted(p.name for p in all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS))
 LARGE_STATE_NAMES = [name for name in ALL_NAMES if name.startswith("extcode")]
 """Contract-set workloads: each gets a pre-alloc group of its own."""
-SHARED_NAMES = [name for name in ALL_NAMES if name not in LARGE_STATE_NAMES]
+OPT_IN_NAMES = [
+    p.name for family in families() if family.opt_in for p in planned_workloads(family, AMSTERDAM, [1_000_000], Placement.BLOCKS)
+]
+"""The opt-in families' workloads: filled when `-k` names them (the per-fork samples do), in the shared group."""
+SHARED_NAMES = sorted(name for name in ALL_NAMES + OPT_IN_NAMES if name not in LARGE_STATE_NAMES)
 PRE_ALLOC = re.compile(r"blockchain_tests_engine_x/pre_alloc/0x[0-9a-f]{16}\.json")
 
 
