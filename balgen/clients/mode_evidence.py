@@ -7,8 +7,10 @@ What each client's log shows (the entries `slow_block_log` reads):
 - geth counts a block's state reads in its slow-block entry only when it
   executes the block sequentially; executing in parallel from the access
   list, its counters cover only the state that applies the list: code reads
-  are 0 and the accounts read are the accounts written. geth's log says
-  nothing about batch IO: for geth that part of a mode is not proven.
+  are 0 and the accounts read are the accounts written. balgen's
+  geth-bal-switch logs `Executing block in parallel without BAL batch IO`
+  before each block it runs in parallel without batch IO (`nobatchio`),
+  and nothing of the kind with batch IO (`full`).
 - reth says which path executed the block (`Executed block via BAL path` or
   `Executed block`, debug level of `engine::tree::payload_validator`, which
   its preset switches on). Its batch IO shows in nothing reliable: the
@@ -55,6 +57,13 @@ def _parallel_seen(client: str, timing: GethBlockTiming) -> bool | None:
     return None
 
 
+def _batch_io_seen(client: str, timing: GethBlockTiming) -> bool | None:
+    """Whether a block geth ran in parallel had batch IO (no `without BAL batch IO` line); None otherwise."""
+    if client != "geth" or timing.without_batch_io_logged is None or not _parallel_seen(client, timing):
+        return None
+    return not timing.without_batch_io_logged
+
+
 def _judge(
     what: str, wanted: bool, seen: Sequence[bool | None], evidence: str
 ) -> tuple[str | None, str | None]:
@@ -86,14 +95,24 @@ def prove_mode(client: str, mode: ClientMode, timings: Sequence[GethBlockTiming]
         return ModeProof((), (f"mode {mode.name} is user-defined: what its flags switch is not known",))
     if not timings:
         return ModeProof((), ("no sibling execution with the client's own entry to judge the mode by",))
-    batch_io = f"batch IO {'on' if mode.switches.batch_io else 'off'}: {client or 'the client'}'s log does not show it"
+    who = client or "the client"
     evidence = _EVIDENCE.get(client)
     if evidence is None:
-        return ModeProof((), (f"parallel execution: {client or 'the client'}'s log does not show it", batch_io))
-    try:
-        done, missing = _judge(
-            "parallel execution", mode.switches.parallel_execution, [_parallel_seen(client, t) for t in timings], evidence
-        )
-    except ModeNotInEffect as error:
-        raise ModeNotInEffect(f"mode {mode.name} ({' '.join(mode.flags) or 'no flags'}): {error}") from None
-    return ModeProof(tuple([done] if done else []), tuple(([missing] if missing else []) + [batch_io]))
+        return ModeProof((), (f"parallel execution: {who}'s log does not show it", f"batch IO: {who}'s log does not show it"))
+    checks = [("parallel execution", mode.switches.parallel_execution, evidence, _parallel_seen)]
+    unproven: list[str] = []
+    if client == "geth" and mode.switches.parallel_execution:
+        checks.append(("batch IO", mode.switches.batch_io, "geth's 'without BAL batch IO' line", _batch_io_seen))
+    elif client == "geth":
+        unproven.append("batch IO off: implied by sequential execution, which never batches")
+    else:
+        unproven.append(f"batch IO {'on' if mode.switches.batch_io else 'off'}: {who}'s log does not show it")
+    proven: list[str] = []
+    for what, wanted, shown_by, seen_by in checks:
+        try:
+            done, missing = _judge(what, wanted, [seen_by(client, t) for t in timings], shown_by)
+        except ModeNotInEffect as error:
+            raise ModeNotInEffect(f"mode {mode.name} ({' '.join(mode.flags) or 'no flags'}): {error}") from None
+        proven += [done] if done else []
+        unproven += [missing] if missing else []
+    return ModeProof(tuple(proven), tuple(unproven))

@@ -56,6 +56,9 @@ _QUOTED_MARKER = json.dumps(_MARKER)[:-1]
 _RETH_MARKER = "reth::slow_block: Slow block "
 _RETH_INSERTED = re.compile(r"Block added to (?:canonical|fork) chain number=\d+ hash=(0x[0-9a-fA-F]{64}).*? elapsed=([0-9.]+)(ns|µs|us|ms|s)\b")
 _RETH_EXECUTED = re.compile(r"engine::tree::payload_validator: Executed block( via BAL path)? elapsed=")
+_GETH_NO_BATCH_IO = "Executing block in parallel without BAL batch IO"
+"""What balgen's geth-bal-switch logs before a block it runs on the BAL path without batch IO
+(`--bal.executionmode=nobatchio`); the stock geth and the other modes never log it."""
 _DURATION_MS = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
 _RETH_FIELD = re.compile(r'([a-z0-9_.]+)=("(?:[^"\\]|\\.)*"|\S+)')
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
@@ -133,6 +136,8 @@ class GethBlockTiming(BaseModel):
     """reth: its whole insertion of the block (`Block added ... elapsed`), which `total_ms` is part of."""
     execution_path: ExecutionPath | None = None
     """reth: whether it executed the block from its access list in parallel (`bal`) or sequentially."""
+    without_batch_io_logged: bool | None = None
+    """geth: whether it logged running the block without BAL batch IO (geth-bal-switch's `nobatchio`)."""
 
     @property
     def own_ms(self) -> float:
@@ -230,16 +235,21 @@ class SlowBlockLogReader:
         inserted = _reth_insert_times(lines)
         timings = []
         path: ExecutionPath | None = None
+        no_batch_io = False
         for line in lines:
-            # reth's `Executed block` line carries no block hash (its span at that level names only the
-            # parent): it belongs to the slow-block entry that follows it, logged by the same insertion.
+            # reth's `Executed block` line and geth-bal-switch's no-batch-IO line name no block hash
+            # (reth's span at that level names only the parent, geth abbreviates hashes): each belongs
+            # to the slow-block entry that follows it, logged by the same insertion.
             path = _execution_path(line) or path
+            no_batch_io = no_batch_io or _GETH_NO_BATCH_IO in line
             timing = parse_slow_block_line(line)
             if timing is None:
                 continue
-            timing = timing.model_copy(update={"insert_ms": inserted.get(timing.block_hash), "execution_path": path})
-            path = None
-            timings.append(timing)
+            update: dict[str, Any] = {"insert_ms": inserted.get(timing.block_hash), "execution_path": path}
+            if "reth::slow_block" not in line:
+                update["without_batch_io_logged"] = no_batch_io
+            timings.append(timing.model_copy(update=update))
+            path, no_batch_io = None, False
         return timings
 
     def timing_of(self, block_hash: str, wait: float = 0.0, needs_insert: bool = False) -> GethBlockTiming | None:
