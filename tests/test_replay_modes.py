@@ -1,0 +1,85 @@
+"""
+`balgen replay --modes` with real binaries on 127.0.0.1: one reth per mode
+(the build in tools/bin), interleaved rounds of sibling blocks, each mode
+proven from reth's own log; and the bad inputs that must stop the run before
+any node starts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin, required_tool
+
+from fill_runs import shared_earlier_amsterdam_fill
+
+pytestmark = pytest.mark.integration
+
+
+def replay(*arguments: str) -> subprocess.CompletedProcess[str]:
+    """`balgen replay ARGUMENTS` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "balgen.commands.main", "replay", *arguments],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(
+    not bundled_reth().is_file() or not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file(),
+    reason="needs tools/bin/reth and go-ethereum v1.17.5's evm (make tools)",
+)
+def test_reth_modes_run_in_rotating_rounds_and_each_mode_is_proven(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    fixtures = shared_earlier_amsterdam_fill(tmp_path_factory)
+    output = tmp_path / "results"
+    completed = replay(
+        str(fixtures), "-k", "serial_chain-max-1M", "--client", "reth", "--modes", "sequential,full,full",
+        "--warmup", "1", "--repeat", "3", "--output", str(output),
+    )  # fmt: skip
+    run = json.loads((output / "results.json").read_text())
+    assert [mode["name"] for mode in run["modes"]] == ["sequential", "full", "full#2"]
+    assert "Build Profile" in (run["client_build"] or "")
+    assert run["method"]["isolation"] == "sibling_blocks"
+    results = {test["mode"]: test for test in run["tests"]}
+    assert set(results) == {"sequential", "full", "full#2"}
+    for name, test in results.items():
+        if test["verdict"] != "passed":
+            assert "client-side than the client's own time" in test["failure"], test["failure"]  # a loaded machine
+            continue
+        expected = "off" if name == "sequential" else "on"
+        assert test["mode_proof"][0].startswith(f"parallel execution {expected} (reth's execution path"), test["mode_proof"]
+        benchmark = [e for e in test["executions"] if e["role"] != "setup"]
+        assert [e["variant"] for e in benchmark] == list(range(len(benchmark))), "a new sibling per execution"
+        assert all(e["mode"] == name and e["own_ms"] is not None for e in benchmark)
+        kept = [e for e in benchmark if e["role"] == "measured"]
+        assert len(kept) == 3 and all(e["within_margin"] for e in kept)
+    rounds: dict[int, list[tuple[int, str]]] = {}
+    for test in run["tests"]:
+        for execution in test["executions"]:
+            if execution["round"] is not None:
+                rounds.setdefault(execution["round"], []).append((execution["order_in_round"], execution["mode"]))
+    firsts = {min(order)[1] for order in rounds.values() if len(order) == 3}
+    assert len(firsts) > 1, "the order rotates: no mode is always first"
+    assert completed.returncode in (0, 1), completed.stderr[-2000:]
+
+
+def test_an_unknown_mode_lists_the_known_ones_and_starts_nothing(tmp_path: Path) -> None:
+    completed = replay(str(tmp_path), "--client", "reth", "--client-bin", sys.executable, "--modes", "turbo")
+    assert completed.returncode == 2
+    assert "--modes 'turbo': unknown mode for --client reth (known: sequential, full, nobatchio" in completed.stderr
+    assert completed.stderr.count("\n") == 1
+
+
+def test_a_flag_the_binary_does_not_know_is_named_before_anything_starts(tmp_path: Path) -> None:
+    geth = required_tool("geth", "make tools")  # the stock release: it has no --bal.executionmode
+    output = tmp_path / "results"
+    completed = replay(str(tmp_path), "--geth-bin", str(geth), "--modes", "sequential,full", "--output", str(output))
+    assert completed.returncode == 2, completed.stderr
+    assert "does not know --bal.executionmode (not in `geth --help`)" in completed.stderr
+    assert not output.exists(), "nothing written"
