@@ -83,3 +83,61 @@ def test_a_flag_the_binary_does_not_know_is_named_before_anything_starts(tmp_pat
     assert completed.returncode == 2, completed.stderr
     assert "does not know --bal.executionmode (not in `geth --help`)" in completed.stderr
     assert not output.exists(), "nothing written"
+
+
+def _processes_under(folder: Path) -> list[int]:
+    """Pids of running processes whose command line mentions `folder` (the nodes balgen started there)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if str(folder) in command:
+                pids.append(int(entry.name))
+    return pids
+
+
+class _CtrlCInTheSecondRound:
+    """Presses Ctrl-C (raises KeyboardInterrupt, as balgen's signal handling does) once every mode has executed."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.nodes_seen = 0
+
+    def group_started(self, *_: object) -> None:
+        pass
+
+    def test_started(self, *_: object) -> None:
+        pass
+
+    def execution_done(self, execution: object) -> None:
+        if getattr(execution, "round", None) == 1:
+            self.nodes_seen = len(_processes_under(self.folder))
+            raise KeyboardInterrupt
+
+    def test_finished(self, *_: object) -> None:
+        pass
+
+
+@pytest.mark.skipif(
+    not bundled_reth().is_file() or not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file(),
+    reason="needs tools/bin/reth and go-ethereum v1.17.5's evm (make tools)",
+)
+def test_ctrl_c_stops_every_node_of_every_mode(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    from balgen.clients.client_modes import parse_modes
+    from balgen.clients.client_presets import RETH
+    from balgen.replay.discovery import discover
+    from balgen.replay.runner import ReplayOptions, replay_suite
+    from balgen.replay.targets import ManagedClient
+
+    fixtures = shared_earlier_amsterdam_fill(tmp_path_factory)
+    modes = parse_modes("sequential,full,nobatchio", "reth")
+    targets = tuple((mode, ManagedClient(RETH, bundled_reth(), mode.flags, temp_parent=tmp_path)) for mode in modes)
+    observer = _CtrlCInTheSecondRound(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        replay_suite(discover(fixtures, "serial_chain-max-1M"), targets, ReplayOptions(warmup=1, repeat=3), observer)
+    assert observer.nodes_seen == 3, "one node per mode was running when Ctrl-C came"
+    assert _processes_under(tmp_path) == []
+    assert list(tmp_path.iterdir()) == [], "every node's folder removed"
