@@ -113,6 +113,13 @@ def replay_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--ci-width", type=float, default=DEFAULT_TARGET_WIDTH * 100, help="--repeat auto's target, in percent of the median (default 5)")
     parser.add_argument("--repeat-cap", type=int, default=DEFAULT_CAP, help=f"--repeat auto's most measured executions (default {DEFAULT_CAP})")
+    parser.add_argument(
+        "--agreement",
+        choices=("check", "record"),
+        default="check",
+        help="check (default): replace an execution whose client-side time exceeds the client's own time for the "
+        "block by more than 10 ms + 10%%, fail a test whose median does; record: only record it (an unoptimised build)",
+    )
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed test")
     parser.add_argument("--label", default=None, help="name of the run (default: geth, or external)")
     parser.add_argument("--output", type=Path, default=None, help="results folder (default results/<timestamp>-<label>/)")
@@ -180,6 +187,7 @@ def _options(args: argparse.Namespace) -> ReplayOptions:
         repeat_auto=auto,
         ci_width=args.ci_width / 100,
         drop_caches=args.drop_caches,
+        agreement_check=args.agreement == "check",
     )
 
 
@@ -380,6 +388,7 @@ def run_method(request: ReplayRequest) -> dict[str, object]:
         "(same parent and transactions, extraData 'balgen sibling N'); no rollback, no forkchoice update between executions",
         "agreement_margin_ms": AGREEMENT_MARGIN_MS,
         "agreement_margin_fraction": AGREEMENT_MARGIN_FRACTION,
+        "agreement": "record" if not request.options.agreement_check or request.options.cold else "check",
         "own_time": {"geth": "slow-block total_ms", "reth": "'Block added' elapsed (whole insertion)"},
         "rounds": "each round executes every mode once, the order rotated by one per round" if request.modes else None,
     }

@@ -90,6 +90,9 @@ class FixtureResult(BaseModel):
     """What the client's log cannot show about the mode, and why."""
     discarded: int = 0
     """Executions whose client-side time disagreed with the client's own beyond the margin, replaced."""
+    agreement: str | None = None
+    """How many benchmark executions agreed with the client's own time for the block, e.g. `9 of 11 benchmark
+    executions within 10 ms + 10% of the client's own time (2 discarded)`; None without the client's times."""
 
     @property
     def passed(self) -> bool:
