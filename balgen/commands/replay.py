@@ -208,12 +208,22 @@ def _preset(args: argparse.Namespace) -> ClientPreset:
     return preset_by_name(args.client or "geth")
 
 
-def _client_binary(preset: ClientPreset, given: Path | None) -> Path:
-    """`--client-bin`, or the pinned geth / bundled reth, checked to be runnable."""
+GETH_WITH_MODES = "geth-bal-switch"
+"""The geth `make tools` builds with `--bal.executionmode` (scripts/geth_bal_switch/): the default geth of
+a modes run, since the pinned release has no such switch."""
+
+
+def _client_binary(preset: ClientPreset, given: Path | None, modes: bool = False) -> Path:
+    """
+    `--client-bin`, or the pinned geth (geth-bal-switch for `--modes`) /
+    bundled reth, checked to be runnable.
+    """
     if given is not None:
         return check_executable(given, "--client-bin")
     if preset.name not in ("geth", "reth"):
         raise BadInput(f"--client {preset.name} needs --client-bin PATH (balgen has no {preset.name} build)")
+    if preset.name == "geth" and modes:
+        return required_tool(GETH_WITH_MODES, "give --client-bin PATH (a geth with --bal.executionmode)")
     # `make tools` builds geth, and unpacks reth from ../shared/clients/reth-*.gz where that exists.
     return required_tool(preset.name, "give --client-bin PATH")
 
@@ -225,7 +235,8 @@ def _target(args: argparse.Namespace) -> ManagedClient | ExternalClient:
             if value is not None:
                 raise BadInput(f"{option}: only with --engine-url")
         preset, client_args = preset_with_client_args(args.client_args, _preset(args))
-        return ManagedClient(preset=preset, binary=_client_binary(preset, args.client_bin), client_args=client_args)
+        binary = _client_binary(preset, args.client_bin, modes=args.modes is not None)
+        return ManagedClient(preset=preset, binary=binary, client_args=client_args)
     for option, value in (
         ("--client", args.client), ("--client-bin", args.client_bin), ("--geth-bin", args.geth_bin),
         ("--client-cmd", args.client_cmd), ("--client-init", args.client_init), ("--genesis-format", args.genesis_format),
