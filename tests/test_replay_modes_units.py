@@ -23,6 +23,7 @@ from balgen.replay.discovery import discover, load_test
 from balgen.replay.runner import rotated
 from balgen.replay.sibling_blocks import SiblingBlocks, UnknownPayloadShape
 from balgen.results.measurements import Execution, Role, allowed_overhead_ms
+from fill_runs import shared_fill
 from test_replay_units import HASH, SLOW_BLOCK_JSON  # geth's entry of a sequential block (it counted code reads)
 
 
@@ -74,12 +75,10 @@ def test_ordered_trie_root_is_the_reference_tries(count: int) -> None:
 @pytest.fixture(scope="module")
 def engine_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 1M fill of two families (Amsterdam, balgen's t8n): real payloads to rebuild headers from."""
-    from balgen.commands.main import run_fill
-
-    output = tmp_path_factory.mktemp("fill")
-    code = run_fill(["--gas-benchmark-values", "1", "-k", "mixed_dep-max-group1 or serial_chain-max", "--output", str(output)])
-    if code != 0:
-        pytest.skip("no t8n to fill with (run `make tools`)")
+    completed, output = shared_fill(
+        tmp_path_factory, "--gas-benchmark-values", "1", "-k", "mixed_dep-max-group1 or serial_chain-max"
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
     return output
 
 
