@@ -383,12 +383,15 @@ def new_run(request: ReplayRequest) -> RunResult:
         target=target_description(request.target),
         notes=list(request.suite.notes),
         method=run_method(request),
-        modes=[
-            {"name": mode.name, "flags": list(mode.flags), "switches": None if mode.switches is None else dataclasses.asdict(mode.switches), "verified": mode.verified}
-            for mode in request.modes
-        ],
+        modes=[mode_description(mode) for mode in request.modes],
         client_build=request.client_build,
     )
+
+
+def mode_description(mode: ClientMode) -> dict[str, object]:
+    """What results.json records about a mode (`RunResult.modes`)."""
+    switches = None if mode.switches is None else dataclasses.asdict(mode.switches)
+    return {"name": mode.name, "flags": list(mode.flags), "switches": switches, "verified": mode.verified}
 
 
 def run_method(request: ReplayRequest) -> dict[str, object]:

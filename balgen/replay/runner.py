@@ -57,7 +57,7 @@ import itertools
 import statistics
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -677,20 +677,20 @@ def _reason(error: CheckFailed | RpcError) -> str:
     return str(error)
 
 
-def _guarded(replay: _TestReplay, step: Any) -> bool:
+def _guarded(replay: _TestReplay, step: Callable[[], T]) -> T | None:
     """
-    Run one step of `replay` unless it failed already; a failed check ends
-    the test on that client (`replay.failure`). True if the step ran and
-    passed. `RpcTransportError` and `ClientLost` pass through.
+    Run one step of `replay` unless it failed already, and return what the
+    step returns; a failed check ends the test on that client
+    (`replay.failure`) and gives None. `RpcTransportError` and `ClientLost`
+    pass through.
     """
     if replay.failure is not None:
-        return False
+        return None
     try:
-        step()
+        return step()
     except (CheckFailed, RpcError) as failure:
         replay.failure = _reason(failure)
-        return False
-    return True
+        return None
 
 
 def rotated(items: Sequence[T], shift: int) -> list[T]:
@@ -716,13 +716,7 @@ def _run_rounds(replays: Sequence[_TestReplay]) -> None:
         for place, index in enumerate(rotated(pending, round_number)):
             replay = replays[index]
             replay.placement = (round_number, place) if len(replays) > 1 else None
-            finished = False
-
-            def execute(replay: _TestReplay = replay) -> None:
-                nonlocal finished
-                finished = replay.execute_once()
-
-            if not _guarded(replay, execute) or finished:
+            if _guarded(replay, replay.execute_once) is not False:  # True: enough executions; None: failed
                 done.add(index)
 
 

@@ -7,8 +7,8 @@ Re-sending the same block needs a rollback in between (a client answers a
 block it knows with VALID at once), and a rollback costs more than it
 seems: restarting reth from a datadir copy makes its next `newPayload` pay
 for rebuilding the 4 GiB cross-block execution cache it allocates on a
-cache miss, which reth's own block timing leaves out (docs/replay.md,
-"Measuring the execution"). A sibling needs no rollback: the head stays at
+cache miss, which reth's own block timing leaves out (docs/replay.md, "The
+method: sibling blocks, and the client's own time as the check"). A sibling needs no rollback: the head stays at
 the parent, every sibling is a new block on it, and the client executes it
 in full on the parent's state, as it would a competing block at that height.
 Nothing but `extraData`, and so the hash, differs from the fixture's block:
