@@ -260,3 +260,28 @@ def test_rounds_rotate_so_no_mode_is_always_first() -> None:
         ["sequential", "full", "nobatchio"], ["full", "nobatchio", "sequential"], ["nobatchio", "sequential", "full"],
     ]  # fmt: skip
     assert {order[0] for order in orders} == set(modes)
+
+
+def test_a_modes_run_reads_as_one_run_per_mode_for_the_report(tmp_path: Path) -> None:
+    """`balgen report RUN` of a modes run compares its modes, the first as baseline; full and full#2 are one build."""
+    from balgen.results.comparison import load_runs, same_build
+    from balgen.results.schema import FixtureResult, RunResult, Verdict
+
+    def result(mode: str) -> FixtureResult:
+        return FixtureResult(
+            test_id="t", fixture_name="t", path="p", format="blockchain_test_engine_x", genesis_hash=HASH,
+            verdict=Verdict.PASSED, failure=None, mode=mode,
+        )  # fmt: skip
+
+    modes = parse_modes("sequential,full,full", "reth")
+    run = RunResult(
+        label="reth", balgen_version="0", started_at="2026-11-27T00:00:00+00:00", fixtures_path="f", keyword=None,
+        warmup=1, repeat=5, cold=False, fail_fast=False, target={"kind": "managed", "client": "reth"},
+        modes=[{"name": mode.name, "flags": list(mode.flags)} for mode in modes],
+        tests=[result(mode.name) for mode in modes],
+    )  # fmt: skip
+    (tmp_path / "results.json").write_text(run.model_dump_json())
+    runs = load_runs([tmp_path])
+    assert [loaded.name for loaded in runs] == ["reth-sequential", "reth-full", "reth-full#2"]
+    assert [[test.mode for test in loaded.result.tests] for loaded in runs] == [["sequential"], ["full"], ["full#2"]]
+    assert same_build(runs[1].result, runs[2].result) and not same_build(runs[0].result, runs[1].result)
