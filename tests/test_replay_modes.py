@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin, required_tool
+from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, located, release_bin, required_tool
 
-from fill_runs import shared_earlier_amsterdam_fill
+from fill_runs import shared_earlier_amsterdam_fill, shared_fill
 
 pytestmark = pytest.mark.integration
 
@@ -72,6 +72,31 @@ def test_reth_modes_run_in_rotating_rounds_and_each_mode_is_proven(
     firsts = {min(order)[1] for order in rounds.values() if len(order) == 3}
     assert len(firsts) > 1, "the order rotates: no mode is always first"
     assert completed.returncode in (0, 1), completed.stderr[-2000:]
+
+
+@pytest.mark.skipif(located("geth-bal-switch") is None, reason="no tools/bin/geth-bal-switch (make tools builds it)")
+def test_geth_modes_are_proven_by_its_counters_and_its_no_batch_io_line(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """The default geth of a modes run is geth-bal-switch; each of the report's modes shows in its log."""
+    completed, fixtures = shared_fill(
+        tmp_path_factory, "--gas-benchmark-values", "1", "-k", "mixed_dep-max-group1 or serial_chain-max"
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    output = tmp_path / "results"
+    replay(
+        str(fixtures), "-k", "serial_chain-max", "--modes", "sequential,full,nobatchio",
+        "--warmup", "1", "--repeat", "3", "--agreement", "record", "--output", str(output),
+    )  # fmt: skip
+    run = json.loads((output / "results.json").read_text())
+    assert run["target"]["client_bin"].endswith("geth-bal-switch")
+    proofs = {test["mode"]: (test["verdict"], test["failure"], test["mode_proof"]) for test in run["tests"]}
+    assert proofs["sequential"][:2] == ("passed", None) and proofs["sequential"][2][0].startswith("parallel execution off")
+    for mode, batch_io in (("full", "on"), ("nobatchio", "off")):
+        verdict, failure, proof = proofs[mode]
+        assert verdict == "passed", failure
+        assert proof[0].startswith("parallel execution on (geth's read counters")
+        assert proof[1].startswith(f"batch IO {batch_io} (geth's 'without BAL batch IO' line")
 
 
 def test_an_unknown_mode_lists_the_known_ones_and_starts_nothing(tmp_path: Path) -> None:
