@@ -128,6 +128,7 @@ def test_an_aa_pair_is_no_change_and_a_slowed_client_is_slower(
     runs = {name: tmp_path / name for name in ("a1", "a2", "slowed")}
     commands = {
         name: [sys.executable, "-m", "balgen.commands.main", "replay", engine_x, "--repeat", "5", "--label", name,
+               "--agreement", "record",  # three replays on two loaded cores: the verdicts are tested, not the margin
                "--output", str(output), *(_client(late_engine_url, user_geth) if name == "slowed" else [])]
         for name, output in runs.items()
     }  # fmt: skip
@@ -186,7 +187,9 @@ def test_slot_counts_are_checked_and_a_wrong_one_fails_with_both_numbers(filled:
     workload["slots_written"] = true_count + 1000
     path.write_text(json.dumps(document))
     output = tmp_path / "run"
-    code = run_replay([str(tampered), "-k", "state_root", "--warmup", "0", "--repeat", "1", "--output", str(output)])
+    code = run_replay(
+        [str(tampered), "-k", "state_root", "--warmup", "0", "--repeat", "1", "--agreement", "record", "--output", str(output)]
+    )
     assert code == 1
     honest, test = results_of(output)["tests"]
     assert honest["test_id"] == "state_root-max-contract_per_tx-1M" and honest["verdict"] == "passed"

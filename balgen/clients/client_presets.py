@@ -85,6 +85,10 @@ class ClientPreset:
     """The text of a file written into the node's folder before it starts, at `{config}`."""
     verified: str = ""
     """What was run with a real binary here; empty if nothing was."""
+    help_command: str | None = None
+    """The command that lists the node's flags (`{bin}` only): a mode's flags are looked up in its output."""
+    version_command: str | None = None
+    """The command that prints the binary's version and build (`{bin}` only), recorded with the results."""
 
 
 GETH_CONFIG = f"""\
@@ -117,6 +121,8 @@ GETH = ClientPreset(
     stop_acknowledged=b"Got interrupt, shutting down",
     config_file=GETH_CONFIG,
     verified="go-ethereum v1.17.8: Prague, Osaka and Amsterdam suites, every check",
+    help_command="{bin} --help",
+    version_command="{bin} version",
 )
 
 RETH = ClientPreset(
@@ -129,11 +135,15 @@ RETH = ClientPreset(
         " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3"
         " --disable-discovery --nat none --addr 127.0.0.1 --port {p2p_port} --ipcdisable"
         " --log.file.max-files 0 --color never --engine.persistence-threshold 0 --engine.slow-block-threshold 0"
+        # One debug target: the line that says whether a block ran on the BAL path (client_modes, mode_evidence).
+        " --log.stdout.filter info,engine::tree::payload_validator=debug"
     ),
     rollback=Rollback.RESTORE_COPY,
     figures=Figures.RETH_SLOW_BLOCK,
     env_prefix="RETH_",
-    verified="reth 2.5.1-dev 7b3432d (unoptimised build): Osaka suite, every check",
+    verified="reth 2.5.1-dev 7b3432d (unoptimised and release builds): Osaka and Amsterdam suites, every check",
+    help_command="{bin} node --help",
+    version_command="{bin} --version",
 )
 
 NETHERMIND = ClientPreset(
@@ -156,6 +166,8 @@ NETHERMIND = ClientPreset(
     rollback=Rollback.RESTORE_COPY,
     figures=Figures.LATENCY_ONLY,
     env_prefix="NETHERMIND_",
+    help_command="{bin} --help",
+    version_command="{bin} --version",
 )
 
 BESU = ClientPreset(
@@ -174,6 +186,8 @@ BESU = ClientPreset(
     rollback=Rollback.SET_HEAD,
     figures=Figures.LATENCY_ONLY,
     env_prefix="BESU_",
+    help_command="{bin} --help",
+    version_command="{bin} --version",
 )
 
 ERIGON = ClientPreset(

@@ -149,6 +149,17 @@ def copy_datadir(source: Path, target: Path) -> None:
     shutil.copytree(source, target, symlinks=True, copy_function=copy_sparse_file)
 
 
+def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+    """
+    `signum` to the node's whole process group (it leads its own session, so
+    its group id is its pid): a client that runs helpers (a JVM's, a wrapper
+    script's child) is stopped with them. Only called while the node itself
+    is unreaped, so the group id cannot have been reused by another process.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
 class UncleanStop(Exception):
     """The node exited with an error or was killed when asked to stop (`ClientProcess.returncode`)."""
 
@@ -447,7 +458,7 @@ class ClientProcess:
                     process.wait(timeout=self.stop_timeout)
         finally:
             if process.poll() is None:
-                process.kill()
+                _signal_group(process, signal.SIGKILL)
                 process.wait()
             self.returncode = process.returncode
             self._process = None
@@ -461,8 +472,8 @@ class ClientProcess:
         """
         deadline = time.monotonic() + self.stop_timeout
         while True:
-            process.send_signal(signal.SIGINT)
-            process.send_signal(signal.SIGCONT)  # a stopped node acts on the signal only once continued
+            _signal_group(process, signal.SIGINT)
+            _signal_group(process, signal.SIGCONT)  # a stopped node acts on the signal only once continued
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=_STOP_SIGNAL_INTERVAL)
                 return

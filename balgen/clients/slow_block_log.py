@@ -19,12 +19,30 @@ decoded it, without the Engine API's JSON decoding, block hashing and HTTP.
 `commit_ms` the trie and database commits. With `--log.format json` the
 same object comes as a JSON-quoted `msg`; both forms are read. The entry's
 read, write and cache counters are kept too (`block_counts`).
+
+reth logs the same fields (`reth::slow_block`), and two more lines the
+reader joins to a block's entry by its hash:
+
+- `Block added to canonical chain number=N hash=0x… elapsed=…`: the whole
+  insertion of the block into reth's tree, which the slow-block timer does
+  not cover entirely. On a cache miss reth first allocates a fresh
+  cross-block execution cache (`--engine.cross-block-cache-size`, 4,096 MB by
+  default) outside that timer: about a second in the unoptimised build,
+  a few ms in the release build. It is `insert_ms`, reth's own time for
+  the block that a client-side latency is compared with.
+- `Executed block via BAL path elapsed=…` or `Executed block elapsed=…`
+  (target `engine::tree::payload_validator`, at debug level, which the reth
+  preset switches on for that target alone): whether reth executed the
+  block in parallel from its access list or sequentially, `execution_path`.
+  That line names no block; it belongs to the slow-block entry after it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +54,12 @@ _MARKER = '{"level":"warn","msg":"Slow block"'
 _QUOTED_MARKER = json.dumps(_MARKER)[:-1]
 
 _RETH_MARKER = "reth::slow_block: Slow block "
+_RETH_INSERTED = re.compile(r"Block added to (?:canonical|fork) chain number=\d+ hash=(0x[0-9a-fA-F]{64}).*? elapsed=([0-9.]+)(ns|µs|us|ms|s)\b")
+_RETH_EXECUTED = re.compile(r"engine::tree::payload_validator: Executed block( via BAL path)? elapsed=")
+_GETH_NO_BATCH_IO = "Executing block in parallel without BAL batch IO"
+"""What balgen's geth-bal-switch logs before a block it runs on the BAL path without batch IO
+(`--bal.executionmode=nobatchio`); the stock geth and the other modes never log it."""
+_DURATION_MS = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
 _RETH_FIELD = re.compile(r'([a-z0-9_.]+)=("(?:[^"\\]|\\.)*"|\S+)')
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -66,6 +90,32 @@ def _reth_entry(line: str) -> dict[str, Any] | None:
     return entry
 
 
+class ExecutionPath(StrEnum):
+    """How a client says it executed a block."""
+
+    BAL = "bal"
+    """In parallel, from the block's access list."""
+    SEQUENTIAL = "sequential"
+    """One transaction after the other."""
+
+
+def _reth_insert_times(lines: list[str]) -> dict[str, float]:
+    """reth's whole insertion time (ms) of each block hash its `Block added` lines in `lines` name."""
+    inserted: dict[str, float] = {}
+    for line in lines:
+        if (added := _RETH_INSERTED.search(_ANSI_ESCAPE.sub("", line))) is not None:
+            inserted.setdefault(added[1].lower(), float(added[2]) * _DURATION_MS[added[3]])
+    return inserted
+
+
+def _execution_path(line: str) -> ExecutionPath | None:
+    """The path an `Executed block` line of reth names; None for any other line."""
+    executed = _RETH_EXECUTED.search(line)
+    if executed is None:
+        return None
+    return ExecutionPath.BAL if executed[1] else ExecutionPath.SEQUENTIAL
+
+
 class GethBlockTiming(BaseModel):
     """One slow-block entry: geth's own timing of a block, in milliseconds."""
 
@@ -82,6 +132,17 @@ class GethBlockTiming(BaseModel):
     mgas_per_sec: float
     counts: BlockCounts | None = None
     """What geth read, wrote and found in its caches (`block_counts`); None from a geth without them."""
+    insert_ms: float | None = None
+    """reth: its whole insertion of the block (`Block added ... elapsed`), which `total_ms` is part of."""
+    execution_path: ExecutionPath | None = None
+    """reth: whether it executed the block from its access list in parallel (`bal`) or sequentially."""
+    without_batch_io_logged: bool | None = None
+    """geth: whether it logged running the block without BAL batch IO (geth-bal-switch's `nobatchio`)."""
+
+    @property
+    def own_ms(self) -> float:
+        """The client's own time for the block, the most it accounts for: reth's insertion, else the total."""
+        return self.total_ms if self.insert_ms is None else self.insert_ms
 
 
 def _entry_object(line: str) -> dict[str, Any] | None:
@@ -129,17 +190,23 @@ def parse_slow_block_line(line: str) -> GethBlockTiming | None:
 
 class SlowBlockLogReader:
     """
-    Follows a geth log file from where it last stopped.
+    Follows a client's log file from where it last stopped.
 
     After each `newPayload` the runner asks for the entry of the block it
     just sent. geth writes the line before it answers the call (the log is
-    written synchronously by `insertChain`), so the entry is there; only
-    whole lines are consumed, a partly written one is kept for next time.
+    written synchronously by `insertChain`); reth's logger writes from its
+    own thread, so a line may land just after the answer, and the reader
+    waits for it a moment (`wait`). Only whole lines are consumed, a partly
+    written one is kept for next time; the lines of earlier blocks are
+    consumed with the block asked for.
     """
+
+    POLL_INTERVAL = 0.005
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._offset = 0
+        self._pending: list[str] = []
 
     def skip_to_end(self) -> None:
         """Ignore everything logged so far (e.g. blocks of earlier tests)."""
@@ -147,25 +214,67 @@ class SlowBlockLogReader:
             self._offset = self.path.stat().st_size
         except FileNotFoundError:
             self._offset = 0
+        self._pending = []
 
-    def read_new(self) -> list[GethBlockTiming]:
-        """Every slow-block entry logged since the last call."""
+    def _read_lines(self) -> None:
+        """Append the whole lines logged since the last read to the pending ones."""
         try:
             with open(self.path, "rb") as stream:
                 stream.seek(self._offset)
                 data = stream.read()
         except FileNotFoundError:
-            return []
+            return
         complete = data.rfind(b"\n") + 1
         self._offset += complete
-        lines = data[:complete].decode("utf-8", errors="replace").splitlines()
-        return [timing for line in lines if (timing := parse_slow_block_line(line)) is not None]
+        self._pending += data[:complete].decode("utf-8", errors="replace").splitlines()
 
-    def timing_of(self, block_hash: str) -> GethBlockTiming | None:
+    def read_new(self) -> list[GethBlockTiming]:
+        """Every slow-block entry logged since the last call, with what reth's other lines add to it."""
+        self._read_lines()
+        lines, self._pending = self._pending, []
+        inserted = _reth_insert_times(lines)
+        timings = []
+        path: ExecutionPath | None = None
+        no_batch_io = False
+        for line in lines:
+            # reth's `Executed block` line and geth-bal-switch's no-batch-IO line name no block hash
+            # (reth's span at that level names only the parent, geth abbreviates hashes): each belongs
+            # to the slow-block entry that follows it, logged by the same insertion.
+            path = _execution_path(line) or path
+            no_batch_io = no_batch_io or _GETH_NO_BATCH_IO in line
+            timing = parse_slow_block_line(line)
+            if timing is None:
+                continue
+            update: dict[str, Any] = {"insert_ms": inserted.get(timing.block_hash), "execution_path": path}
+            if "reth::slow_block" not in line:
+                update["without_batch_io_logged"] = no_batch_io
+            timings.append(timing.model_copy(update=update))
+            path, no_batch_io = None, False
+        return timings
+
+    def timing_of(self, block_hash: str, wait: float = 0.0, needs_insert: bool = False) -> GethBlockTiming | None:
         """
         The first entry for `block_hash` among those logged since the last
         call: the execution's (reth logs a block again once persisted).
+        Waits up to `wait` seconds for it to be logged, and with
+        `needs_insert` for reth's insertion line too (it follows the entry).
         """
         wanted = block_hash.lower()
-        found = [timing for timing in self.read_new() if timing.block_hash == wanted]
-        return found[0] if found else None
+        deadline = time.monotonic() + wait
+        while True:
+            self._read_lines()
+            entries = [
+                timing for timing in self._peek() if timing.block_hash == wanted
+            ]
+            complete = entries and (not needs_insert or entries[0].insert_ms is not None)
+            if complete or time.monotonic() >= deadline:
+                self._pending = []
+                return entries[0] if entries else None
+            time.sleep(self.POLL_INTERVAL)
+
+    def _peek(self) -> list[GethBlockTiming]:
+        """The entries of the pending lines, leaving the lines pending."""
+        pending = list(self._pending)
+        timings = self.read_new()
+        self._pending = pending
+        return timings

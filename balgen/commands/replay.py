@@ -13,6 +13,7 @@ the client balgen started stopped).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 from collections.abc import Sequence
@@ -22,8 +23,10 @@ from pathlib import Path
 from rich.console import Console
 
 from .. import __version__
+from ..clients.binary_facts import check_mode_flags, client_build
 from ..clients.genesis_files import GenesisFormat
-from ..clients.client_presets import PRESETS, ClientPreset, custom_preset, preset_by_name
+from ..clients.client_modes import ClientMode, parse_modes
+from ..clients.client_presets import PRESETS, ClientPreset, custom_preset, managed_flags, preset_by_name
 from ..clients.client_process import check_executable
 from ..clients.chain_config import network_fork
 from ..clients.jwt_auth import read_jwt_secret
@@ -34,7 +37,7 @@ from ..plumbing.command_line import (
 )
 from ..plumbing.errors import BadInput
 from ..plumbing.printable import escaped
-from ..results.measurements import Execution
+from ..results.measurements import AGREEMENT_MARGIN_FRACTION, AGREEMENT_MARGIN_MS, Execution
 from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
 from ..results.schema import FixtureResult, RunResult, RunState
 from ..plumbing.toolchain import required_tool
@@ -86,6 +89,12 @@ def replay_parser() -> argparse.ArgumentParser:
     )
     started.add_argument("--client-args", default=None, help='extra flags for it, e.g. "--cache 4096" (quoted, split like a shell)')
     started.add_argument("--cold", action="store_true", help="restart the client before each measured execution")
+    started.add_argument(
+        "--modes",
+        default=None,
+        help="one client per mode, measured in interleaved rounds: modes of the preset (reth, geth: "
+        "sequential, full, nobatchio) or NAME=FLAGS, comma-separated; a mode listed twice is an A/A pair",
+    )
     client = parser.add_argument_group("a client you run")
     client.add_argument("--engine-url", default=None, help="its authenticated Engine API URL")
     client.add_argument("--jwt-secret", type=Path, default=None, help="its JWT secret file (hex)")
@@ -104,6 +113,13 @@ def replay_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--ci-width", type=float, default=DEFAULT_TARGET_WIDTH * 100, help="--repeat auto's target, in percent of the median (default 5)")
     parser.add_argument("--repeat-cap", type=int, default=DEFAULT_CAP, help=f"--repeat auto's most measured executions (default {DEFAULT_CAP})")
+    parser.add_argument(
+        "--agreement",
+        choices=("check", "record"),
+        default="check",
+        help="check (default): replace an execution whose client-side time exceeds the client's own time for the "
+        "block by more than 10 ms + 10%%, fail a test whose median does; record: only record it (an unoptimised build)",
+    )
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed test")
     parser.add_argument("--label", default=None, help="name of the run (default: geth, or external)")
     parser.add_argument("--output", type=Path, default=None, help="results folder (default results/<timestamp>-<label>/)")
@@ -121,6 +137,18 @@ class ReplayRequest:
     output: Path
     path: Path
     keyword: str | None
+    modes: tuple[ClientMode, ...] = ()
+    """`--modes`: one client per mode, each the target with the mode's flags added."""
+    client_build: str | None = None
+    """The client binary's own version text (`binary_facts.client_build`)."""
+
+    def mode_targets(self) -> tuple[tuple[ClientMode, ManagedClient], ...]:
+        """One target per mode: the client with the mode's flags after the user's `--client-args`."""
+        assert isinstance(self.target, ManagedClient)
+        return tuple(
+            (mode, dataclasses.replace(self.target, client_args=self.target.client_args + mode.flags))
+            for mode in self.modes
+        )
 
 
 MAX_EXECUTIONS = 10_000
@@ -159,6 +187,7 @@ def _options(args: argparse.Namespace) -> ReplayOptions:
         repeat_auto=auto,
         ci_width=args.ci_width / 100,
         drop_caches=args.drop_caches,
+        agreement_check=args.agreement == "check",
     )
 
 
@@ -179,12 +208,22 @@ def _preset(args: argparse.Namespace) -> ClientPreset:
     return preset_by_name(args.client or "geth")
 
 
-def _client_binary(preset: ClientPreset, given: Path | None) -> Path:
-    """`--client-bin`, or the pinned geth / bundled reth, checked to be runnable."""
+GETH_WITH_MODES = "geth-bal-switch"
+"""The geth `make tools` builds with `--bal.executionmode` (scripts/geth_bal_switch/): the default geth of
+a modes run, since the pinned release has no such switch."""
+
+
+def _client_binary(preset: ClientPreset, given: Path | None, modes: bool = False) -> Path:
+    """
+    `--client-bin`, or the pinned geth (geth-bal-switch for `--modes`) /
+    bundled reth, checked to be runnable.
+    """
     if given is not None:
         return check_executable(given, "--client-bin")
     if preset.name not in ("geth", "reth"):
         raise BadInput(f"--client {preset.name} needs --client-bin PATH (balgen has no {preset.name} build)")
+    if preset.name == "geth" and modes:
+        return required_tool(GETH_WITH_MODES, "give --client-bin PATH (a geth with --bal.executionmode)")
     # `make tools` builds geth, and unpacks reth from ../shared/clients/reth-*.gz where that exists.
     return required_tool(preset.name, "give --client-bin PATH")
 
@@ -196,11 +235,12 @@ def _target(args: argparse.Namespace) -> ManagedClient | ExternalClient:
             if value is not None:
                 raise BadInput(f"{option}: only with --engine-url")
         preset, client_args = preset_with_client_args(args.client_args, _preset(args))
-        return ManagedClient(preset=preset, binary=_client_binary(preset, args.client_bin), client_args=client_args)
+        binary = _client_binary(preset, args.client_bin, modes=args.modes is not None)
+        return ManagedClient(preset=preset, binary=binary, client_args=client_args)
     for option, value in (
         ("--client", args.client), ("--client-bin", args.client_bin), ("--geth-bin", args.geth_bin),
         ("--client-cmd", args.client_cmd), ("--client-init", args.client_init), ("--genesis-format", args.genesis_format),
-        ("--client-args", args.client_args), ("--cold", args.cold or None),
+        ("--client-args", args.client_args), ("--cold", args.cold or None), ("--modes", args.modes),
     ):  # fmt: skip
         if value is not None:
             raise BadInput(f"{option}: only for a client balgen starts, not with --engine-url")
@@ -256,6 +296,7 @@ def checked_request(argv: Sequence[str]) -> ReplayRequest:
     if not _LABEL.match(label):
         raise BadInput(f"--label {label!r}: use letters, digits, '.', '_' and '-'")
     target = _target(args)
+    modes = _modes(args, target)
     suite = discover(args.path, args.keyword, args.format)
     if isinstance(target, ManagedClient):
         check_networks(suite)
@@ -265,7 +306,27 @@ def checked_request(argv: Sequence[str]) -> ReplayRequest:
     check_output_outside_fixtures(output, args.path)
     # Last: it creates the output folder, which no rejected command may leave behind.
     output = prepare_output(output)
-    return ReplayRequest(suite, target, options, label, output, args.path, args.keyword)
+    build = client_build(target.preset, target.binary) if isinstance(target, ManagedClient) else None
+    return ReplayRequest(suite, target, options, label, output, args.path, args.keyword, modes, build)
+
+
+def _modes(args: argparse.Namespace, target: ManagedClient | ExternalClient) -> tuple[ClientMode, ...]:
+    """
+    `--modes`, each mode known to the preset or defined as NAME=FLAGS, and
+    every flag of them known to the client binary (its help text): a flag
+    it would refuse is bad input before any node starts.
+    """
+    if args.modes is None:
+        return ()
+    assert isinstance(target, ManagedClient)  # --engine-url refuses --modes
+    modes = parse_modes(args.modes, target.preset.name)
+    check_mode_flags(target.preset, target.binary, modes)
+    managed = managed_flags(target.preset)
+    for mode in modes:
+        for flag in mode.flags:
+            if flag.startswith("-") and flag.lstrip("-").split("=", 1)[0] in managed:
+                raise BadInput(f"--modes {mode.name}: {flag.split('=', 1)[0]} is set by balgen")
+    return modes
 
 
 def check_output_outside_fixtures(output: Path, fixtures: Path) -> None:
@@ -321,7 +382,30 @@ def new_run(request: ReplayRequest) -> RunResult:
         fail_fast=request.options.fail_fast,
         target=target_description(request.target),
         notes=list(request.suite.notes),
+        method=run_method(request),
+        modes=[mode_description(mode) for mode in request.modes],
+        client_build=request.client_build,
     )
+
+
+def mode_description(mode: ClientMode) -> dict[str, object]:
+    """What results.json records about a mode (`RunResult.modes`)."""
+    switches = None if mode.switches is None else dataclasses.asdict(mode.switches)
+    return {"name": mode.name, "flags": list(mode.flags), "switches": switches, "verified": mode.verified}
+
+
+def run_method(request: ReplayRequest) -> dict[str, object]:
+    """How executions are isolated and checked, for results.json (`RunResult.method`)."""
+    return {
+        "isolation": "sibling_blocks",
+        "isolation_detail": "each execution of a valid benchmark payload is a new sibling of the block "
+        "(same parent and transactions, extraData 'balgen sibling N'); no rollback, no forkchoice update between executions",
+        "agreement_margin_ms": AGREEMENT_MARGIN_MS,
+        "agreement_margin_fraction": AGREEMENT_MARGIN_FRACTION,
+        "agreement": "record" if not request.options.agreement_check or request.options.cold else "check",
+        "own_time": {"geth": "slow-block total_ms", "reth": "'Block added' elapsed (whole insertion)"},
+        "rounds": "each round executes every mode once, the order rotated by one per round" if request.modes else None,
+    }
 
 
 def execute(request: ReplayRequest, console: Console, stopped: StopNote) -> tuple[RunResult, int]:
@@ -340,8 +424,9 @@ def execute(request: ReplayRequest, console: Console, stopped: StopNote) -> tupl
     writable = True
     stopped.text = lambda: f"; {len(writer.run.tests)} tests kept in {request.output}"
     try:
-        with ReplayProgress(console, request.suite.test_count) as progress:
-            state = replay_suite(request.suite, request.target, request.options, _Fanout(progress, writer))
+        with ReplayProgress(console, request.suite.test_count * max(1, len(request.modes))) as progress:
+            target = request.mode_targets() if request.modes else request.target
+            state = replay_suite(request.suite, target, request.options, _Fanout(progress, writer))
     except ResultsNotWritten as error:
         writable = False
         print(f"balgen replay: {error}; the run stopped after {len(writer.run.tests)} tests", file=sys.stderr)

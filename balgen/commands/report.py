@@ -270,7 +270,8 @@ def report(argv: Sequence[str], console: Console | None) -> int:
         raise BadInput(f"--worst {args.worst}: must be 0 or more")
     if not 0 <= args.noise_threshold < 100:  # NaN fails this too
         raise BadInput(f"--noise-threshold {args.noise_threshold}: must be a percentage from 0 to below 100")
-    comparison = compare(load_runs(args.runs), worst=args.worst, noise_threshold=args.noise_threshold)
+    runs = load_runs(args.runs)  # a modes run gives one run per mode
+    comparison = compare(runs, worst=args.worst, noise_threshold=args.noise_threshold)
     output = args.output or default_report_output()
     if output.exists() and not output.is_dir():
         raise BadInput(f"--output {output}: is a file")
@@ -284,7 +285,7 @@ def report(argv: Sequence[str], console: Console | None) -> int:
         console.print(table)
     try:
         write_chart(comparison, output / REPORT_PNG)
-        write_text_atomically(output / REPORT_MD, markdown(comparison, args.runs, args.noise_threshold))
+        write_text_atomically(output / REPORT_MD, markdown(comparison, [run.path for run in runs], args.noise_threshold))
     except OSError as error:  # the folder took a probe file but not the report (disk full)
         print(f"balgen report: cannot write the report to {output} ({error.strerror or error})", file=sys.stderr)
         return 1

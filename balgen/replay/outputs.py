@@ -59,7 +59,15 @@ EXECUTION_COLUMNS = (
     "geth_commit_ms",
     "geth_total_ms",
     "geth_mgas_s",
+    "mode",
+    "round",
+    "order_in_round",
+    "variant",
+    "own_ms",
+    "overhead_ms",
+    "within_margin",
 )
+"""The columns from `mode` on are a modes run's and the agreement check's (docs/replay.md, "Modes and the method")."""
 
 
 def utc_now() -> str:
@@ -157,6 +165,13 @@ def execution_row(label: str, execution: Execution) -> list[object]:
                 geth.mgas_per_sec,
             ]
         ),
+        _blank(execution.mode),
+        _blank(execution.round),
+        _blank(execution.order_in_round),
+        _blank(execution.variant),
+        "" if (own := execution.own_ms) is None else f"{own:.3f}",
+        "" if (overhead := execution.overhead_ms) is None else f"{overhead:.3f}",
+        "" if (within := execution.within_margin) is None else int(within),
     ]
 
 
@@ -179,7 +194,7 @@ class RunWriter:
     def __init__(self, output: Path, run: RunResult) -> None:
         self.output = output
         self.run = run
-        self._client_names: dict[str, str] = {}
+        self._client_names: dict[tuple[str, str | None], str] = {}
         self._group_client: str | None = None
         self.write()
 
@@ -202,7 +217,10 @@ class RunWriter:
 
     def test_finished(self, result: FixtureResult) -> None:
         """Add the test and rewrite every file."""
-        self._client_names[result.test_id] = client_name(self._group_client, self.run.label)
+        name = client_name(self._group_client, self.run.label)
+        # A modes run has a row per test and mode: the mode goes into the client's name, as benchmarkoor
+        # names one client instance per configuration.
+        self._client_names[(result.test_id, result.mode)] = name if result.mode is None else f"{name}-{result.mode}"
         self.run.tests.append(result)
         self.write()
 
@@ -246,13 +264,13 @@ class RunWriter:
             self.output / RUNTIMES_CSV,
             _csv_text(
                 RUNTIMES_COLUMNS,
-                ([self._client_names.get(t.test_id, self.run.label), t.fixture_name, runtime] for t, runtime, _ in measured),
+                ([self._client_names.get((t.test_id, t.mode), self.run.label), t.fixture_name, runtime] for t, runtime, _ in measured),
             ),
         )
         write_text_atomically(
             self.output / MGAS_S_CSV,
             _csv_text(
                 MGAS_S_COLUMNS,
-                ([self._client_names.get(t.test_id, self.run.label), t.fixture_name, mgas] for t, _, mgas in measured),
+                ([self._client_names.get((t.test_id, t.mode), self.run.label), t.fixture_name, mgas] for t, _, mgas in measured),
             ),
         )

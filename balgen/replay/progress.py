@@ -85,7 +85,7 @@ class ReplayProgress:
             self._bar.advance(self._task)
         if result.passed and self._bar is not None:
             return
-        line = f"[{self.done}/{self.total}] {result.test_id}: {result.verdict.value}"
+        line = f"[{self.done}/{self.total}] {shown_id(result)}: {result.verdict.value}"
         median_ms = result.median("new_payload_ns")
         if median_ms is not None:
             line += f", newPayload median {median_ms / 1e6:.2f} ms"
@@ -108,6 +108,11 @@ def _cv(distribution: Distribution | None) -> str:
     return "-" if distribution is None or distribution.cv is None else f"{distribution.cv * 100:.1f}%"
 
 
+def shown_id(result: FixtureResult) -> str:
+    """The test's id, with its mode in a modes run (`mixed_dep-max-group1-1M [sequential]`)."""
+    return result.test_id if result.mode is None else f"{result.test_id} [{result.mode}]"
+
+
 def summary_table(results: Sequence[FixtureResult], title: str) -> Table:
     """One row per test: its verdict and the medians of the measured executions."""
     table = Table(title=title)
@@ -123,7 +128,7 @@ def summary_table(results: Sequence[FixtureResult], title: str) -> Table:
         )
         mgas = None if stats is None else stats.mgas_per_second
         table.add_row(
-            result.test_id,
+            shown_id(result),
             "-" if result.benchmark_transaction_count is None else str(result.benchmark_transaction_count),
             "-" if result.benchmark_gas_used is None else f"{result.benchmark_gas_used:,}",
             _ms(None if stats is None else stats.new_payload_ns),

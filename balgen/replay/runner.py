@@ -8,16 +8,27 @@ Per test:
    head above it (a previous test, a previous run) is rewound first.
 2. The setup payloads go in, each `newPayload` then `forkchoiceUpdated`.
 3. The benchmark payload (the last one) is executed `warmup + repeat`
-   times: between executions the chain is rewound to its parent with
-   `debug_setHead` and the head verified, so every execution is a true one.
-   Before every send `eth_getBlockByHash` must not know the block: a
-   client answers a known block with VALID at once, without executing it,
-   and such an answer is flagged. With `--cold` the client is restarted
-   before each measured execution, with `--drop-caches` the OS page cache
-   is dropped right before it. `--repeat N` measures N times; `--repeat
-   auto` until the median is known well enough (`repeat_policy`).
-4. The chain is rewound to the pre-test head and verified, so the next
-   test starts where it should.
+   times, each time as a new sibling of the block (`sibling_blocks`: the
+   same transactions on the same parent, another `extraData`): the first
+   execution is the fixture's own block, every later one a block the
+   client has never seen, executed in full on the parent's state, with no
+   rollback in between and no forkchoice update (the head stays at the
+   parent). Before every send `eth_getBlockByHash` must not know the
+   block: a client answers a known block with VALID at once, without
+   executing it, and such an answer is flagged. Where the client logs its
+   own time for the block, the client-side time must agree with it within
+   `AGREEMENT_MARGIN`; an execution that does not is recorded as discarded
+   and another sibling executed in its place. With `--cold` the client is
+   restarted before each measured execution, with `--drop-caches` the OS
+   page cache is dropped right before it. `--repeat N` measures N times;
+   `--repeat auto` until the median is known well enough (`repeat_policy`).
+   With `--modes`, one client per mode serves the test, and the
+   executions go in rounds: each round executes the block once per mode,
+   in an order that rotates from round to round.
+4. A forkchoice update makes the fixture's own block the head, which must
+   be `lastblockhash`; where the client's log shows it, the mode must be
+   the one asked for (`mode_evidence`). Then the chain is rewound to the
+   pre-test head and verified, so the next test starts where it should.
 
 Checks (a failed one ends the test with its reason; the run goes on): the
 genesis hash is the fixture's; every `newPayload` status is the expected
@@ -43,21 +54,32 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import statistics
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from ..chain.header import has_block_access_list
 from ..clients.block_counts import counter
+from ..clients.client_modes import ClientMode
 from ..clients.client_process import ClientError
+from ..clients.mode_evidence import ModeNotInEffect, prove_mode
 from ..clients.engine_client import RpcError, RpcTransportError
 from ..clients.process_io import ProcessReads, process_reads
+from ..clients.slow_block_log import GethBlockTiming
 from ..plumbing.errors import BadInput
 from ..ethereum.forks import fork_by_name
 from ..results.confidence import median_interval
-from ..results.measurements import Execution, Role, benchmark_statistics
+from ..results.measurements import (
+    AGREEMENT_MARGIN_FRACTION,
+    AGREEMENT_MARGIN_MS,
+    Execution,
+    Role,
+    allowed_overhead_ms,
+    benchmark_statistics,
+)
 from ..results.repeat_policy import DEFAULT_TARGET_WIDTH, RepeatPolicy, RepeatStop
 from ..results.schema import FixtureResult, RunState, Verdict
 from .client_chain import CheckFailed, ClientChain, RollbackFailed, block_label
@@ -65,8 +87,18 @@ from .expected_counts import Expectation, count_mismatches, expected_counts
 from .discovery import FixtureRef, ReplayGroup, ReplayTest, Suite, filled_with, load_test
 from .page_cache import drop_page_cache
 from .engine_payloads import ERROR, VALID, PayloadDirective
+from .sibling_blocks import SiblingBlocks, UnknownPayloadShape
 from .targets import ReplayClient, ReplayTarget
 
+DISCARD_FACTOR = 3
+"""Executions replaced (outside the agreement margin) per measured one a test may have; after that
+they are kept as they come: on a loaded 2-core machine with four nodes up, half were seen outside it."""
+OWN_TIMING_WAIT = 2.0
+"""Seconds to wait for the client's log line of a block after its `newPayload` was answered (reth's
+logger writes from its own thread)."""
+
+
+T = TypeVar("T")
 
 MAX_CLIENT_REPLACEMENTS = 2
 """Fresh clients started per group after the previous one was lost: enough
@@ -91,6 +123,9 @@ class ReplayOptions:
     ci_width: float = DEFAULT_TARGET_WIDTH
     drop_caches: bool = False
     """Drop the OS page cache before each measured execution (the caller checked it may)."""
+    agreement_check: bool = True
+    """Replace executions outside the agreement margin and fail a test whose median is outside
+    (`--agreement check`); else only record the agreement (`--agreement record`)."""
 
     @property
     def policy(self) -> RepeatPolicy:
@@ -148,7 +183,7 @@ def _with_reason(error: str | None) -> str:
 
 
 class _TestReplay:
-    """One test on one client (see the module docstring for the steps)."""
+    """One test on one client (one mode of a modes run); see the module docstring for the steps."""
 
     def __init__(
         self,
@@ -156,11 +191,13 @@ class _TestReplay:
         test: ReplayTest,
         options: ReplayOptions,
         observer: ReplayObserver,
+        mode: ClientMode | None = None,
     ) -> None:
         self.client = client
         self.test = test
         self.options = options
         self.observer = observer
+        self.mode = mode
         self.executions: list[Execution] = []
         self.repeat_stop: RepeatStop | None = None
         self.count_checks: list[str] = []
@@ -168,6 +205,19 @@ class _TestReplay:
         self.checked_counts: list[str] = []
         """The counters checked on the last measured execution, with their ranges."""
         self.expectations = self._expectations()
+        self.measured: list[float] = []
+        self.discarded = 0
+        self.next_variant = 0
+        """The sibling the next execution sends (0: the fixture's own block)."""
+        self.siblings: SiblingBlocks | None = None
+        self.pre_test: tuple[int, str] | None = None
+        self.proof: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        self.failure: str | None = None
+        """Why this test failed on this client; it then takes no further part in the rounds."""
+        self.placement: tuple[int, int] | None = None
+        """(round, place in the round) of the next execution in a modes run."""
+        self.agreement: str | None = None
+        """How many executions agreed with the client's own time (`agreement_summary`)."""
 
     def _expectations(self) -> tuple[Expectation, ...]:
         """geth's counters to check (none for a client without a slow-block log)."""
@@ -177,6 +227,8 @@ class _TestReplay:
             parallel = has_block_access_list(fork_by_name(self.test.network))
         except BadInput:  # a network balgen has no fork for: the client's config decides
             parallel = True
+        if self.mode is not None and self.mode.switches is not None:
+            parallel = parallel and self.mode.switches.parallel_execution
         expectations = expected_counts(self.test.workload, parallel_execution=parallel)
         if parallel and expected_counts(self.test.workload, parallel_execution=False) != expectations:
             self.count_checks.append(
@@ -188,6 +240,11 @@ class _TestReplay:
     def chain(self) -> ClientChain:
         """The client's chain over its current connection (a restart makes a new one)."""
         return ClientChain(self.client.rpc)
+
+    @property
+    def isolation(self) -> str:
+        """How the benchmark payload's executions are kept true ones (`FixtureResult.isolation`)."""
+        return "sibling_blocks" if self.test.benchmark.expected_status == VALID else "single_send"
 
     # -- the steps -------------------------------------------------------
 
@@ -223,38 +280,133 @@ class _TestReplay:
         except ClientError as error:
             raise ClientLost(f"saving the client's state at block {number} failed: {error}") from None
 
-    def run_payloads(self, pre_test: tuple[int, str]) -> None:
-        """Setup payloads once, then the benchmark payload's executions."""
-        self.remember(*pre_test)
+    def run_setup(self) -> None:
+        """Bring the head to the test's start, keep a way back to it, send the setup payloads."""
+        self.pre_test = self.start_point()
+        self.remember(*self.pre_test)
         for directive in self.test.setup:
             self.send(directive, Role.SETUP, 0, restarted=False, dropped=False)
+        if self.test.benchmark.expected_status == VALID:
+            try:
+                self.siblings = SiblingBlocks.of(self.test.benchmark)
+            except UnknownPayloadShape as error:
+                raise CheckFailed(f"payload {self.test.benchmark.index}: no sibling can be made: {error}") from None
+
+    def run_payloads(self) -> None:
+        """Setup payloads once, then the benchmark payload's executions, then the final checks."""
+        self.run_setup()
+        while not self.execute_once():
+            pass
+        self.finish()
+
+    def execute_once(self) -> bool:
+        """
+        One execution of the benchmark payload (a new sibling of the block);
+        True when the test has all the executions it needs.
+        """
         benchmark = self.test.benchmark
         _, warmups = benchmark_executions(benchmark, self.options)
         policy = self.options.policy if benchmark.expected_status == VALID else RepeatPolicy(count=1)
+        repetition = self.next_variant - self.discarded
+        role = Role.WARMUP if repetition < warmups else Role.MEASURED
         parent = (benchmark.block_number - 1, benchmark.parent_hash)
-        if warmups + policy.most > 1:
-            self.remember(*parent)
-        measured: list[float] = []
-        for repetition in itertools.count():
-            role = Role.WARMUP if repetition < warmups else Role.MEASURED
-            restarted = bool(repetition) and self.rewind(*parent)
-            if self.options.cold and role is Role.MEASURED and not restarted:
-                self.restart_client(*parent)
-                restarted = True
-            dropped = self.options.drop_caches and role is Role.MEASURED
-            if dropped:
-                try:
-                    drop_page_cache()
-                except OSError as error:  # permitted at the start; refused now (e.g. a lost privilege)
-                    raise CheckFailed(f"dropping the page cache failed: {error}") from None
-            self.send(benchmark, role, repetition, restarted=restarted, dropped=dropped)
-            self.check_last_block(role, repetition)
-            if role is Role.MEASURED:
-                self.check_counts(self.executions[-1], repetition)
-                measured.append(self.executions[-1].new_payload_ns)
-                self.repeat_stop = policy.stop(measured)
-                if self.repeat_stop is not None:
-                    return
+        restarted = False
+        if self.options.cold and role is Role.MEASURED:
+            self.restart_client(*parent)
+            restarted = True
+        dropped = self.options.drop_caches and role is Role.MEASURED
+        if dropped:
+            try:
+                drop_page_cache()
+            except OSError as error:  # permitted at the start; refused now (e.g. a lost privilege)
+                raise CheckFailed(f"dropping the page cache failed: {error}") from None
+        directive = benchmark if self.siblings is None else self.siblings.variant(self.next_variant)
+        self.send(directive, role, repetition, restarted=restarted, dropped=dropped, forkchoice=self.siblings is None)
+        self.next_variant += 1
+        execution = self.executions[-1]
+        if self.checks_agreement and execution.within_margin is False and self.may_discard:
+            self.discard(execution)
+            return False
+        if role is Role.MEASURED:
+            self.check_counts(execution, repetition)
+            self.measured.append(execution.new_payload_ns)
+            self.repeat_stop = policy.stop(self.measured)
+            return self.repeat_stop is not None
+        return False
+
+    @property
+    def checks_agreement(self) -> bool:
+        """
+        Whether executions outside the agreement margin are replaced and a
+        systematic disagreement fails the test: for sibling executions,
+        unless `--agreement record` or `--cold` (whose restarts put the
+        freshly started node's first-call costs into the time on purpose).
+        """
+        return self.siblings is not None and self.options.agreement_check and not self.options.cold
+
+    @property
+    def may_discard(self) -> bool:
+        """Replacements left: at most `DISCARD_FACTOR` times `repeat` per test, then executions are kept as they are."""
+        return self.discarded < DISCARD_FACTOR * self.options.repeat
+
+    def discard(self, execution: Execution) -> None:
+        """
+        An execution whose client-side time is not the client's time for the
+        block: kept as `discarded`, and another sibling takes its place.
+        """
+        self.executions[-1] = execution.model_copy(update={"role": Role.DISCARDED})
+        self.discarded += 1
+
+    def check_agreement(self) -> None:
+        """
+        The measured executions' median overhead must be within the margin of
+        their median own time:
+        one outlier is noise (and was replaced while replacements lasted),
+        a median outside the margin means balgen timed something else than
+        the block (reth's 1-5 s after a restart, an unoptimised build's
+        Engine API decoding), and the test fails saying so.
+        """
+        measured = [e for e in self.executions if e.role is Role.MEASURED and e.overhead_ms is not None]
+        self.agreement = agreement_summary(self.executions)
+        if not self.checks_agreement or not measured:
+            return
+        own = statistics.median(e.own_ms for e in measured if e.own_ms is not None)
+        overhead = statistics.median(e.overhead_ms for e in measured if e.overhead_ms is not None)
+        if overhead > allowed_overhead_ms(own):
+            raise CheckFailed(
+                f"the measured executions took a median {overhead:.2f} ms longer client-side than the client's own "
+                f"time for the block (median {own:.2f} ms; {allowed_overhead_ms(own):.2f} ms allowed): the time "
+                f"measured is not the block's execution ({self.agreement}; `--agreement record` keeps such a run)"
+            )
+
+    def finish(self) -> None:
+        """The fixture's own block made head (`lastblockhash`); the mode proven from the client's log."""
+        if self.siblings is None:
+            self.check_last_block(Role.MEASURED, len(self.executions) - 1)
+            return
+        benchmark = self.test.benchmark
+        try:
+            reply = self.client.engine.forkchoice_updated(benchmark.forkchoice_updated_version, benchmark.block_hash)
+        except RpcError as error:
+            raise CheckFailed(f"making the benchmark block head: {_reason(error)}") from None
+        _check_forkchoice(f"payload {benchmark.index} (block {benchmark.block_number})", benchmark, reply.result)
+        self.check_last_block(Role.MEASURED, len(self.executions) - 1)
+        self.check_agreement()
+        self.prove_mode()
+
+    def prove_mode(self) -> None:
+        """The client's own entries of the sibling executions must show the mode asked for."""
+        if self.mode is None:
+            return
+        timings = [
+            e.geth for e in self.executions
+            if e.role is not Role.SETUP and e.variant and e.geth is not None
+        ]  # fmt: skip
+        try:
+            proof = prove_mode(self.client.client_name, self.mode, timings)
+        except ModeNotInEffect as error:
+            raise CheckFailed(str(error)) from None
+        self.proof = (proof.proven, proof.unproven)
 
     def check_counts(self, execution: Execution, repetition: int) -> None:
         """geth's counters of a measured execution must be where the workload model puts them."""
@@ -288,11 +440,26 @@ class _TestReplay:
 
     # -- one payload -----------------------------------------------------
 
-    def send(self, directive: PayloadDirective, role: Role, repetition: int, *, restarted: bool, dropped: bool) -> None:
-        """Send one payload (and make it head if valid), record it, check it."""
+    def send(
+        self,
+        directive: PayloadDirective,
+        role: Role,
+        repetition: int,
+        *,
+        restarted: bool,
+        dropped: bool,
+        forkchoice: bool = True,
+    ) -> None:
+        """
+        Send one payload (and, with `forkchoice`, make it head if valid),
+        record it, check it. A sibling gets no forkchoice update: the head
+        stays at the parent, so the next sibling runs on the same state.
+        """
         where = f"payload {directive.index} (block {directive.block_number})"
         if role is not Role.SETUP:
             where += f", {role.value} execution {repetition + 1}"
+            if self.mode is not None:
+                where += f" in mode {self.mode.name}"
         try:
             known = self.chain.is_known(directive.block_hash)
         except RpcError as error:
@@ -313,11 +480,11 @@ class _TestReplay:
         reads_after = None if pid is None else process_reads(pid)
         client_reads = None if reads_before is None or reads_after is None else reads_after - reads_before
         status, validation_error = _status_of(reply.result)
-        forkchoice = None
+        forkchoice_reply = None
         forkchoice_error = None
-        if status == VALID and directive.expected_status == VALID:
+        if forkchoice and status == VALID and directive.expected_status == VALID:
             try:
-                forkchoice = self.client.engine.forkchoice_updated(
+                forkchoice_reply = self.client.engine.forkchoice_updated(
                     directive.forkchoice_updated_version, directive.block_hash
                 )
             except RpcError as error:  # the payload executed: it is still recorded
@@ -329,7 +496,7 @@ class _TestReplay:
             str(status),
             validation_error,
             reply.elapsed_ns,
-            None if forkchoice is None else forkchoice.elapsed_ns,
+            None if forkchoice_reply is None else forkchoice_reply.elapsed_ns,
             known,
             (restarted, dropped),
             client_reads,
@@ -342,13 +509,24 @@ class _TestReplay:
         _check_status(where, directive, status, validation_error, self.versions())
         if forkchoice_error is not None:
             raise CheckFailed(f"{where}: {_reason(forkchoice_error)}")
-        if forkchoice is not None:
-            _check_forkchoice(where, directive, forkchoice.result)
+        if forkchoice_reply is not None:
+            _check_forkchoice(where, directive, forkchoice_reply.result)
 
     def versions(self) -> str:
         """Who filled the fixture and who executes it, for a refusal."""
         filled_by = filled_with(self.test.ref) or "an unnamed t8n"
         return f"fixture filled by {filled_by}, client {self.client.client_version or 'of unknown version'}"
+
+    def own_timing(self, directive: PayloadDirective, role: Role) -> GethBlockTiming | None:
+        """The client's own entry for the block just sent; for a benchmark execution waited for a moment."""
+        slow_blocks = self.client.slow_blocks
+        if slow_blocks is None:
+            return None
+        if role is Role.SETUP:
+            return slow_blocks.timing_of(directive.block_hash)
+        return slow_blocks.timing_of(
+            directive.block_hash, wait=OWN_TIMING_WAIT, needs_insert=self.client.logs_insertion
+        )
 
     def record(
         self,
@@ -363,9 +541,10 @@ class _TestReplay:
         preparation: tuple[bool, bool],
         client_reads: ProcessReads | None,
     ) -> None:
-        """Keep one execution, how it was prepared (restarted, page cache dropped), and geth's own timing of it."""
+        """Keep one execution, how it was prepared (restarted, page cache dropped), and the client's own timing of it."""
         restarted, dropped = preparation
-        slow_blocks = self.client.slow_blocks
+        benchmark = role is not Role.SETUP
+        placement = self.placement if benchmark else None
         execution = Execution(
             test_id=self.test.ref.test_id,
             role=role,
@@ -382,11 +561,28 @@ class _TestReplay:
             known_before_send=known,
             restarted_before=restarted,
             page_cache_dropped=dropped,
-            geth=None if slow_blocks is None else slow_blocks.timing_of(directive.block_hash),
+            geth=self.own_timing(directive, role) if status == VALID else None,
             client_reads=client_reads,
+            mode=None if self.mode is None else self.mode.name,
+            variant=self.next_variant if benchmark and self.siblings is not None else None,
+            round=None if placement is None else placement[0],
+            order_in_round=None if placement is None else placement[1],
         )
         self.executions.append(execution)
         self.observer.execution_done(execution)
+
+
+def agreement_summary(executions: Sequence[Execution]) -> str | None:
+    """`N of M benchmark executions within the margin (K discarded)`; None without the client's own times."""
+    judged = [e for e in executions if e.role is not Role.SETUP and e.within_margin is not None]
+    if not judged:
+        return None
+    inside = sum(bool(e.within_margin) for e in judged)
+    discarded = sum(e.role is Role.DISCARDED for e in judged)
+    return (
+        f"{inside} of {len(judged)} benchmark executions within {AGREEMENT_MARGIN_MS:g} ms + "
+        f"{AGREEMENT_MARGIN_FRACTION:.0%} of the client's own time ({discarded} discarded)"
+    )
 
 
 def _check_status(
@@ -438,12 +634,14 @@ def _result(
     replay: _TestReplay | None = None,
     started: float | None = None,
     verdict: Verdict | None = None,
+    mode: ClientMode | None = None,
 ) -> FixtureResult:
-    """A test's result from what it did."""
+    """A test's result (in one mode, for a modes run) from what it did."""
     benchmark = None if test is None else test.benchmark
     executions = () if replay is None else replay.executions
     measured_ns = [e.new_payload_ns for e in executions if e.role is Role.MEASURED]
     interval = median_interval(measured_ns)
+    mode = mode if replay is None else replay.mode
     return FixtureResult(
         test_id=ref.test_id,
         fixture_name=fixture_name(ref.eest_test_id or ref.test_id),
@@ -462,6 +660,13 @@ def _result(
         median_interval_width=None if interval is None else interval.relative_width,
         speedup_bound=None if test is None else test.speedup_bound,
         count_checks=[] if replay is None else replay.count_checks + replay.checked_counts,
+        isolation=None if replay is None else replay.isolation,
+        mode=None if mode is None else mode.name,
+        mode_flags=[] if mode is None else list(mode.flags),
+        mode_proof=[] if replay is None else list(replay.proof[0]),
+        mode_unproven=[] if replay is None else list(replay.proof[1]),
+        discarded=0 if replay is None else replay.discarded,
+        agreement=None if replay is None else replay.agreement or agreement_summary(replay.executions),
     )
 
 
@@ -472,65 +677,124 @@ def _reason(error: CheckFailed | RpcError) -> str:
     return str(error)
 
 
-def _run_steps(replay: _TestReplay) -> tuple[str | None, str | None]:
+def _guarded(replay: _TestReplay, step: Callable[[], T]) -> T | None:
     """
-    The test's steps on its client: (why it failed or None, why the group
-    cannot go on or None). `RpcTransportError` and `ClientLost` pass through.
+    Run one step of `replay` unless it failed already, and return what the
+    step returns; a failed check ends the test on that client
+    (`replay.failure`) and gives None. `RpcTransportError` and `ClientLost`
+    pass through.
     """
+    if replay.failure is not None:
+        return None
     try:
-        pre_test = replay.start_point()
-    except (CheckFailed, RpcError) as start_failure:
-        return _reason(start_failure), None
-    failure = None
-    try:
-        replay.run_payloads(pre_test)
-    except (CheckFailed, RpcError) as check_failure:
-        failure = _reason(check_failure)
-    try:
-        replay.rewind(*pre_test)
-    except (CheckFailed, RpcError) as rollback_failure:
-        broken = f"rolling back to the pre-test head failed: {_reason(rollback_failure)}"
-        return (broken if failure is None else f"{failure}; then {broken}"), broken
-    return failure, None
+        return step()
+    except (CheckFailed, RpcError) as failure:
+        replay.failure = _reason(failure)
+        return None
+
+
+def rotated(items: Sequence[T], shift: int) -> list[T]:
+    """`items` started at `shift` (modulo their count): the order of round `shift` of a modes run."""
+    if not items:
+        return []
+    start = shift % len(items)
+    return list(items[start:]) + list(items[:start])
+
+
+def _run_rounds(replays: Sequence[_TestReplay]) -> None:
+    """
+    The benchmark payload's executions on every client, in rounds: each
+    round executes it once on each client that still needs executions, in an
+    order that rotates by one each round, so no mode is always first (right
+    after the idle time that follows the previous round) or always last.
+    """
+    done: set[int] = set()
+    for round_number in itertools.count():
+        pending = [index for index, replay in enumerate(replays) if index not in done and replay.failure is None]
+        if not pending:
+            return
+        for place, index in enumerate(rotated(pending, round_number)):
+            replay = replays[index]
+            replay.placement = (round_number, place) if len(replays) > 1 else None
+            if _guarded(replay, replay.execute_once) is not False:  # True: enough executions; None: failed
+                done.add(index)
+
+
+def _run_steps(replays: Sequence[_TestReplay]) -> str | None:
+    """
+    The test's steps on its clients (one per mode); each replay's failure
+    is in its `failure`. Returns why the group cannot go on, or None.
+    `RpcTransportError` and `ClientLost` pass through.
+    """
+    for replay in replays:
+        _guarded(replay, replay.run_setup)
+    _run_rounds(replays)
+    broken = None
+    for replay in replays:
+        _guarded(replay, replay.finish)
+        if replay.pre_test is None:
+            continue
+        try:
+            replay.rewind(*replay.pre_test)
+        except (CheckFailed, RpcError) as rollback_failure:
+            problem = f"rolling back to the pre-test head failed: {_reason(rollback_failure)}"
+            replay.failure = problem if replay.failure is None else f"{replay.failure}; then {problem}"
+            broken = problem
+    return broken
+
+
+ModeClient = tuple[ClientMode | None, ReplayClient]
+"""A client serving a test, and the mode it runs in (None without `--modes`)."""
 
 
 def replay_test(
-    client: ReplayClient,
+    clients: Sequence[ModeClient],
     ref: FixtureRef,
     genesis_hash: str,
     options: ReplayOptions,
     observer: ReplayObserver,
-) -> tuple[FixtureResult, str | None, bool]:
+) -> tuple[list[FixtureResult], str | None, bool]:
     """
-    Run one test; return its result, why the group cannot go on on this
-    client (None if it can), and whether the client itself was lost.
+    Run one test on each of `clients` (one per mode); return its results
+    (one per mode), why the group cannot go on on these clients (None if it
+    can), and whether a client itself was lost.
     """
     started = time.perf_counter()
+    modes = [mode for mode, _ in clients]
     try:
         test = load_test(ref)
-        problems = client.config_problems(test)
+        problems = clients[0][1].config_problems(test)
     except BadInput as error:  # the file changed since discovery checked it
-        return _result(ref, genesis_hash, f"malformed fixture: {error}"), None, False
+        return [_result(ref, genesis_hash, f"malformed fixture: {error}", mode=m) for m in modes], None, False
     if problems:
-        return _result(ref, genesis_hash, "; ".join(problems), test=test), None, False
+        return [_result(ref, genesis_hash, "; ".join(problems), test=test, mode=m) for m in modes], None, False
     total, _ = benchmark_executions(test.benchmark, options)
-    observer.test_started(ref, len(test.setup) + total)
-    replay = _TestReplay(client, test, options, observer)
+    for _ in clients:
+        observer.test_started(ref, len(test.setup) + total)
+    replays = [_TestReplay(client, test, options, observer, mode) for mode, client in clients]
     lost = False
+    broken: str | None = None
     try:
-        failure, broken = _run_steps(replay)
+        broken = _run_steps(replays)
     except KeyboardInterrupt:  # the run stops, but what this test measured is kept
-        done = len(replay.executions)
-        reason = f"interrupted after {done} of {len(test.setup) + total} payload executions"
-        observer.test_finished(_result(ref, genesis_hash, reason, test=test, replay=replay, started=started))
+        for replay in replays:
+            done = len(replay.executions)
+            reason = f"interrupted after {done} of {len(test.setup) + total} payload executions"
+            observer.test_finished(_result(ref, genesis_hash, reason, test=test, replay=replay, started=started))
         raise
     except (RpcTransportError, ClientLost) as error:
         reason = str(error) if isinstance(error, ClientLost) else f"no answer from the client: {error}"
-        tail = client.log_tail()
-        failure = reason + (f"\n{tail}" if tail else "")
+        tails = "\n".join(tail for _, client in clients if (tail := client.log_tail()))
+        for replay in replays:
+            replay.failure = replay.failure or reason + (f"\n{tails}" if tails else "")
         broken, lost = f"the client was lost during {ref.test_id}", True
-    result = _result(ref, genesis_hash, failure, test=test, replay=replay, started=started)
-    return result.model_copy(update={"rollback_method": str(client.rollback_method)}), broken, lost
+    results = [
+        _result(ref, genesis_hash, replay.failure, test=test, replay=replay, started=started).model_copy(
+            update={"rollback_method": str(replay.client.rollback_method)}
+        )
+        for replay in replays
+    ]
+    return results, broken, lost
 
 
 def genesis_failure(client: ReplayClient, group: ReplayGroup) -> str | None:
@@ -549,43 +813,57 @@ def genesis_failure(client: ReplayClient, group: ReplayGroup) -> str | None:
 
 @dataclass(frozen=True)
 class GroupOutcome:
-    """How a group's run on one client ended."""
+    """How a group's run on its clients ended."""
 
     stop: bool
     """`--fail-fast` and a test failed: the run ends here."""
     left: tuple[FixtureRef, ...] = ()
-    """Tests not reported yet because the client was lost before them."""
+    """Tests not reported yet because a client was lost before them."""
     lost_reason: str | None = None
     """Why the client was lost, for the tests that no client runs."""
 
 
+def _genesis_failures(clients: Sequence[ModeClient], group: ReplayGroup) -> str | None:
+    """Why any client's genesis is not the group's (naming the mode in a modes run), or None."""
+    for mode, client in clients:
+        try:
+            failure = genesis_failure(client, group)
+        except RpcTransportError as error:
+            failure = f"no answer from the client to the genesis check: {error}"
+        if failure is not None:
+            return failure if mode is None else f"mode {mode.name}: {failure}"
+    return None
+
+
 def replay_group(
-    client: ReplayClient,
+    clients: ReplayClient | Sequence[ModeClient],
     group: ReplayGroup,
     options: ReplayOptions,
     observer: ReplayObserver,
 ) -> GroupOutcome:
     """
-    Every test of a group on one client, in order, until the run must stop
-    (`--fail-fast`), or the client is lost (the tests after are handed back
-    in `left`, unreported, for a new client or a not-run verdict).
+    Every test of a group on its clients (one, or one per mode), in order,
+    until the run must stop (`--fail-fast`), or a client is lost (the tests
+    after are handed back in `left`, unreported, for new clients or a
+    not-run verdict).
     """
-    observer.group_started(group, client.client_version)
-    try:
-        stop_reason = genesis_failure(client, group)
-    except RpcTransportError as error:
-        stop_reason = f"no answer from the client to the genesis check: {error}"
+    pairs: Sequence[ModeClient] = clients if isinstance(clients, Sequence) else ((None, clients),)
+    modes = [mode for mode, _ in pairs]
+    for _, client in pairs:
+        observer.group_started(group, client.client_version)
+    stop_reason = _genesis_failures(pairs, group)
     verdict_of_rest = Verdict.FAILED
     for index, ref in enumerate(group.tests):
         lost = False
         if stop_reason is not None:
-            result = _result(ref, group.genesis.genesis_hash, stop_reason, verdict=verdict_of_rest)
+            results = [_result(ref, group.genesis.genesis_hash, stop_reason, verdict=verdict_of_rest, mode=m) for m in modes]
         else:
-            result, broken, lost = replay_test(client, ref, group.genesis.genesis_hash, options, observer)
+            results, broken, lost = replay_test(pairs, ref, group.genesis.genesis_hash, options, observer)
             if broken is not None:
                 stop_reason, verdict_of_rest = f"not run: {broken}", Verdict.NOT_RUN
-        observer.test_finished(result)
-        if options.fail_fast and not result.passed:
+        for result in results:
+            observer.test_finished(result)
+        if options.fail_fast and not all(result.passed for result in results):
             return GroupOutcome(stop=True)
         if lost:
             return GroupOutcome(stop=False, left=group.tests[index + 1 :], lost_reason=stop_reason)
@@ -599,52 +877,73 @@ def _report_all(
     verdict: Verdict,
     options: ReplayOptions,
     observer: ReplayObserver,
+    modes: Sequence[ClientMode | None] = (None,),
 ) -> bool:
-    """Report `refs` with one reason; False if `--fail-fast` stops the run."""
+    """Report `refs` (in each mode) with one reason; False if `--fail-fast` stops the run."""
     for ref in refs:
-        observer.test_finished(_result(ref, genesis_hash, reason, verdict=verdict))
+        for mode in modes:
+            observer.test_finished(_result(ref, genesis_hash, reason, verdict=verdict, mode=mode))
         if options.fail_fast:
             return False
     return True
 
 
-def _replay_on_new_client(
-    target: ReplayTarget, group: ReplayGroup, options: ReplayOptions, observer: ReplayObserver
+ModeTarget = tuple[ClientMode | None, ReplayTarget]
+"""Where the clients of one mode come from (None: a run without `--modes`)."""
+
+
+def _replay_on_new_clients(
+    targets: Sequence[ModeTarget], group: ReplayGroup, options: ReplayOptions, observer: ReplayObserver
 ) -> GroupOutcome:
-    """The group's tests on a client opened for them, and released whatever happens."""
+    """
+    The group's tests on clients opened for them, one per mode, all started
+    before the first test and all released whatever happens (Ctrl-C too).
+    """
+    modes = [mode for mode, _ in targets]
     with contextlib.ExitStack() as stack:
-        try:
-            client = stack.enter_context(target.open(group.genesis))
-        except BadInput as error:  # ClientError: the client could not be initialised or started
-            reason = f"client could not start: {error}"
-            go_on = _report_all(group.tests, group.genesis.genesis_hash, reason, Verdict.FAILED, options, observer)
-            return GroupOutcome(stop=not go_on)
-        return replay_group(client, group, options, observer)
+        clients: list[ModeClient] = []
+        for mode, target in targets:
+            try:
+                clients.append((mode, stack.enter_context(target.open(group.genesis))))
+            except BadInput as error:  # ClientError: the client could not be initialised or started
+                reason = f"client could not start: {error}" if mode is None else f"mode {mode.name}: client could not start: {error}"
+                go_on = _report_all(
+                    group.tests, group.genesis.genesis_hash, reason, Verdict.FAILED, options, observer, modes
+                )
+                return GroupOutcome(stop=not go_on)
+        return replay_group(clients, group, options, observer)
 
 
 def replay_suite(
-    suite: Suite, target: ReplayTarget, options: ReplayOptions, observer: ReplayObserver
+    suite: Suite,
+    target: ReplayTarget | Sequence[ModeTarget],
+    options: ReplayOptions,
+    observer: ReplayObserver,
 ) -> RunState:
     """
-    Every group of the suite, each on its own client from `target`. A client
-    that cannot be started fails its group's tests, and the run goes on. A
-    client lost in the middle of a group is replaced by a fresh one for the
-    group's remaining tests when balgen starts the clients (see the module
-    docstring); otherwise those tests are not run.
+    Every group of the suite, each on its own clients from `target` (one, or
+    one per mode of a modes run). A client that cannot be started fails its
+    group's tests, and the run goes on. A client lost in the middle of a
+    group is replaced by a fresh one for the group's remaining tests when
+    balgen starts the clients (see the module docstring); otherwise those
+    tests are not run.
     """
+    targets: Sequence[ModeTarget] = target if isinstance(target, Sequence) else ((None, target),)
+    modes = [mode for mode, _ in targets]
+    managed = all(each.kind == "managed" for _, each in targets)
     for group in suite.groups:
         tests = group.tests
         replacements = 0
         while tests:
-            outcome = _replay_on_new_client(target, ReplayGroup(group.genesis, tests), options, observer)
+            outcome = _replay_on_new_clients(targets, ReplayGroup(group.genesis, tests), options, observer)
             if outcome.stop:
                 return RunState.STOPPED
             tests = outcome.left
-            if tests and (target.kind != "managed" or replacements == MAX_CLIENT_REPLACEMENTS):
+            if tests and (not managed or replacements == MAX_CLIENT_REPLACEMENTS):
                 reason = outcome.lost_reason or "not run: the client was lost"
                 if replacements:
                     reason += f" (after {replacements} fresh clients)"
-                if not _report_all(tests, group.genesis.genesis_hash, reason, Verdict.NOT_RUN, options, observer):
+                if not _report_all(tests, group.genesis.genesis_hash, reason, Verdict.NOT_RUN, options, observer, modes):
                     return RunState.STOPPED
                 tests = ()
             replacements += 1

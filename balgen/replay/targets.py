@@ -49,6 +49,10 @@ class ReplayClient(Protocol):
     """The client's slow-block log (geth, reth) when balgen started it, else None."""
     can_restart: bool
     rollback_method: Rollback
+    client_name: str
+    """The preset's name (`geth`, `reth`, ...), whose log `mode_evidence` knows; empty for a user's client."""
+    logs_insertion: bool
+    """Whether the client logs its whole insertion of a block after its slow-block entry (reth)."""
 
     @property
     def process_id(self) -> int | None:
@@ -107,6 +111,8 @@ class _ManagedClient:
         self.rpc_timeout = rpc_timeout
         self.engine_timeout = engine_timeout
         self.rollback_method = process.preset.rollback
+        self.client_name = process.preset.name
+        self.logs_insertion = process.preset.figures is Figures.RETH_SLOW_BLOCK
         logs_blocks = process.preset.figures is not Figures.LATENCY_ONLY
         self.slow_blocks = SlowBlockLogReader(process.log_path) if logs_blocks else None
         self._connect()
@@ -225,6 +231,8 @@ class _UserClient:
     slow_blocks: SlowBlockLogReader | None = None
     process_id: int | None = None
     rollback_method = Rollback.SET_HEAD
+    client_name = ""
+    logs_insertion = False
 
     def __init__(self, target: ExternalClient) -> None:
         self.engine = EngineClient(target.engine_url, target.jwt_secret, timeout=target.engine_timeout)

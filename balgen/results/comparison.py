@@ -59,8 +59,12 @@ class LoadedRun:
         }
 
 
-def load_run(path: Path) -> RunResult:
-    """A run's `results.json` (given the file or its folder), checked against the schema."""
+def load_run(path: Path, *, check_figures: bool = True) -> RunResult:
+    """
+    A run's `results.json` (given the file or its folder), checked against
+    the schema, and with `check_figures` its figures (a modes run lists each
+    test once per mode: `load_runs` checks it split by mode).
+    """
     file = path / RESULTS_JSON if path.is_dir() else path
     try:
         text = file.read_text(encoding="utf-8")
@@ -78,7 +82,8 @@ def load_run(path: Path) -> RunResult:
         raise BadInput(
             f"{file}: schema version {result.schema_version}, this balgen reads {SCHEMA_VERSION}"
         )
-    check_compared_figures(file, result)
+    if check_figures:
+        check_compared_figures(file, result)
     return result
 
 
@@ -103,12 +108,42 @@ def check_compared_figures(file: Path, result: RunResult) -> None:
                 )
 
 
-def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
-    """The runs, each named by its label, or by its folder where labels repeat."""
-    results = [load_run(path) for path in paths]
-    labels = [result.label for result in results]
+def mode_runs(result: RunResult) -> list[RunResult]:
+    """
+    A modes run (`balgen replay --modes`) as one run per mode, in the order
+    of `--modes`, labelled `<label>-<mode>`, its target carrying the mode's
+    flags (so two modes with the same flags are an A/A pair to
+    `same_build`); any other run as itself.
+    """
+    if not result.modes:
+        return [result]
     runs = []
-    for path, result in zip(paths, results, strict=True):
+    for mode in result.modes:
+        name = str(mode["name"])
+        runs.append(
+            result.model_copy(
+                update={
+                    "label": f"{result.label}-{name}",
+                    "target": {**result.target, "mode_flags": list(mode["flags"])},
+                    "tests": [test for test in result.tests if test.mode == name],
+                    "modes": [],
+                }
+            )
+        )
+    return runs
+
+
+def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
+    """
+    The runs, each named by its label, or by its folder where labels repeat;
+    a modes run gives one run per mode (`mode_runs`), its first mode first.
+    """
+    loaded = [(path, each) for path in paths for each in mode_runs(load_run(path, check_figures=False))]
+    for path, each in loaded:
+        check_compared_figures(path / RESULTS_JSON if path.is_dir() else path, each)
+    labels = [result.label for _, result in loaded]
+    runs = []
+    for path, result in loaded:
         name = result.label
         if labels.count(name) > 1:
             name = (path if path.is_dir() else path.parent).name

@@ -32,6 +32,24 @@ class Role(StrEnum):
     """A benchmark payload execution whose numbers are discarded."""
     MEASURED = "measured"
     """A benchmark payload execution that counts in the statistics."""
+    DISCARDED = "discarded"
+    """A benchmark payload execution whose client-side time disagreed with the client's own time
+    for the block beyond `AGREEMENT_MARGIN`: something else than the block was timed; another
+    sibling was executed in its place."""
+
+
+AGREEMENT_MARGIN_MS = 10.0
+AGREEMENT_MARGIN_FRACTION = 0.10
+"""How far a client-side `newPayload` time may exceed the client's own time for the block:
+10 ms plus 10% of the client's time. The excess is the Engine API around the block (JSON and
+transaction decoding, block hashing, HTTP on loopback: 2-8 ms at 1M gas measured here for geth
+and reth) plus scheduling noise of a loaded machine; a rollback artefact (reth's 1-5 s after a
+restart) or a client busy with something else is far outside it."""
+
+
+def allowed_overhead_ms(own_ms: float) -> float:
+    """The most a client-side time may exceed the client's own time `own_ms` for the same block."""
+    return AGREEMENT_MARGIN_MS + AGREEMENT_MARGIN_FRACTION * own_ms
 
 
 _FROZEN = ConfigDict(frozen=True, use_attribute_docstrings=True)
@@ -68,6 +86,35 @@ class Execution(BaseModel):
     """geth's own timing of the block from its slow-block log, when available."""
     client_reads: ProcessReads | None = None
     """Bytes the client process read during the newPayload (`/proc/<pid>/io`), for a client balgen started."""
+    mode: str | None = None
+    """The client mode this execution ran in (`--modes`), None for a run without modes."""
+    variant: int | None = None
+    """Which sibling of the benchmark block was sent: 0 the fixture's own, N the one with `extraData`
+    `balgen sibling N` (`replay.sibling_blocks`); None for a setup payload."""
+    round: int | None = None
+    """The round of a modes run this execution belongs to (each round executes every mode once)."""
+    order_in_round: int | None = None
+    """Its place in the round's rotating order, 0 first."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def own_ms(self) -> float | None:
+        """The client's own time for the block (reth's insertion, geth's total), when it logs one."""
+        return None if self.geth is None else self.geth.own_ms
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def overhead_ms(self) -> float | None:
+        """Client-side `newPayload` time minus the client's own time for the block."""
+        own = self.own_ms
+        return None if own is None else self.new_payload_ns / 1e6 - own
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def within_margin(self) -> bool | None:
+        """Whether `overhead_ms` is within `allowed_overhead_ms`; None without the client's own time."""
+        own, overhead = self.own_ms, self.overhead_ms
+        return None if own is None or overhead is None else overhead <= allowed_overhead_ms(own)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -123,6 +170,10 @@ class BenchmarkStatistics(BaseModel):
     geth_state_read_ms: Distribution | None
     geth_state_hash_ms: Distribution | None
     geth_commit_ms: Distribution | None
+    own_ms: Distribution | None = None
+    """The client's own time for the block (reth's insertion, geth's total)."""
+    overhead_ms: Distribution | None = None
+    """Client-side newPayload time minus the client's own time."""
 
 
 def benchmark_statistics(executions: Sequence[Execution]) -> BenchmarkStatistics:
@@ -142,5 +193,7 @@ def benchmark_statistics(executions: Sequence[Execution]) -> BenchmarkStatistics
         geth_state_read_ms=distribution([g.state_read_ms for g in geth]),
         geth_state_hash_ms=distribution([g.state_hash_ms for g in geth]),
         geth_commit_ms=distribution([g.commit_ms for g in geth]),
+        own_ms=distribution([g.own_ms for g in geth]),
+        overhead_ms=distribution([o for e in measured if (o := e.overhead_ms) is not None]),
     )
 

@@ -76,7 +76,23 @@ class FixtureResult(BaseModel):
     """geth's slow-block counters checked against the workload model, e.g.
     `writes.storage_slots 37 in [35, 67] (slots_written)`; what was not checked and why."""
     rollback_method: str | None = None
-    """How the chain was rolled back for this test (`debug_setHead`, `restart_from_copy`); None if it did not run."""
+    """How the chain was rolled back between tests (`debug_setHead`, `restart_from_copy`); None if it did not run."""
+    isolation: str | None = None
+    """How each execution of the benchmark payload was made a true one: `sibling_blocks` (a new
+    sibling of the block per execution, no rollback) or `single_send` (a payload the fixture expects
+    INVALID, sent once)."""
+    mode: str | None = None
+    """The client mode of this result (`--modes`); a modes run has one result per test and mode."""
+    mode_flags: list[str] = Field(default_factory=list)
+    mode_proof: list[str] = Field(default_factory=list)
+    """What the client's own log confirmed about the mode (`clients.mode_evidence`)."""
+    mode_unproven: list[str] = Field(default_factory=list)
+    """What the client's log cannot show about the mode, and why."""
+    discarded: int = 0
+    """Executions whose client-side time disagreed with the client's own beyond the margin, replaced."""
+    agreement: str | None = None
+    """How many benchmark executions agreed with the client's own time for the block, e.g. `9 of 11 benchmark
+    executions within 10 ms + 10% of the client's own time (2 discarded)`; None without the client's times."""
 
     @property
     def passed(self) -> bool:
@@ -121,6 +137,13 @@ class RunResult(BaseModel):
     client_versions: list[str] = Field(default_factory=list)
     """`web3_clientVersion` of each client instance (one per genesis group)."""
     notes: list[str] = Field(default_factory=list)
+    method: dict[str, Any] = Field(default_factory=dict)
+    """How executions were isolated and checked: `isolation`, the agreement margin between the
+    client-side and the client's own time, and the order of modes in rounds."""
+    modes: list[dict[str, Any]] = Field(default_factory=list)
+    """`--modes`: each mode's name, flags and what it switches; empty for a run without modes."""
+    client_build: str | None = None
+    """The client binary's own version text (`reth --version`: commit, features, build profile)."""
     tests: list[FixtureResult] = Field(default_factory=list)
 
     @computed_field  # type: ignore[prop-decorator]

@@ -1,0 +1,287 @@
+"""
+The parts of a modes run and of sibling-block measurement that need no
+client: the ordered trie root, sibling variants rebuilt to their fixture's
+block hash, the mode tables and `--modes` parsing, reth's and geth's log
+lines that prove a mode, the agreement margin, and the rotation of rounds.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import rlp
+from trie import HexaryTrie
+
+from balgen.chain.ordered_trie import ordered_trie_root
+from balgen.clients.client_modes import MODES, parse_modes
+from balgen.clients.mode_evidence import ModeNotInEffect, prove_mode
+from balgen.clients.slow_block_log import ExecutionPath, GethBlockTiming, SlowBlockLogReader
+from balgen.plumbing.errors import BadInput
+from balgen.replay.discovery import discover, load_test
+from balgen.replay.runner import rotated
+from balgen.replay.sibling_blocks import SiblingBlocks, UnknownPayloadShape
+from balgen.results.measurements import Execution, Role, allowed_overhead_ms
+from fill_runs import shared_fill
+from test_replay_units import HASH, SLOW_BLOCK_JSON  # geth's entry of a sequential block (it counted code reads)
+
+
+RETH_SLOW = (
+    "2026-11-27T18:09:08.195854Z  WARN reth::slow_block: Slow block block.number=2 block.hash={hash} "
+    "block.gas_used=998585 block.tx_count=35 timing.execution_ms=4 timing.state_read_ms=0 timing.state_hash_ms=3 "
+    "timing.total_ms=8 throughput.mgas_per_sec=\"120.0\" state_reads.accounts=77 state_reads.storage_slots=54 "
+    "state_reads.code=7 state_reads.code_bytes=2214 state_writes.accounts=73 state_writes.accounts_deleted=0 "
+    "state_writes.storage_slots=37 state_writes.storage_slots_deleted=0 state_writes.code=0 state_writes.code_bytes=0 "
+    "cache.account.hits=0 cache.account.misses=77 cache.storage.hits=0 cache.storage.misses=54 "
+    "cache.code.hits=1 cache.code.misses=6"
+)
+RETH_EXECUTED = (
+    '2026-11-27T18:09:08.190879Z DEBUG validate_block_with_state{{parent=0x{parent} type_name="payload"}}'
+    ":execute_block{bal}: engine::tree::payload_validator: Executed block{via} elapsed=1.457475ms"
+)
+RETH_ADDED = (
+    "2026-11-27T18:09:08.196081Z  INFO reth_node_events::node: Block added to canonical chain number=2 "
+    "hash={hash} peers=0 txs=35 gas_used=998.59Kgas gas_throughput=101.78Mgas/second elapsed={elapsed}"
+)
+
+
+def reth_block_lines(block_hash: str, *, bal: bool, elapsed: str = "9.810867ms") -> list[str]:
+    """The three lines reth 2.5 logs for one executed block, in its order."""
+    return [
+        RETH_EXECUTED.format(parent="11" * 32, bal="_bal" if bal else "", via=" via BAL path" if bal else ""),
+        RETH_SLOW.format(hash=block_hash),
+        RETH_ADDED.format(hash=block_hash, elapsed=elapsed),
+    ]
+
+
+# -- the ordered trie ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 16, 17, 128, 129, 300])
+def test_ordered_trie_root_is_the_reference_tries(count: int) -> None:
+    """Against py-trie's HexaryTrie, with values short enough to be embedded and long enough to be hashed."""
+    rng = random.Random(count)
+    values = [rng.randbytes(rng.choice([1, 20, 31, 32, 33, 200])) for _ in range(count)]
+    reference = HexaryTrie({})
+    for index, value in enumerate(values):
+        reference[rlp.encode(index)] = value
+    assert ordered_trie_root(values) == reference.root_hash
+
+
+# -- sibling blocks ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def engine_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 1M fill of two families (Amsterdam, balgen's t8n): real payloads to rebuild headers from."""
+    completed, output = shared_fill(
+        tmp_path_factory, "--gas-benchmark-values", "1", "-k", "mixed_dep-max-group1 or serial_chain-max"
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return output
+
+
+def test_a_sibling_is_the_same_block_with_another_extra_data_and_hash(engine_fixtures: Path) -> None:
+    suite = discover(engine_fixtures, "mixed_dep-max-group1", "auto")
+    benchmark = load_test(suite.groups[0].tests[0]).benchmark
+    siblings = SiblingBlocks.of(benchmark)
+    assert siblings.variant(0) is benchmark
+    hashes = {siblings.variant(number).block_hash for number in range(6)}
+    assert len(hashes) == 6, "every variant has a hash of its own"
+    variant = siblings.variant(3)
+    original, changed = benchmark.params[0], variant.params[0]
+    assert changed["extraData"] == "0x" + b"balgen sibling 3".hex()
+    assert {key for key in original if original[key] != changed[key]} == {"extraData", "blockHash"}
+    assert variant.params[1:] == benchmark.params[1:]
+    assert (variant.block_number, variant.parent_hash, variant.gas_used) == (
+        benchmark.block_number, benchmark.parent_hash, benchmark.gas_used,
+    )  # fmt: skip
+
+
+def test_a_payload_whose_header_does_not_rebuild_makes_no_sibling(engine_fixtures: Path) -> None:
+    suite = discover(engine_fixtures, "serial_chain-max", "auto")
+    benchmark = load_test(suite.groups[0].tests[0]).benchmark
+    params = [dict(benchmark.params[0]), *benchmark.params[1:]]
+    params[0]["transactions"] = params[0]["transactions"][:-1]  # a transactions root the hash does not commit to
+    from dataclasses import replace
+
+    with pytest.raises(UnknownPayloadShape, match="hashes to 0x[0-9a-f]{64}, not to its blockHash"):
+        SiblingBlocks.of(replace(benchmark, params=params))
+
+
+# -- modes -------------------------------------------------------------------
+
+
+def test_the_reports_three_modes_for_reth_and_geth() -> None:
+    reth = MODES["reth"]
+    assert reth["sequential"].flags == (
+        "--engine.disable-bal-parallel-execution", "--engine.disable-bal-parallel-state-root", "--engine.disable-bal-batch-io",
+    )  # fmt: skip
+    assert reth["full"].flags == ()
+    assert reth["nobatchio"].flags == ("--engine.disable-bal-batch-io",)
+    assert [MODES["geth"][name].flags for name in ("sequential", "full", "nobatchio")] == [
+        ("--bal.executionmode=sequential",), ("--bal.executionmode=full",), ("--bal.executionmode=nobatchio",),
+    ]  # fmt: skip
+    assert not MODES["besu"]["full"].verified and not MODES["nethermind"]["full"].verified
+
+
+def test_a_mode_listed_twice_is_an_aa_pair_with_names_apart() -> None:
+    modes = parse_modes("full,sequential,full", "reth")
+    assert [mode.name for mode in modes] == ["full", "sequential", "full#2"]
+    assert modes[0].flags == modes[2].flags and modes[2].kind == "full"
+
+
+def test_a_user_defined_mode_works_for_any_client() -> None:
+    (mode,) = parse_modes("small=--engine.cross-block-cache-size 64", "erigon")
+    assert (mode.name, mode.flags, mode.switches) == ("small", ("--engine.cross-block-cache-size", "64"), None)
+
+
+@pytest.mark.parametrize(
+    ("text", "client", "complaint"),
+    [
+        ("fast", "reth", "--modes 'fast': unknown mode for --client reth (known: sequential, full, nobatchio"),
+        ("full", "erigon", "unknown mode for --client erigon (known: none"),
+        ("full,,sequential", "reth", "a comma-separated list of modes"),
+        ("2x=--flag", "reth", "a mode's name is a letter"),
+    ],
+)
+def test_bad_modes_name_what_is_wrong(text: str, client: str, complaint: str) -> None:
+    with pytest.raises(BadInput, match=None) as raised:
+        parse_modes(text, client)
+    assert complaint in str(raised.value)
+
+
+# -- the client's log proves the mode -----------------------------------------
+
+
+def test_reth_lines_give_the_execution_path_and_the_whole_insertion_time(tmp_path: Path) -> None:
+    log = tmp_path / "reth.log"
+    log.write_text("\n".join(reth_block_lines(HASH, bal=True, elapsed="9.810867ms")) + "\n")
+    timing = SlowBlockLogReader(log).timing_of(HASH, wait=0.0, needs_insert=True)
+    assert timing is not None
+    assert timing.execution_path is ExecutionPath.BAL
+    assert timing.insert_ms == pytest.approx(9.810867)
+    assert timing.total_ms == 8.0 and timing.own_ms == pytest.approx(9.810867)
+    log.write_text("\n".join(reth_block_lines(HASH, bal=False, elapsed="1.15880221s")) + "\n")
+    timing = SlowBlockLogReader(log).timing_of(HASH)
+    assert timing is not None and timing.execution_path is ExecutionPath.SEQUENTIAL
+    assert timing.insert_ms == pytest.approx(1158.80221)
+
+
+def test_the_reader_waits_for_reths_insertion_line(tmp_path: Path) -> None:
+    """reth's logger writes after the call is answered: a missing `Block added` line is waited for, not skipped."""
+    log = tmp_path / "reth.log"
+    lines = reth_block_lines(HASH, bal=True)
+    log.write_text("\n".join(lines[:2]) + "\n")
+    reader = SlowBlockLogReader(log)
+    timing = reader.timing_of(HASH, wait=0.05, needs_insert=True)
+    assert timing is not None and timing.insert_ms is None, "given up after the wait, the entry is still kept"
+
+
+def _reth_timing(bal: bool) -> GethBlockTiming:
+    timing = next(t for line in reth_block_lines(HASH, bal=bal) if (t := _parse(line)) is not None)
+    return timing.model_copy(update={"execution_path": ExecutionPath.BAL if bal else ExecutionPath.SEQUENTIAL})
+
+
+def _parse(line: str) -> GethBlockTiming | None:
+    from balgen.clients.slow_block_log import parse_slow_block_line
+
+    return parse_slow_block_line(line)
+
+
+def test_reth_in_the_wrong_mode_fails_naming_the_mode() -> None:
+    sequential = parse_modes("sequential", "reth")[0]
+    proof = prove_mode("reth", sequential, [_reth_timing(bal=False)] * 3)
+    assert proof.proven == ("parallel execution off (reth's execution path (Executed block [via BAL path]), 3 of 3 executions)",)
+    assert any("batch IO off" in line for line in proof.unproven)
+    with pytest.raises(ModeNotInEffect, match=r"mode sequential \(--engine.disable-bal-parallel-execution .*parallel execution should be off.* in 2 of 3"):
+        prove_mode("reth", sequential, [_reth_timing(bal=True), _reth_timing(bal=False), _reth_timing(bal=True)])
+
+
+def test_geth_read_counters_and_its_no_batch_io_line_prove_its_three_modes(tmp_path: Path) -> None:
+    sequential_entry = _parse(f"WARN [11-21|20:08:29.123] {SLOW_BLOCK_JSON}")  # reads 3 accounts, 1 code: sequential
+    assert sequential_entry is not None
+    parallel_counts = sequential_entry.counts.model_copy(  # type: ignore[union-attr]
+        update={"reads": sequential_entry.counts.reads.model_copy(update={"code": 0, "accounts": 2})}  # type: ignore[union-attr]
+    )
+    parallel = sequential_entry.model_copy(update={"counts": parallel_counts, "without_batch_io_logged": False})
+    no_batch_io = parallel.model_copy(update={"without_batch_io_logged": True})
+    modes = {mode.name: mode for mode in parse_modes("sequential,full,nobatchio", "geth")}
+    assert prove_mode("geth", modes["sequential"], [sequential_entry]).proven[0].startswith("parallel execution off")
+    assert len(prove_mode("geth", modes["full"], [parallel]).proven) == 2
+    assert len(prove_mode("geth", modes["nobatchio"], [no_batch_io]).proven) == 2
+    with pytest.raises(ModeNotInEffect, match="mode nobatchio .*batch IO should be off"):
+        prove_mode("geth", modes["nobatchio"], [parallel])
+    with pytest.raises(ModeNotInEffect, match="mode full .*parallel execution should be on"):
+        prove_mode("geth", modes["full"], [sequential_entry])
+
+
+def test_geths_no_batch_io_line_belongs_to_the_entry_after_it(tmp_path: Path) -> None:
+    log = tmp_path / "geth.log"
+    log.write_text(
+        "INFO [11-27|18:00:00.000] Executing block in parallel without BAL batch IO number=2 hash=abcdef..123456\n"
+        f"WARN [11-27|18:00:00.010] {SLOW_BLOCK_JSON}\n"
+    )
+    timing = SlowBlockLogReader(log).timing_of(HASH)
+    assert timing is not None and timing.without_batch_io_logged is True
+    log.write_text(f"WARN [11-27|18:00:00.010] {SLOW_BLOCK_JSON}\n")
+    timing = SlowBlockLogReader(log).timing_of(HASH)
+    assert timing is not None and timing.without_batch_io_logged is False
+
+
+# -- the agreement margin and the rounds ----------------------------------------
+
+
+def _execution(new_payload_ms: float, own: GethBlockTiming | None) -> Execution:
+    return Execution(
+        test_id="t", role=Role.MEASURED, repetition=0, payload_index=1, block_number=2, block_hash=HASH,
+        gas_used=1_000_000, transaction_count=1, status="VALID", new_payload_ns=int(new_payload_ms * 1e6),
+        forkchoice_updated_ns=None, known_before_send=False, restarted_before=False, geth=own,
+    )  # fmt: skip
+
+
+def test_the_client_side_time_must_agree_with_the_clients_own() -> None:
+    own = _reth_timing(bal=True).model_copy(update={"insert_ms": 20.0})
+    assert allowed_overhead_ms(20.0) == pytest.approx(12.0)
+    assert _execution(31.9, own).within_margin is True
+    assert _execution(32.1, own).within_margin is False
+    assert _execution(1_150.0, own.model_copy(update={"insert_ms": 1_158.8})).within_margin is True
+    restart_artefact = own.model_copy(update={"insert_ms": None, "total_ms": 155.0})
+    assert _execution(2_000.0, restart_artefact).overhead_ms == pytest.approx(1_845.0)
+    assert _execution(2_000.0, restart_artefact).within_margin is False
+    assert _execution(5.0, None).within_margin is None
+
+
+def test_rounds_rotate_so_no_mode_is_always_first() -> None:
+    modes = ["sequential", "full", "nobatchio"]
+    orders = [rotated(modes, round_number) for round_number in range(3)]
+    assert orders == [
+        ["sequential", "full", "nobatchio"], ["full", "nobatchio", "sequential"], ["nobatchio", "sequential", "full"],
+    ]  # fmt: skip
+    assert {order[0] for order in orders} == set(modes)
+
+
+def test_a_modes_run_reads_as_one_run_per_mode_for_the_report(tmp_path: Path) -> None:
+    """`balgen report RUN` of a modes run compares its modes, the first as baseline; full and full#2 are one build."""
+    from balgen.results.comparison import load_runs, same_build
+    from balgen.results.schema import FixtureResult, RunResult, Verdict
+
+    def result(mode: str) -> FixtureResult:
+        return FixtureResult(
+            test_id="t", fixture_name="t", path="p", format="blockchain_test_engine_x", genesis_hash=HASH,
+            verdict=Verdict.PASSED, failure=None, mode=mode,
+        )  # fmt: skip
+
+    modes = parse_modes("sequential,full,full", "reth")
+    run = RunResult(
+        label="reth", balgen_version="0", started_at="2026-11-27T00:00:00+00:00", fixtures_path="f", keyword=None,
+        warmup=1, repeat=5, cold=False, fail_fast=False, target={"kind": "managed", "client": "reth"},
+        modes=[{"name": mode.name, "flags": list(mode.flags)} for mode in modes],
+        tests=[result(mode.name) for mode in modes],
+    )  # fmt: skip
+    (tmp_path / "results.json").write_text(run.model_dump_json())
+    runs = load_runs([tmp_path])
+    assert [loaded.name for loaded in runs] == ["reth-sequential", "reth-full", "reth-full#2"]
+    assert [[test.mode for test in loaded.result.tests] for loaded in runs] == [["sequential"], ["full"], ["full#2"]]
+    assert same_build(runs[1].result, runs[2].result) and not same_build(runs[0].result, runs[1].result)
