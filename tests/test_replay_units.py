@@ -464,7 +464,7 @@ def test_only_significant_changes_count_and_an_aa_pair_shows_its_noise_floor(tmp
     assert comparison.worst == ()
     assert run_report([str(base), str(again), "--output", str(tmp_path / "r")]) == 0
     text = (tmp_path / "r" / "report.md").read_text()
-    assert "## A/A noise floor (runs of the same build as the baseline)" in text and "| A-again | 3 | 0/3 |" in text
+    assert "## A/A noise floor (runs of the same build and flags" in text and "| A-again | A | 3 | 0/3 |" in text
 
 
 def test_report_writes_markdown_and_chart(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import matplotlib
+import numpy
 
 matplotlib.use("Agg")  # no display: the chart is only ever written to a file
 
@@ -30,12 +31,14 @@ from rich.table import Table  # noqa: E402
 from ..plumbing.command_line import OneLineParser, wide_console  # noqa: E402
 from ..plumbing.errors import BadInput  # noqa: E402
 from ..plumbing.output_files import check_writable, write_text_atomically  # noqa: E402
-from ..results.comparison import Comparison, DeltaSummary, compare, load_runs  # noqa: E402
+from ..results.comparison import Comparison, DeltaSummary, LoadedRun, compare, load_runs  # noqa: E402
+from ..results.phases import Phase, measured_phase_ms  # noqa: E402
 from ..results.confidence import COMPARISON_CONFIDENCE, Change  # noqa: E402
 from .runner import run_command  # noqa: E402
 
 REPORT_MD = "report.md"
 REPORT_PNG = "report.png"
+PHASES_PNG = "phases.png"
 
 
 def report_parser() -> argparse.ArgumentParser:
@@ -105,7 +108,11 @@ SUMMARY_COLUMNS = (
 )
 WORST_COLUMNS = ("test", "run", "baseline MGas/s", "MGas/s", "delta")
 SPEEDUP_COLUMNS = ("test", "run", "ideal speedup", "measured speedup", "share of the bound", "verdict")
-NOISE_COLUMNS = ("run", "tests compared", "called faster or slower", "noise floor (P95 of |Δ|)")
+NOISE_COLUMNS = ("run", "A/A with", "tests compared", "called faster or slower", "noise floor (P95 of |Δ|)")
+PHASE_SUMMARY_COLUMNS = (
+    "run", "phase", "tests", "less time", "more time", "median Δ time", "baseline ms (sum)", "ms (sum)",
+)
+PHASE_TEST_COLUMNS = ("test", "run", "phase", "baseline ms", "ms", "Δ time", f"{COMPARISON_CONFIDENCE:.0%} interval", "verdict")
 
 
 def _test_columns(comparison: Comparison) -> list[str]:
@@ -135,10 +142,26 @@ def _speedup_cells(comparison: Comparison) -> list[list[str]]:
 
 def _noise_cells(comparison: Comparison) -> list[list[str]]:
     return [
-        [s.name, str(s.noise.compared), f"{s.noise.significant}/{s.noise.compared}",
-         "-" if s.noise.floor is None else f"{s.noise.floor:.1f}%"]
-        for s in comparison.summaries
-        if s.noise is not None
+        [name, earlier, str(noise.compared), f"{noise.significant}/{noise.compared}",
+         "-" if noise.floor is None else f"{noise.floor:.1f}%"]
+        for name, earlier, noise in comparison.noise_pairs
+    ]  # fmt: skip
+
+
+def _phase_summary_cells(comparison: Comparison) -> list[list[str]]:
+    return [
+        [p.name, p.phase.value, str(p.compared), str(p.less), str(p.more), _pct(p.median_change),
+         f"{p.baseline_ms:.1f}", f"{p.ms:.1f}"]
+        for p in comparison.phase_summaries
+    ]  # fmt: skip
+
+
+def _phase_test_cells(comparison: Comparison) -> list[list[str]]:
+    return [
+        [c.test_id, name, c.phase.value, f"{c.baseline_ms:.2f}", f"{c.ms:.2f}", _pct(c.change.estimate),
+         _interval(c.change), c.verdict.value]
+        for name, changes in zip(comparison.names[1:], comparison.phases, strict=True)
+        for c in changes
     ]  # fmt: skip
 
 
@@ -157,13 +180,20 @@ def _sections(comparison: Comparison) -> list[tuple[str, Sequence[str], list[lis
          [summary_cells(s) for s in comparison.summaries]),
     ]  # fmt: skip
     if noise := _noise_cells(comparison):
-        sections.append(("A/A noise floor (runs of the same build as the baseline)", NOISE_COLUMNS, noise))
+        sections.append(("A/A noise floor (runs of the same build and flags, e.g. a mode listed twice)", NOISE_COLUMNS, noise))
     sections.append(("Worst significant regressions", WORST_COLUMNS, _worst_cells(comparison)))
     if speedups := _speedup_cells(comparison):
         sections.append(("Measured speedup against the dependency graph's bound", SPEEDUP_COLUMNS, speedups))
+    if phases := _phase_summary_cells(comparison):
+        sections.append(
+            ("Which phase each run changed (the client's own timing; Δ time negative = less time)",
+             PHASE_SUMMARY_COLUMNS, phases)
+        )  # fmt: skip
     sections.append(
         ("MGas/s per test (median of the measured executions)", _test_columns(comparison), _test_cells(comparison))
     )
+    if phase_tests := _phase_test_cells(comparison):
+        sections.append(("Phase time per test against the baseline", PHASE_TEST_COLUMNS, phase_tests))
     return sections
 
 
@@ -198,6 +228,8 @@ def markdown(comparison: Comparison, sources: Sequence[Path], noise_threshold: f
         "",
     ]
     lines += [f"![MGas/s per test and deltas]({REPORT_PNG})", ""]
+    if comparison.phase_summaries:
+        lines += [f"![Phase time per test and run]({PHASES_PNG})", ""]
     for title, columns, rows in _sections(comparison):
         lines += [f"## {title}", ""]
         lines.append("| " + " | ".join(columns) + " |")
@@ -253,6 +285,47 @@ def write_chart(comparison: Comparison, path: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
+def write_phase_chart(comparison: Comparison, runs: Sequence[LoadedRun], path: Path) -> None:
+    """
+    Per test, each run's median time of each phase stacked into one bar, so
+    which phase a mode moved is seen, not read: a bar per run, runs side by side.
+    """
+    tests = sorted({change.test_id for changes in comparison.phases for change in changes})
+    figure, axes = plt.subplots(figsize=(14, min(300.0, 1.5 + 0.3 * len(tests) * len(runs))))
+    bar = 0.8 / len(runs)
+    for run_index, run in enumerate(runs):
+        by_test = {test.test_id: test for test in run.result.tests if test.passed}
+        left = [0.0] * len(tests)
+        for phase_index, phase in enumerate(Phase):
+            widths = []
+            for test_id in tests:
+                test = by_test.get(test_id)
+                values = [] if test is None else measured_phase_ms(test, phase)
+                widths.append(float(numpy.median(values)) if values else 0.0)
+            axes.barh(
+                [index + run_index * bar for index in range(len(tests))], widths, height=bar, left=left,
+                color=f"C{phase_index}", alpha=1.0 - 0.5 * run_index / max(1, len(runs) - 1),
+                label=phase.value if run_index == 0 else None,
+            )
+            left = [a + b for a, b in zip(left, widths, strict=True)]
+    ticks = [index + bar * (len(runs) - 1) / 2 for index in range(len(tests))]
+    axes.set_yticks(ticks, tests, fontsize=7)
+    axes.invert_yaxis()
+    axes.set_xlabel("the client's own time per phase, median ms; one bar per run: " + ", ".join(
+        f"{index + 1}. {run.name}" for index, run in enumerate(runs)
+    ) + " (top to bottom, lighter = later)")
+    axes.legend(fontsize=8)
+    figure.suptitle("Which phase each run moved")
+    figure.tight_layout()
+    partial = path.with_name(f".{path.name}.tmp")
+    try:
+        figure.savefig(partial, dpi=100, format="png")
+        os.replace(partial, path)
+    finally:
+        plt.close(figure)
+        partial.unlink(missing_ok=True)
+
+
 def default_report_output(root: Path = Path("results")) -> Path:
     """`results/report-<timestamp>/`, the timestamp in UTC."""
     return root / f"report-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
@@ -285,6 +358,8 @@ def report(argv: Sequence[str], console: Console | None) -> int:
         console.print(table)
     try:
         write_chart(comparison, output / REPORT_PNG)
+        if comparison.phase_summaries:
+            write_phase_chart(comparison, runs, output / PHASES_PNG)
         write_text_atomically(output / REPORT_MD, markdown(comparison, [run.path for run in runs], args.noise_threshold))
     except OSError as error:  # the folder took a probe file but not the report (disk full)
         print(f"balgen report: cannot write the report to {output} ({error.strerror or error})", file=sys.stderr)

@@ -8,7 +8,10 @@ against the baseline, in percent (positive = faster), with its confidence
 interval and verdict from every measured execution of both runs
 (`significance`). Only tests that passed in both runs are compared: a
 failed test's numbers are not trustworthy, and a test missing from one run
-has nothing to compare. The per-run summary follows the report's
+has nothing to compare. A run made with `--modes` is split into one run
+per mode (`runs_by_mode`), `sequential` first when it ran, so its modes are
+compared with each other as runs are: they share the machine's drift, and a
+mode listed twice is an A/A pair. The per-run summary follows the report's
 distribution table, over significant changes only: how many tests are
 faster and slower, the average, P95 and P99 gain among the faster ones,
 and the same for the regressions among the slower ones. A run of the same
@@ -30,6 +33,7 @@ from pydantic import ValidationError
 from ..plumbing.errors import BadInput
 from ..plumbing.printable import check_test_id
 from .confidence import Change
+from .phases import PhaseChange, PhaseSummary, phase_changes, summarize_phases
 from .schema import RESULTS_JSON, SCHEMA_VERSION, RunResult
 from .significance import NoiseFloor, aa_noise, changes_against, same_build
 
@@ -97,9 +101,10 @@ def check_compared_figures(file: Path, result: RunResult) -> None:
     for index, test in enumerate(result.tests):
         where = f"{file}: tests.{index}"
         check_test_id(test.test_id, where)
-        if test.test_id in seen:
-            raise BadInput(f"{where}: test {test.test_id} is listed twice in one run")
-        seen.add(test.test_id)
+        key = test.test_id if test.mode is None else f"{test.test_id} in mode {test.mode}"
+        if key in seen:
+            raise BadInput(f"{where}: test {key} is listed twice in one run")
+        seen.add(key)
         for metric in COMPARED_METRICS:
             value = test.median(metric)
             if value is not None and not (math.isfinite(value) and value > 0):
@@ -108,17 +113,22 @@ def check_compared_figures(file: Path, result: RunResult) -> None:
                 )
 
 
+BASELINE_MODE = "sequential"
+"""The report's mode A: what the BAL's optimisations are measured against, first when a run has it."""
+
+
 def mode_runs(result: RunResult) -> list[RunResult]:
     """
-    A modes run (`balgen replay --modes`) as one run per mode, in the order
-    of `--modes`, labelled `<label>-<mode>`, its target carrying the mode's
+    A modes run (`balgen replay --modes`) as one run per mode, `sequential`
+    first when it ran (the baseline every mode is measured against), the
+    others in the order of `--modes`, labelled `<label>-<mode>`, its target carrying the mode's
     flags (so two modes with the same flags are an A/A pair to
     `same_build`); any other run as itself.
     """
     if not result.modes:
         return [result]
     runs = []
-    for mode in result.modes:
+    for mode in sorted(result.modes, key=lambda mode: mode["name"] != BASELINE_MODE):
         name = str(mode["name"])
         runs.append(
             result.model_copy(
@@ -136,7 +146,7 @@ def mode_runs(result: RunResult) -> list[RunResult]:
 def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
     """
     The runs, each named by its label, or by its folder where labels repeat;
-    a modes run gives one run per mode (`mode_runs`), its first mode first.
+    a modes run gives one run per mode (`mode_runs`), `sequential` first.
     """
     loaded = [(path, each) for path in paths for each in mode_runs(load_run(path, check_figures=False))]
     for path, each in loaded:
@@ -146,7 +156,9 @@ def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
     for path, result in loaded:
         name = result.label
         if labels.count(name) > 1:
-            name = (path if path.is_dir() else path.parent).name
+            folder = (path if path.is_dir() else path.parent).name
+            mode = next((test.mode for test in result.tests), None)
+            name = folder if mode is None else f"{folder}-{mode}"
         runs.append(LoadedRun(name, path, result))
     names = [run.name for run in runs]
     if len(set(names)) != len(names):
@@ -225,6 +237,12 @@ class Comparison:
     summaries: tuple[DeltaSummary, ...]
     worst: tuple[Regression, ...]
     speedups: tuple[SpeedupAgainstBound, ...] = ()
+    noise_pairs: tuple[tuple[str, str, NoiseFloor], ...] = ()
+    """Every A/A pair among the runs (a run and an earlier one of the same build and flags, e.g.
+    `full#2` and `full` of one modes run), with its noise floor."""
+    phases: tuple[tuple[PhaseChange, ...], ...] = ()
+    """Per run after the baseline, every test's change of each phase's time."""
+    phase_summaries: tuple[PhaseSummary, ...] = ()
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -276,6 +294,18 @@ def speedups_against_bounds(
     )
 
 
+def noise_pairs(runs: Sequence[LoadedRun], noise_threshold: float = 0.0) -> tuple[tuple[str, str, NoiseFloor], ...]:
+    """Each run of the same build and flags as an earlier one, with that one and their noise floor."""
+    pairs = []
+    for index, run in enumerate(runs):
+        for earlier in runs[:index]:
+            if same_build(earlier.result, run.result):
+                noise = aa_noise(changes_against(earlier.result, run.result, noise_threshold))
+                pairs.append((run.name, earlier.name, noise))
+                break
+    return tuple(pairs)
+
+
 def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float = 0.0) -> Comparison:
     """Compare every run with the first; `noise_threshold` in percent (see `confidence`)."""
     if len(runs) < 2:
@@ -299,6 +329,7 @@ def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float =
                 f"{run.name} ({run.path}) and the baseline {runs[0].name} ({runs[0].path}) have no passed, "
                 "measured test in common: nothing to compare"
             )
+    phases = [tuple(phase_changes(runs[0].result, run.result, noise_threshold)) for run in runs[1:]]
     regressions = sorted(
         (
             Regression(test, run.name, baseline[test], figures[index + 1][test], change.estimate)
@@ -317,4 +348,9 @@ def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float =
         ),
         worst=tuple(regressions[:worst]),
         speedups=speedups_against_bounds(runs, changes_by_run),
+        noise_pairs=noise_pairs(runs, noise_threshold),
+        phases=tuple(phases),
+        phase_summaries=tuple(
+            summary for run, changes in zip(runs[1:], phases, strict=True) for summary in summarize_phases(run.name, changes)
+        ),
     )

@@ -1,0 +1,119 @@
+"""
+`balgen report` of a `--modes` run: its modes compared with each other as runs
+are (sequential as the baseline), the A/A pair's noise floor, and which phase
+of the block (execution, state read, state hash, commit) each mode moved.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from balgen.clients.slow_block_log import GethBlockTiming
+from balgen.commands.report import run_report
+from balgen.results.comparison import compare, load_runs
+from balgen.results.measurements import Execution, Role, benchmark_statistics
+from balgen.results.phases import Phase, PhaseVerdict
+from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
+
+HASH = "0x" + "ab" * 32
+GAS = 60_000_000
+
+
+def _execution(test_id: str, mode: str, repetition: int, phases: dict[Phase, float]) -> Execution:
+    """One measured execution whose client-side time is the client's own block time plus 2 ms."""
+    total = sum(phases.values())
+    timing = GethBlockTiming(
+        block_number=2, block_hash=HASH, gas_used=GAS, execution_ms=phases[Phase.EXECUTION],
+        state_read_ms=phases[Phase.STATE_READ], state_hash_ms=phases[Phase.STATE_HASH],
+        commit_ms=phases[Phase.COMMIT], total_ms=total, mgas_per_sec=GAS / total / 1e3,
+    )  # fmt: skip
+    return Execution(
+        test_id=test_id, role=Role.MEASURED, repetition=repetition, payload_index=1, block_number=2,
+        block_hash=HASH, gas_used=GAS, transaction_count=10, status="VALID",
+        new_payload_ns=int((total + 2) * 1e6), forkchoice_updated_ns=1_000_000, known_before_send=False,
+        restarted_before=False, geth=timing, mode=mode, variant=repetition + 1,
+    )  # fmt: skip
+
+
+def _result(test_id: str, mode: str, phases: dict[Phase, float]) -> FixtureResult:
+    # Five executions 1% apart around the phase times: a spread small against the changes compared.
+    executions = [
+        _execution(test_id, mode, index, {phase: ms * factor for phase, ms in phases.items()})
+        for index, factor in enumerate((0.99, 0.995, 1.0, 1.005, 1.01))
+    ]
+    return FixtureResult(
+        test_id=test_id, fixture_name=test_id, path="f.json", format="blockchain_test_engine_x",
+        genesis_hash=HASH, verdict=Verdict.PASSED, failure=None, benchmark_gas_used=GAS,
+        executions=executions, statistics=benchmark_statistics(executions), mode=mode,
+    )  # fmt: skip
+
+
+SEQUENTIAL = {Phase.EXECUTION: 80.0, Phase.STATE_READ: 30.0, Phase.STATE_HASH: 20.0, Phase.COMMIT: 10.0}
+FULL = {Phase.EXECUTION: 30.0, Phase.STATE_READ: 10.0, Phase.STATE_HASH: 20.0, Phase.COMMIT: 10.0}
+NO_BATCH_IO = {Phase.EXECUTION: 30.0, Phase.STATE_READ: 30.0, Phase.STATE_HASH: 20.0, Phase.COMMIT: 10.0}
+
+
+def _modes_run(folder: Path) -> Path:
+    modes = [("sequential", ["--bal.executionmode=sequential"]), ("full", ["--bal.executionmode=full"]),
+             ("nobatchio", ["--bal.executionmode=nobatchio"]), ("full#2", ["--bal.executionmode=full"])]  # fmt: skip
+    run = RunResult(
+        label="geth-modes", balgen_version="0", started_at="2026-01-01T00:00:00+00:00", fixtures_path="f",
+        keyword=None, warmup=1, repeat=5, cold=False, fail_fast=False, target={"kind": "managed"},
+        modes=[{"name": name, "flags": flags, "switches": None, "verified": True} for name, flags in modes],
+    )  # fmt: skip
+    phases = {"sequential": SEQUENTIAL, "full": FULL, "nobatchio": NO_BATCH_IO, "full#2": FULL}
+    # Listed in the run's own (rotating) order, not the baseline's: the report must find sequential itself.
+    for mode in ("full", "sequential", "full#2", "nobatchio"):
+        for test in ("mixed_dep-max-60M", "state_root-max-60M"):
+            run.tests.append(_result(test, mode, phases[mode]))
+    run.state = RunState.COMPLETE
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(run.model_dump_json())
+    return folder
+
+
+def test_a_modes_run_is_compared_mode_against_sequential(tmp_path: Path) -> None:
+    comparison = compare(load_runs([_modes_run(tmp_path / "run")]))
+    assert comparison.names == ("geth-modes-sequential", "geth-modes-full", "geth-modes-nobatchio", "geth-modes-full#2")
+    full, nobatchio, again = comparison.summaries
+    assert (full.faster, full.slower) == (2, 0)
+    assert full.average_gain == pytest.approx((142 / 72 - 1) * 100, rel=0.01)
+    assert nobatchio.faster == 2 and nobatchio.average_gain < full.average_gain
+    assert full.noise is None and nobatchio.noise is None, "different flags than sequential: not A/A"
+    assert again.noise is None, "full#2 is A/A with full, not with the sequential baseline"
+    ((name, earlier, noise),) = comparison.noise_pairs
+    assert (name, earlier, noise.compared, noise.significant) == ("geth-modes-full#2", "geth-modes-full", 2, 0)
+    assert noise.floor == pytest.approx(0.0, abs=0.01)
+
+
+def test_each_mode_is_shown_moving_its_own_phase(tmp_path: Path) -> None:
+    comparison = compare(load_runs([_modes_run(tmp_path / "run")]))
+    summary = {(s.name.removeprefix("geth-modes-"), s.phase): s for s in comparison.phase_summaries}
+    # full: parallel execution and batch IO shorten execution and the state read, nothing else
+    assert summary["full", Phase.EXECUTION].less == 2 and summary["full", Phase.STATE_READ].less == 2
+    assert summary["full", Phase.EXECUTION].median_change == pytest.approx(-62.5, abs=0.1)
+    assert summary["full", Phase.STATE_HASH].less == summary["full", Phase.STATE_HASH].more == 0
+    # nobatchio: execution only; the state read is where batch IO was
+    assert summary["nobatchio", Phase.EXECUTION].less == 2 and summary["nobatchio", Phase.STATE_READ].less == 0
+    changes = {(c.test_id, c.phase): c for c in comparison.phases[1]}
+    read = changes["mixed_dep-max-60M", Phase.STATE_READ]
+    assert read.verdict is PhaseVerdict.NO_CHANGE and read.change.low < 0 < read.change.high
+
+
+def test_the_report_of_a_modes_run_has_its_tables_and_both_pictures(tmp_path: Path) -> None:
+    run = _modes_run(tmp_path / "run")
+    assert run_report([str(run), "--output", str(tmp_path / "report")]) == 0
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "## Which phase each run changed" in text and "| geth-modes-full | execution | 2 | 2 | 0 | -62.5% |" in text
+    assert "## Phase time per test against the baseline" in text
+    assert "| geth-modes-full#2 | geth-modes-full | 2 | 0/2 | 0.0% |" in text
+    assert "| mixed_dep-max-60M | geth-modes-nobatchio | state read | 30.00 | 30.00 | +0.0% |" in text
+    for picture in ("report.png", "phases.png"):
+        assert (tmp_path / "report" / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_two_modes_runs_are_told_apart_by_run_and_mode(tmp_path: Path) -> None:
+    names = [run.name for run in load_runs([_modes_run(tmp_path / "a"), _modes_run(tmp_path / "b")])]
+    assert names[:2] == ["a-sequential", "a-full"] and names[4:6] == ["b-sequential", "b-full"], "labels repeat: told apart by folder"
