@@ -67,13 +67,19 @@ def resolved(text: str, contracts: dict[int, bytes]) -> bytes:
 Interjection = Callable[[RpcClient, dict[int, bytes]], None]
 
 
-def send_payload_file(rpc: RpcClient, path: Path, seed: str, interject: Interjection | None = None) -> list[dict]:
+def send_payload_file(
+    rpc: RpcClient, path: Path, seed: str, interject: Interjection | None = None, drop_last: int = 0
+) -> list[dict]:
     """
     Every payload of `path`, each on fresh funded wallets, in order; the receipts.
     `interject` runs once, after the first payload's first transaction, with its contracts.
+    `drop_last` transactions of the last payload are not sent (a run spamoor has not finished).
     """
     receipts = []
-    for payload in yaml.safe_load(path.read_text())["payloads"]:
+    payloads = yaml.safe_load(path.read_text())["payloads"]
+    if drop_last:
+        payloads[-1]["txs"] = payloads[-1]["txs"][:-drop_last]
+    for payload in payloads:
         labels = list(dict.fromkeys(tx["from"] for tx in payload["txs"]))
         wallets: dict[str, Sender] = {label: sender(f"{seed}/{payload['name']}", label) for label in labels}
         fund(rpc, [wallet.address for wallet in wallets.values()])

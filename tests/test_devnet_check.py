@@ -148,6 +148,50 @@ def test_a_reverted_transaction_fails_the_check(amsterdam_export: Path, amsterda
     assert f"{SET}: MISMATCH: set-up block 1 tx 1 reverted on chain at block " in completed.stdout
 
 
+def test_a_rerun_with_a_reverted_setup_is_reported(amsterdam_export: Path, amsterdam_chain: RpcClient) -> None:
+    """Every complete run in the range is checked, not only the first: a re-run whose set-up reverted is named."""
+    rpc = amsterdam_chain
+    payloads = amsterdam_export / "set" / "payloads" / f"{SET}.yaml"
+    factory = read_exported(amsterdam_export / "set" / f"{SET}.yaml").run.workload.parameters["factory"]
+    start = head(rpc) + 1
+    if rpc.call("eth_getCode", [factory, "latest"]).result == "0x":
+        send_payload_file(rpc, payloads, "first of two")
+    else:
+        start = 1  # the first run was sent by an earlier test
+    send_payload_file(rpc, payloads, "second of two")
+    completed = check(amsterdam_export / "set" / f"{SET}.yaml", rpc, "--since", str(start))
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    runs = [line for line in completed.stdout.splitlines() if line.startswith(f"{SET} (run ")]
+    assert runs and runs[0].startswith(f"{SET} (run 1 of ") and ": ok: " in runs[0], completed.stdout
+    assert any(": MISMATCH: set-up block 1 tx 1 reverted on chain at block " in line for line in runs[1:]), completed.stdout
+
+
+def test_a_folder_of_workloads_sharing_transactions_passes(amsterdam_chain: RpcClient, tmp_path: Path) -> None:
+    """
+    The three mixed_dep-max workloads begin every payload with the same deploy
+    transaction, and a smaller group's payload is the start of a larger one's.
+    Sent largest first, each must still find its own runs; then a run whose
+    last transaction is not sent is "not yet complete", not a mismatch.
+    """
+    rpc = amsterdam_chain
+    export = exported(tmp_path / "max", "mixed_dep-max")
+    start = head(rpc) + 1
+    for group in (5, 2, 1):
+        name = f"mixed_dep-max-group{group}-1M"
+        receipts = send_payload_file(rpc, export / "payloads" / f"{name}.yaml", f"shared/{name}")
+        assert all(receipt["status"] == "0x1" for receipt in receipts)
+    completed = check(export, rpc, "--since", str(start))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert completed.stdout.count(": ok: ") == 3 and "MISMATCH" not in completed.stdout, completed.stdout
+    name = "mixed_dep-max-group5-1M"
+    send_payload_file(rpc, export / "payloads" / f"{name}.yaml", "cut short", drop_last=1)
+    completed = check(export, rpc, "--since", str(start))
+    assert completed.returncode == 3, completed.stdout + completed.stderr
+    assert f"{name}: ok: " in completed.stdout and "MISMATCH" not in completed.stdout, completed.stdout
+    assert f"{name}: run not yet complete in blocks {start}-" in completed.stdout
+    assert "7 of 8 payloads found; " in completed.stdout and "wait and check again" in completed.stdout
+
+
 def test_a_wrong_storage_value_fails_the_check(amsterdam_export: Path, amsterdam_chain: RpcClient) -> None:
     """Someone else calls a workload contract between its deployment and its benchmark calls."""
     rpc = amsterdam_chain

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from balgen.devnet.chain_fit import header_problem, system_contract_problem
+from balgen.devnet.chain_reader import ChainForkConfig, ChainHeader
 from balgen.commands.devnet_check import run_devnet_check
 from balgen.commands.export import run_export
 from balgen.ethereum.forks import AMSTERDAM, OSAKA
@@ -68,8 +69,12 @@ def test_a_url_that_does_not_answer_is_one_line(export: Path, capsys: pytest.Cap
     one_line(capsys, code, f"http://127.0.0.1:{port}", "cannot connect")
 
 
-def header(*fields: str) -> dict:
-    return {"number": "0x5", **dict.fromkeys(fields, "0x00")}
+def header(*fields: str) -> ChainHeader:
+    return ChainHeader.model_validate({"number": "0x5", **dict.fromkeys(fields, "0x00")})
+
+
+def contracts(listed: dict[str, str]) -> ChainForkConfig:
+    return ChainForkConfig.model_validate({"systemContracts": listed})
 
 
 def test_the_header_tells_a_block_access_list_fork() -> None:
@@ -82,9 +87,9 @@ def test_the_header_tells_a_block_access_list_fork() -> None:
 
 
 def test_eth_config_tells_a_fork_after_the_export() -> None:
-    assert system_contract_problem({"systemContracts": AMSTERDAM_CONTRACTS}, AMSTERDAM, "URL") is None
-    assert system_contract_problem({"systemContracts": OSAKA_CONTRACTS}, OSAKA, "URL") is None
-    refused = system_contract_problem({"systemContracts": AMSTERDAM_CONTRACTS}, OSAKA, "URL")
+    assert system_contract_problem(contracts(AMSTERDAM_CONTRACTS), AMSTERDAM, "URL") is None
+    assert system_contract_problem(contracts(OSAKA_CONTRACTS), OSAKA, "URL") is None
+    refused = system_contract_problem(contracts(AMSTERDAM_CONTRACTS), OSAKA, "URL")
     assert refused and "runs a fork after Osaka" in refused and "BUILDER_EXIT_CONTRACT_ADDRESS" in refused
-    refused = system_contract_problem({"systemContracts": OSAKA_CONTRACTS}, AMSTERDAM, "URL")
+    refused = system_contract_problem(contracts(OSAKA_CONTRACTS), AMSTERDAM, "URL")
     assert refused and "runs a fork before Amsterdam" in refused

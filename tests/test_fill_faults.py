@@ -26,6 +26,7 @@ import pytest
 
 from balgen.plumbing.errors import BadInput
 from balgen.fill.session import write_all_or_nothing
+from small_disk import mounted_tmpfs
 
 FORMATS = ("blockchain_tests", "blockchain_tests_engine", "blockchain_tests_engine_x")
 
@@ -33,15 +34,8 @@ FORMATS = ("blockchain_tests", "blockchain_tests_engine", "blockchain_tests_engi
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     """A 24 MiB tmpfs, unmounted afterwards; skipped where this process may not mount."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount_point)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", "24m") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], capture_output=True)
 
 
 @pytest.mark.integration

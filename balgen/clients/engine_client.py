@@ -24,6 +24,7 @@ from types import FrameType
 from typing import Any, Generic, Self, TypeVar
 
 import httpx
+from pydantic import TypeAdapter, ValidationError
 
 from ..ethereum.chain_constants import ZERO_HASH
 from ..ethereum.hextypes import data_hex
@@ -68,6 +69,20 @@ class RpcError(Exception):
 
 class RpcTransportError(Exception):
     """The call got no JSON-RPC answer: connection failure, timeout, HTTP error."""
+
+
+class RpcAnswerError(RpcTransportError):
+    """The call was answered, but not with what the method returns; the message names the method and field."""
+
+
+def _answer_problem(error: ValidationError) -> str:
+    """The first thing wrong with an answer, at its field: `result.transactions.0.from: 'zz' is not …`."""
+    first = error.errors()[0]
+    where = ".".join(["result", *(str(part) for part in first["loc"])])
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if first["type"] in ("missing", "model_type", "dict_type", "list_type", "none_required"):
+        message = f"{message} (got {escaped(repr(first.get('input')))[:80]})"
+    return f"{where}: {message}"
 
 
 _HTTP_AUTH_REFUSED = (401, 403)
@@ -142,7 +157,8 @@ class _JsonRpcEndpoint:
         try:
             with call_deadline(self.timeout):
                 started = time.perf_counter_ns()
-                response = self._http.post(self.url, content=body, headers=headers)
+                with self._http.stream("POST", self.url, content=body, headers=headers) as response:
+                    content = _bounded_body(method, response)
                 elapsed_ns = time.perf_counter_ns() - started
         except httpx.HTTPError as error:
             raise RpcTransportError(
@@ -153,37 +169,57 @@ class _JsonRpcEndpoint:
             raise RpcTransportError(
                 f"{method} to {self.url}: no complete answer within {self.timeout:g} s (the total deadline of a call)"
             ) from None
-        return Timed(result=_result_of(method, response), elapsed_ns=elapsed_ns)
+        return Timed(result=_result_of(method, response, content), elapsed_ns=elapsed_ns)
 
     def _reconnect(self) -> None:
         self._http.close()
         self._http = httpx.Client(timeout=self.timeout, headers=_JSON_HEADERS, verify=self._http_verify)
 
 
-def _excerpt(response: httpx.Response) -> str:
+MAX_REPLY_BYTES = 256 * 2**20
+"""The largest answer read, decoded: ten times the hex of a 1,000M-gas block's full transactions
+(at most 62.5 MB of calldata). A server's gzip answer of a few MB can expand to gigabytes."""
+
+
+def _bounded_body(method: str, response: httpx.Response) -> bytes:
+    """The decoded body of `response`, read up to MAX_REPLY_BYTES; a larger one is refused as it arrives."""
+    chunks = []
+    size = 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise RpcTransportError(
+                f"{method}: reply larger than {MAX_REPLY_BYTES // 2**20} MiB once decoded (content-encoding "
+                f"{response.headers.get('content-encoding', 'none')!r}): not an answer this call can have"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _excerpt(response: httpx.Response, content: bytes) -> str:
     """
     The start of a reply that is no JSON-RPC answer, on one line: a web server's
     HTML error page would otherwise put its every line into the one-line message.
     """
-    text = " ".join(response.text[:400].split())
+    text = " ".join(content[:400].decode("utf-8", errors="replace").split())
     kind = response.headers.get("content-type", "").split(";")[0].strip()
     described = f"{kind} reply: " if kind and kind != "application/json" else ""
     return f"{described}{escaped(text[:200])}" + ("…" if len(text) > 200 else "")
 
 
-def _result_of(method: str, response: httpx.Response) -> Any:
-    """The `result` member of a JSON-RPC reply, or the error it carries, raised."""
+def _result_of(method: str, response: httpx.Response, content: bytes) -> Any:
+    """The `result` member of a JSON-RPC reply (`content`, its body), or the error it carries, raised."""
     if response.status_code in _HTTP_AUTH_REFUSED:
         raise RpcTransportError(
-            f"{method}: HTTP {response.status_code}: the client refused the JWT ({_excerpt(response)})"
+            f"{method}: HTTP {response.status_code}: the client refused the JWT ({_excerpt(response, content)})"
         )
     if response.status_code != 200:
-        raise RpcTransportError(f"{method}: HTTP {response.status_code}: {_excerpt(response)}")
+        raise RpcTransportError(f"{method}: HTTP {response.status_code}: {_excerpt(response, content)}")
     try:
-        reply = response.json()
-    except ValueError as decode_error:
+        reply = json.loads(content)
+    except (ValueError, RecursionError) as decode_error:
         raise RpcTransportError(
-            f"{method}: reply is not JSON: {_excerpt(response)}"
+            f"{method}: reply is not JSON: {_excerpt(response, content)}"
         ) from decode_error
     if not isinstance(reply, dict):
         raise RpcTransportError(f"{method}: reply is not a JSON-RPC object: {reply!r:.200}")
@@ -235,6 +271,24 @@ class _EndpointClient:
             return self._endpoint.request(method, params)
         authorization = {"Authorization": f"Bearer {make_jwt_token(self._jwt_secret)}"}
         return self._endpoint.request(method, params, headers=authorization)
+
+    def call_as(self, kind: Any, method: str, params: Sequence[Any] = ()) -> Any:
+        """
+        `method`'s result checked to be `kind` (a pydantic model or annotated
+        type, e.g. a block or a hex quantity): a chain's answer is input, and
+        one that is not what the method returns (a number where hex is due,
+        a null head, a transaction without fields) is `RpcAnswerError`
+        naming the method and the field, never a traceback further on.
+        """
+        result = self.call(method, params).result
+        adapter = _ADAPTERS.get(kind) or _ADAPTERS.setdefault(kind, TypeAdapter(kind))
+        try:
+            return adapter.validate_python(result)
+        except ValidationError as error:
+            raise RpcAnswerError(f"{method} to {self.url}: {_answer_problem(error)}") from None
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
 
 
 class RpcClient(_EndpointClient):

@@ -29,6 +29,7 @@ from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..model.workload import Placement
 from ..export.folder import write_folder
 from ..export.spamoor_export import ALL_FILE, spamoor_export
+from ..replay.targets import check_http_url
 from .runner import run_command
 
 TARGETS = ("spamoor",)
@@ -67,7 +68,7 @@ def check_chain(url: str, fork: Fork, planned: Sequence[PlannedWorkload]) -> Non
     """The chain at `url` runs `fork` (and has the proxy a contract set needs); BadInput saying what to change."""
     needs_proxy = any(item.family.sized_by_code for item in planned)
     try:
-        with RpcClient(url) as rpc:
+        with RpcClient(check_http_url(url, "--check-chain")) as rpc:
             problem = chain_fit_problem(rpc, fork, needs_proxy)
     except (RpcError, RpcTransportError) as error:
         raise BadInput(f"--check-chain: {error}") from None

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +34,7 @@ from ..clients.client_presets import PRESETS, ClientPreset, preset_by_name, star
 from ..plumbing.command_line import OneLineParser
 from ..plumbing.errors import BadInput
 from ..fixtures.files import ENGINE_X
-from ..plumbing.output_files import write_text_atomically
+from ..plumbing.output_files import staged_folder, write_text_atomically
 from .replay import check_networks
 from ..replay.discovery import ReplayGroup, discover
 from .runner import run_command
@@ -153,21 +151,15 @@ def write_genesis_files(
     check_networks(suite)
     formats = tuple(dict.fromkeys(preset.genesis_format for preset in presets))
     planned = (benchmarkoor_layout if layout == "benchmarkoor" else balgen_layout)(suite.groups, formats)
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise BadInput(f"--output {output}: cannot be created ({error.strerror})") from None
     paths = [item.relative_path for item in planned] + ([Path("README.md")] if layout == "balgen" else [])
     for relative in paths:
         if (output / relative).exists():
             raise BadInput(f"--output {output}: {relative} exists already; choose another folder")
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=".balgen-genesis-", dir=output))
-    except OSError as error:
-        raise BadInput(f"--output {output}: not writable ({error.strerror or error})") from None
-    try:
+    if output.exists() and not output.is_dir():
+        raise BadInput(f"--output {output}: is a file")
+    with staged_folder(output, prefix=".balgen-genesis-") as staged:
         for item in planned:
-            target = staging / item.relative_path
+            target = staged.staging / item.relative_path
             target.parent.mkdir(parents=True, exist_ok=True)
             genesis = item.group.genesis
             write_client_genesis(
@@ -175,17 +167,8 @@ def write_genesis_files(
                 chain_id=genesis.chain_id,
             )  # fmt: skip
         if layout == "balgen":
-            write_text_atomically(staging / "README.md", readme(suite.groups, planned, presets))
-        written = []
-        for source in sorted(staging.rglob("*")):
-            if source.is_file():
-                target = output / source.relative_to(staging)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                source.replace(target)
-                written.append(target)
-        return written
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            write_text_atomically(staged.staging / "README.md", readme(suite.groups, planned, presets))
+    return staged.moved
 
 
 def run_genesis(argv: Sequence[str]) -> int:

@@ -16,7 +16,9 @@ from __future__ import annotations
 from ..chain.header import Header, has_block_access_list
 from ..ethereum.forks import Fork, system_contract_code
 from ..generators.deterministic_deployment import DETERMINISTIC_DEPLOYER
-from ..clients.engine_client import RpcClient, RpcError
+from ..clients.engine_client import RpcClient
+from ..ethereum.hextypes import data_hex
+from .chain_reader import ChainForkConfig, ChainHeader, chain_config, code_at, latest_header
 
 DEPOSIT_CONTRACT = "DEPOSIT_CONTRACT_ADDRESS"
 """eth_config lists the chain's configured deposit contract (zero, or mainnet's), which no fork deploys."""
@@ -28,10 +30,10 @@ def fork_system_contracts(fork: Fork) -> set[str]:
     return addresses - {"0x" + DETERMINISTIC_DEPLOYER.hex()}
 
 
-def header_problem(latest: dict, fork: Fork, url: str) -> str | None:
+def header_problem(latest: ChainHeader, fork: Fork, url: str) -> str | None:
     """The latest header's fields against the ones `fork` requires, or None when they agree."""
-    number = int(latest["number"], 16)
-    has_bal = "blockAccessListHash" in latest
+    number = latest.number
+    has_bal = latest.has("blockAccessListHash")
     if has_block_access_list(fork) and not has_bal:
         return (
             f"{url} does not run {fork.name}: its latest header (block {number}) has no blockAccessListHash; "
@@ -44,16 +46,15 @@ def header_problem(latest: dict, fork: Fork, url: str) -> str | None:
             f"costs the {fork.name} export does not fit: check it against the default export (--fork Amsterdam), "
             f"or start a pure-{fork.name} chain (docs/devnet.md)"
         )
-    if Header.requires(fork, "slot_number") != ("slotNumber" in latest):
+    if Header.requires(fork, "slot_number") != latest.has("slotNumber"):
         want = "has" if Header.requires(fork, "slot_number") else "has no"
         return f"{url} does not run {fork.name}: {fork.name}'s header {want} slotNumber, block {number}'s differs"
     return None
 
 
-def system_contract_problem(config: dict, fork: Fork, url: str) -> str | None:
+def system_contract_problem(config: ChainForkConfig, fork: Fork, url: str) -> str | None:
     """eth_config's system contracts against `fork`'s, or None when they agree."""
-    contracts = config.get("systemContracts") or {}
-    listed = {name: address.lower() for name, address in contracts.items() if name != DEPOSIT_CONTRACT}
+    listed = {name: data_hex(address) for name, address in config.system_contracts.items() if name != DEPOSIT_CONTRACT}
     expected = fork_system_contracts(fork)
     extra = sorted(name for name, address in listed.items() if address not in expected)
     if extra:
@@ -70,20 +71,16 @@ def system_contract_problem(config: dict, fork: Fork, url: str) -> str | None:
 
 def chain_fit_problem(rpc: RpcClient, fork: Fork, needs_proxy: bool) -> str | None:
     """Why the chain behind `rpc` cannot run an export for `fork`, with what to change; None when it fits."""
-    latest = rpc.get_block_by_number("latest").result
-    if not isinstance(latest, dict) or "number" not in latest:
+    latest = latest_header(rpc)
+    if latest is None:
         return f"{rpc.url}: eth_getBlockByNumber('latest') returned no block"
     problem = header_problem(latest, fork, rpc.url)
     if problem is None:
-        try:
-            config = rpc.call("eth_config").result
-        except RpcError:
-            config = None  # a client without EIP-7910: the header is all there is to go on
-        if isinstance(config, dict) and isinstance(config.get("current"), dict):
-            problem = system_contract_problem(config["current"], fork, rpc.url)
+        config = chain_config(rpc)  # None from a client without EIP-7910: the header is all there is to go on
+        if config is not None and config.current is not None:
+            problem = system_contract_problem(config.current, fork, rpc.url)
     if problem is None and needs_proxy:
-        code = rpc.call("eth_getCode", ["0x" + DETERMINISTIC_DEPLOYER.hex(), "latest"]).result
-        if code in (None, "0x"):
+        if not code_at(rpc, DETERMINISTIC_DEPLOYER, "latest"):
             problem = (
                 f"{rpc.url} has no deterministic deployment proxy at 0x{DETERMINISTIC_DEPLOYER.hex()}, which a "
                 "contract set's factory is deployed through: preload it in the genesis (docs/spamoor.md)"

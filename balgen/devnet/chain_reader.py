@@ -4,103 +4,200 @@ The transactions, receipts and state of a live chain, through its JSON-RPC URL o
 Blocks are read with their full transactions in the range asked for; the
 rest (receipts, storage, code, traces) per transaction or account as the
 checks need it. Every call goes to the one URL the user gave.
+
+A chain's answers are input like a file the user gives: each is read as the
+typed model of what its method returns (`RpcClient.call_as`), so one that is
+not (a block number as a JSON integer, a null head, a transaction without
+fields, text that is not hex) is one line naming the method and the field,
+never a traceback in the check that would have used it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any
 
-from ..plumbing.errors import BadInput
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
+
 from ..clients.engine_client import RpcClient, RpcError
+from ..plumbing.errors import BadInput
+
+_HEX = re.compile(r"0x[0-9a-fA-F]*")
 
 
-@dataclass(frozen=True)
-class ChainTx:
-    """A transaction as the chain holds it."""
+def _rpc_quantity(value: object) -> int:
+    """A JSON-RPC quantity: 0x-prefixed hex text, nothing else (a JSON number is not one)."""
+    if isinstance(value, str) and _HEX.fullmatch(value) and len(value) > 2:
+        return int(value, 16)
+    raise ValueError(f"{value!r:.80} is not a 0x-hex quantity")
 
-    block: int
-    position: int
-    hash: str
-    sender: bytes
-    nonce: int
-    to: bytes | None
-    data: bytes
-    gas: int
-    value: int
+
+def _rpc_data(value: object) -> bytes:
+    """JSON-RPC data: 0x-prefixed hex text of whole bytes."""
+    if isinstance(value, str) and _HEX.fullmatch(value) and len(value) % 2 == 0:
+        return bytes.fromhex(value[2:])
+    raise ValueError(f"{value!r:.80} is not 0x-hex data")
+
+
+def _of_length(length: int) -> Callable[[bytes], bytes]:
+    def check(value: bytes) -> bytes:
+        if len(value) != length:
+            raise ValueError(f"0x{value.hex()[:80]} is {len(value)} bytes, not {length}")
+        return value
+
+    return check
+
+
+RpcQuantity = Annotated[int, BeforeValidator(_rpc_quantity)]
+RpcData = Annotated[bytes, BeforeValidator(_rpc_data)]
+RpcAddress = Annotated[bytes, BeforeValidator(_rpc_data), AfterValidator(_of_length(20))]
+RpcHash = Annotated[str, AfterValidator(lambda text: "0x" + _of_length(32)(_rpc_data(text)).hex())]
+
+
+class ChainModel(BaseModel):
+    """An answer's object: read by the JSON names, other members ignored."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+
+class ChainTx(ChainModel):
+    """A transaction as the chain holds it (a full transaction object of `eth_getBlockByNumber`)."""
+
+    block: RpcQuantity = Field(alias="blockNumber")
+    position: RpcQuantity = Field(alias="transactionIndex")
+    hash: RpcHash
+    sender: RpcAddress = Field(alias="from")
+    nonce: RpcQuantity
+    to: RpcAddress | None = None
+    data: RpcData = Field(b"", alias="input")
+    gas: RpcQuantity
+    value: RpcQuantity
 
     @property
     def where(self) -> str:
         return f"block {self.block} tx {self.position} ({self.hash})"
 
 
-def address_of(text: str | None) -> bytes | None:
-    return None if text is None else bytes.fromhex(text[2:])
+class ChainBlock(ChainModel):
+    """A block of `eth_getBlockByNumber` with full transactions: what the check reads of it."""
+
+    number: RpcQuantity
+    miner: RpcAddress
+    transactions: list[ChainTx] = Field(default_factory=list)
 
 
-def chain_tx(raw: dict) -> ChainTx:
-    """One full transaction object of `eth_getBlockByNumber`."""
-    return ChainTx(
-        block=int(raw["blockNumber"], 16),
-        position=int(raw["transactionIndex"], 16),
-        hash=raw["hash"],
-        sender=bytes.fromhex(raw["from"][2:]),
-        nonce=int(raw["nonce"], 16),
-        to=address_of(raw.get("to")),
-        data=bytes.fromhex(raw.get("input", "0x")[2:]),
-        gas=int(raw["gas"], 16),
-        value=int(raw["value"], 16),
-    )
+class ChainHeader(ChainModel):
+    """The latest header, for the fields a fork adds (`chain_fit`): the number, and which members it has."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    number: RpcQuantity
+
+    def has(self, field_name: str) -> bool:
+        return field_name in (self.model_extra or {})
+
+
+class ChainForkConfig(ChainModel):
+    """EIP-7910's `eth_config` entry for the current fork: the system contracts it runs."""
+
+    system_contracts: dict[str, RpcAddress] = Field(default_factory=dict, alias="systemContracts")
+
+
+class ChainConfig(ChainModel):
+    current: ChainForkConfig | None = None
+
+
+class ChainReceipt(ChainModel):
+    status: RpcQuantity
+    gas_used: RpcQuantity = Field(alias="gasUsed")
+
+
+class TracedAccount(ChainModel):
+    """One account of geth's prestateTracer: the fields it lists (each changed one, in diff mode) and storage slots."""
+
+    balance: RpcQuantity | None = None
+    nonce: StrictInt | RpcQuantity | None = None
+    code: RpcData | None = None
+    storage: dict[RpcQuantity, RpcData] = Field(default_factory=dict)
+
+    def lists(self, field_name: str) -> bool:
+        return getattr(self, field_name) is not None
+
+
+PrestateTrace = dict[RpcAddress, TracedAccount]
+
+
+class PrestateDiff(ChainModel):
+    pre: PrestateTrace = Field(default_factory=dict)
+    post: PrestateTrace = Field(default_factory=dict)
 
 
 def head_number(rpc: RpcClient) -> int:
-    return int(rpc.call("eth_blockNumber").result, 16)
+    return rpc.call_as(RpcQuantity, "eth_blockNumber")
 
 
-def block_range(rpc: RpcClient, first: int, last: int | None) -> tuple[int, int]:
-    """[first, last] with `last` defaulting to the head; a range beyond the head is bad input."""
-    head = head_number(rpc)
-    last = head if last is None else last
-    if first > last or last > head:
-        raise BadInput(f"--blocks/--since: blocks {first}-{last} are not on the chain (head {head})")
-    return first, last
+def block_at(rpc: RpcClient, number: int) -> ChainBlock:
+    """Block `number` with its full transactions; a chain without it is bad input."""
+    block = rpc.call_as(ChainBlock | None, "eth_getBlockByNumber", [hex(number), True])
+    if block is None:
+        raise BadInput(f"{rpc.url}: block {number} is missing")
+    if block.number != number:
+        raise BadInput(f"{rpc.url}: eth_getBlockByNumber({number}) answered block {block.number}")
+    return block
 
 
-def transactions_in(rpc: RpcClient, first: int, last: int) -> tuple[list[ChainTx], dict[int, bytes]]:
-    """Every transaction of blocks first..last in chain order, and each block's fee recipient."""
-    txs: list[ChainTx] = []
-    miners: dict[int, bytes] = {}
+def blocks_in(rpc: RpcClient, first: int, last: int) -> Iterator[ChainBlock]:
+    """Blocks first..last, one call each, in order."""
     for number in range(first, last + 1):
-        block = rpc.get_block_by_number(number, full_transactions=True).result
-        if not isinstance(block, dict):
-            raise BadInput(f"{rpc.url}: block {number} is missing")
-        miners[number] = bytes.fromhex(block["miner"][2:])
-        txs += [chain_tx(raw) for raw in block.get("transactions", [])]
-    return txs, miners
+        yield block_at(rpc, number)
 
 
-def receipt_of(rpc: RpcClient, tx: ChainTx) -> dict:
-    receipt = rpc.call("eth_getTransactionReceipt", [tx.hash]).result
-    if not isinstance(receipt, dict):
+def receipt_of(rpc: RpcClient, tx: ChainTx) -> ChainReceipt:
+    receipt = rpc.call_as(ChainReceipt | None, "eth_getTransactionReceipt", [tx.hash])
+    if receipt is None:
         raise BadInput(f"{rpc.url}: no receipt for {tx.where}")
     return receipt
 
 
 def storage_at(rpc: RpcClient, address: bytes, slot: int, block: int) -> int:
-    return int(rpc.call("eth_getStorageAt", ["0x" + address.hex(), hex(slot), hex(block)]).result, 16)
+    return int.from_bytes(rpc.call_as(RpcData, "eth_getStorageAt", ["0x" + address.hex(), hex(slot), hex(block)]), "big")
 
 
-def code_at(rpc: RpcClient, address: bytes, block: int) -> bytes:
-    return bytes.fromhex(rpc.call("eth_getCode", ["0x" + address.hex(), hex(block)]).result[2:])
+def code_at(rpc: RpcClient, address: bytes, block: int | str) -> bytes:
+    tag = hex(block) if isinstance(block, int) else block
+    return rpc.call_as(RpcData, "eth_getCode", ["0x" + address.hex(), tag])
+
+
+def latest_header(rpc: RpcClient) -> ChainHeader | None:
+    return rpc.call_as(ChainHeader | None, "eth_getBlockByNumber", ["latest", False])
+
+
+def chain_config(rpc: RpcClient) -> ChainConfig | None:
+    """EIP-7910's `eth_config`, or None from a client without it."""
+    try:
+        return rpc.call_as(ChainConfig | None, "eth_config")
+    except RpcError:
+        return None
 
 
 class NoTrace(Exception):
     """The RPC does not trace the transaction (no debug API, or no state to trace on); the message says why."""
 
 
-def prestate_trace(rpc: RpcClient, tx: ChainTx, diff: bool) -> dict:
-    """geth's prestateTracer of `tx` (its diff with `diff`); NoTrace when the RPC offers no such trace."""
+def _trace(rpc: RpcClient, kind: Any, tx: ChainTx, diff: bool) -> Any:
     options = {"tracer": "prestateTracer", "tracerConfig": {"diffMode": diff}}
     try:
-        return rpc.call("debug_traceTransaction", [tx.hash, options]).result
+        return rpc.call_as(kind, "debug_traceTransaction", [tx.hash, options])
     except RpcError as error:
         raise NoTrace(error.message) from None
+
+
+def prestate_trace(rpc: RpcClient, tx: ChainTx) -> PrestateTrace:
+    """geth's prestateTracer of `tx`: every account and slot it accessed; NoTrace when the RPC offers no such trace."""
+    return _trace(rpc, PrestateTrace, tx, diff=False)
+
+
+def prestate_diff(rpc: RpcClient, tx: ChainTx) -> PrestateDiff:
+    """The same tracer in diff mode: what `tx` changed, before and after."""
+    return _trace(rpc, PrestateDiff, tx, diff=True)

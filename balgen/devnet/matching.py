@@ -1,5 +1,5 @@
 """
-Which transactions on a chain are a workload's, payload by payload.
+Which transactions on a chain are a workload's, payload by payload, for every workload checked at once.
 
 spamoor's wallets are derived from a seed balgen does not know, so the
 workload's transactions are found by what they carry. replay-eest sends a
@@ -10,7 +10,9 @@ recipient, data, gas limit and value), which fixes the deployer and every
 contract the payload names; each further transaction is the next nonce of
 its wallet, or for a wallet's first one, the earliest unclaimed transaction
 with exactly the expected fields. Every candidate for the first transaction
-is tried until the whole payload follows.
+is tried, and every one the whole payload follows from is a run of it: a
+workload sent twice in the range is checked twice. Each chain transaction
+belongs to one payload only, across all workloads (`match_all`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,14 @@ Fields = tuple[bytes | None, bytes, int, int]
 
 
 class NotFound(Exception):
-    """A payload transaction is not on the chain in the range searched."""
+    """A payload transaction is not on the chain in the range searched; the message names it."""
+
+    def __init__(self, message: str, first: ChainTx | None = None, absent: bool = False) -> None:
+        super().__init__(message)
+        self.first = first
+        """The chain transaction the payload was followed from."""
+        self.absent = absent
+        """Nothing stands where the transaction should (not yet mined, or never sent), rather than another one."""
 
 
 @dataclass
@@ -98,12 +107,17 @@ def follow(payload: GroupPayload, first: ChainTx, index: ChainIndex) -> FoundPay
         if wallet is not None:
             live = index.by_nonce.get((wallet, nonces[tx.sender] + 1))
             if live is None or fields_of(live) != fields or live.hash in index.claimed:
-                raise NotFound(f"{payload.name} tx {position} ({tx.origin.label}), nonce {nonces[tx.sender] + 1} of its wallet")
+                raise NotFound(
+                    f"{payload.name} tx {position} ({tx.origin.label}), nonce {nonces[tx.sender] + 1} of its wallet",
+                    first, absent=live is None,
+                )  # fmt: skip
         else:
             others = set(found.wallets.values())
             live = next((c for c in index.candidates(fields) if c.sender not in others and c.hash not in taken), None)
             if live is None:
-                raise NotFound(f"{payload.name} tx {position} ({tx.origin.label}), the first of {tx.sender}")
+                raise NotFound(
+                    f"{payload.name} tx {position} ({tx.origin.label}), the first of {tx.sender}", first, absent=True
+                )
             found.wallets[tx.sender] = live.sender
         nonces[tx.sender] = live.nonce
         taken.add(live.hash)
@@ -111,18 +125,142 @@ def follow(payload: GroupPayload, first: ChainTx, index: ChainIndex) -> FoundPay
     return found
 
 
-def find_payload(payload: GroupPayload, index: ChainIndex) -> FoundPayload:
-    """The chain transactions of `payload`, claimed in `index`; NotFound if no candidate completes it."""
+def occurrences(payload: GroupPayload, index: ChainIndex) -> tuple[list[FoundPayload], list[NotFound]]:
+    """
+    Every complete run of `payload` among the unclaimed transactions, in chain
+    order, each claimed in `index`; and for each candidate first transaction
+    that did not complete (and that no run claimed), where it stopped.
+    """
     head = payload.txs[0]
     if PLACEHOLDER.search(head.data) or (head.to and PLACEHOLDER.search(head.to)):
         raise ValueError(f"{payload.name}: its first transaction names a contract of its own")
-    reason = f"{payload.name} tx 0 ({head.origin.label})"
+    found: list[FoundPayload] = []
+    gaps: list[NotFound] = []
     for candidate in index.candidates(expected_fields(head, {})):
-        try:
-            found = follow(payload, candidate, index)
-        except NotFound as gap:
-            reason = str(gap)
+        if candidate.hash in index.claimed:
             continue
-        index.claimed |= {tx.hash for tx in found.txs}
-        return found
-    raise NotFound(reason)
+        try:
+            run = follow(payload, candidate, index)
+        except NotFound as gap:
+            gaps.append(gap)
+            continue
+        index.claimed |= {tx.hash for tx in run.txs}
+        found.append(run)
+    return found, gaps
+
+
+PayloadKey = tuple[int, int]
+"""(workload, payload): a payload of one of the workloads checked together."""
+
+
+@dataclass
+class Matches:
+    """What the chain holds of each payload: its complete runs, and where incomplete ones stopped."""
+
+    runs: dict[PayloadKey, list[FoundPayload]] = field(default_factory=dict)
+    gaps: dict[PayloadKey, list[NotFound]] = field(default_factory=dict)
+
+
+Signature = tuple[tuple[str, str | None, str, int, int], ...]
+"""What a payload sends: (sender label, recipient, data, gas, value) of each of its transactions."""
+
+
+def signature(payload: GroupPayload) -> Signature:
+    """What a payload sends, whoever sends it: two payloads with one signature are found in the same transactions."""
+    return tuple((tx.sender, tx.to, tx.data, tx.gas, tx.value) for tx in payload.txs)
+
+
+def match_all(workloads: Sequence[Sequence[GroupPayload]], index: ChainIndex) -> Matches:
+    """
+    The runs of every payload of every workload, with each chain transaction
+    claimed by one payload only. Many payloads begin with the same deploy
+    transaction, and a smaller group's payload can be the start of a larger
+    one's, so payloads are matched longest first, all workloads at once: a
+    larger payload's run is never taken for a smaller one's. A run cut short
+    (its next transaction absent: not mined yet) is told of one payload
+    (`_nearest`); payloads that send exactly the same transactions (in
+    different workloads, or twice in one) share their runs out last
+    (`_share_identical`).
+    """
+    payload_of = {(w, p): payload for w, payloads in enumerate(workloads) for p, payload in enumerate(payloads)}
+    by_signature: dict[Signature, list[PayloadKey]] = {}
+    for key, payload in payload_of.items():
+        by_signature.setdefault(signature(payload), []).append(key)
+    matches = Matches()
+    found: dict[Signature, list[FoundPayload]] = {}
+    stopped: dict[str, dict[PayloadKey, NotFound]] = {}
+    """Per chain transaction a payload was followed from and stopped short of its end: where each stopped."""
+    for sig, keys in sorted(by_signature.items(), key=lambda item: -len(item[0])):
+        found[sig], gaps = occurrences(payload_of[keys[0]], index)
+        for gap in gaps:
+            if gap.absent and gap.first is not None:
+                for key in keys:
+                    stopped.setdefault(gap.first.hash, {})[key] = _renamed(gap, payload_of[keys[0]], payload_of[key])
+    matches.runs = {keys[0]: found[sig] for sig, keys in by_signature.items() if len(keys) == 1}
+    targets = _targets(matches)
+    supply = {key: len(found[sig]) / len(keys) for sig, keys in by_signature.items() for key in keys}
+    for first, gaps_by_key in stopped.items():
+        if first not in index.claimed:
+            block = next(iter(gaps_by_key.values())).first.block  # type: ignore[union-attr]
+            key = _nearest(list(gaps_by_key), block, matches, supply)
+            matches.gaps.setdefault(key, []).append(gaps_by_key[key])
+    for sig, keys in by_signature.items():
+        if len(keys) > 1:
+            _share_identical(keys, found[sig], payload_of, targets, matches)
+    return matches
+
+
+def _targets(matches: Matches) -> dict[int, int]:
+    """How many times each workload ran, as far as its payloads that send what no other does tell."""
+    targets: dict[int, int] = {}
+    for (workload, _), runs in matches.runs.items():
+        targets[workload] = max(targets.get(workload, 0), len(runs))
+    return targets
+
+
+def _renamed(gap: NotFound, matched: GroupPayload, payload: GroupPayload) -> NotFound:
+    """`gap`, found for `matched`, said of `payload`, which sends the same transactions."""
+    text = str(gap).replace(matched.name, payload.name, 1)
+    return NotFound(text, gap.first, gap.absent)
+
+
+def _nearest(keys: Sequence[PayloadKey], block: int, matches: Matches, supply: dict[PayloadKey, float]) -> PayloadKey:
+    """
+    The payload a run cut short at `block` most likely belongs to, among those
+    it could be (they begin alike): one of the workload whose own runs are
+    nearest in the chain, as spamoor sends a workload's payloads together;
+    of that workload's, the one with the fewest complete runs per payload
+    sending the same (`supply`): the one a run is missing of.
+    """
+
+    def distance(key: PayloadKey) -> int:
+        blocks = [tx.block for (w, _), runs in matches.runs.items() if w == key[0] for run in runs for tx in run.txs]
+        return min((abs(found - block) for found in blocks), default=2**63)
+
+    return min(keys, key=lambda key: (distance(key), supply[key], keys.index(key)))
+
+
+def _share_identical(
+    keys: Sequence[PayloadKey], runs: Sequence[FoundPayload], payload_of: dict[PayloadKey, GroupPayload],
+    targets: dict[int, int], matches: Matches,
+) -> None:
+    """
+    Runs of payloads that send the same transactions, in chain order: first
+    to each payload whose workload ran `targets` times (its payloads of its
+    own tell), up to that many, then one at a time to the payload with the
+    fewest so far (export order breaks ties), each under its own name. A
+    workload left short of one is reported not complete; which of the
+    workloads sending the same transactions is short, the chain cannot tell.
+    """
+    shared: dict[PayloadKey, list[FoundPayload]] = {key: [] for key in keys}
+
+    def wanted(key: PayloadKey) -> tuple[int, int]:
+        target = targets.get(key[0])
+        if target is not None:
+            target -= len(matches.gaps.get(key, []))  # a run of it cut short: one fewer complete
+        return (0 if target is not None and len(shared[key]) < target else 1, len(shared[key]))
+
+    for run in runs:
+        key = min(keys, key=lambda key: (*wanted(key), keys.index(key)))
+        shared[key].append(FoundPayload(payload_of[key], run.txs, run.wallets, run.contracts))
+    matches.runs.update(shared)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..analysis.access import TxAccessSet
 from ..model.footprint import StateKey, accounts_keys
 from ..model.workload import Address, TxAccess
+from .chain_reader import PrestateDiff, PrestateTrace
 
 StorageKeys = frozenset[tuple[Address, int]]
 
@@ -24,41 +25,37 @@ StorageKeys = frozenset[tuple[Address, int]]
 class TracedTx:
     """What one transaction accessed and changed, from its two prestate traces."""
 
-    accessed: dict[Address, dict]
+    accessed: PrestateTrace
     """Account -> its prestate entry (fields and the storage slots accessed)."""
-    pre: dict[Address, dict]
-    post: dict[Address, dict]
+    pre: PrestateTrace
+    post: PrestateTrace
     """Changed accounts before and after, with only the changed fields and slots."""
 
     @property
     def storage_accessed(self) -> StorageKeys:
         """Slots read or written: the prestate has no entry for a contract the transaction creates."""
-        read = frozenset((a, int(s, 16)) for a, entry in self.accessed.items() for s in entry.get("storage", {}))
+        read = frozenset((a, slot) for a, entry in self.accessed.items() for slot in entry.storage)
         return read | self.storage_written
 
     @property
     def storage_written(self) -> StorageKeys:
         return frozenset(
-            (a, int(s, 16)) for side in (self.pre, self.post) for a, entry in side.items() for s in entry.get("storage", {})
+            (a, slot) for side in (self.pre, self.post) for a, entry in side.items() for slot in entry.storage
         )
 
     def access_set(self, left_out: set[Address]) -> TxAccessSet:
         """The access set the conflict graph takes, without `left_out` accounts (sender, fee recipient)."""
         writes: set[StateKey] = set(self.storage_written)
         for address, entry in self.post.items():
-            writes |= {(address, name) for name in ("nonce", "code", "balance") if name in entry}
+            writes |= {(address, name) for name in ("nonce", "code", "balance") if entry.lists(name)}
         reads: set[StateKey] = accounts_keys(self.accessed) | set(self.storage_accessed)
         writes = {key for key in writes if key[0] not in left_out}
         reads = {key for key in reads if key[0] not in left_out} - writes
         return TxAccessSet(frozenset(reads), frozenset(writes))
 
 
-def by_address(trace: dict) -> dict[Address, dict]:
-    return {bytes.fromhex(address[2:]): entry for address, entry in trace.items()}
-
-
-def traced_tx(prestate: dict, diff: dict) -> TracedTx:
-    return TracedTx(by_address(prestate), by_address(diff.get("pre", {})), by_address(diff.get("post", {})))
+def traced_tx(prestate: PrestateTrace, diff: PrestateDiff) -> TracedTx:
+    return TracedTx(prestate, diff.pre, diff.post)
 
 
 def storage_difference(access: TxAccess, traced: TracedTx, live: dict[Address, Address]) -> str | None:

@@ -22,18 +22,14 @@ from ..export.chain_order import OrderedTx
 from ..export.yaml_text import counted
 from ..clients.engine_client import RpcClient, RpcError
 from ..model.workload import Address, AddressReference
-from .chain_reader import ChainTx, NoTrace, code_at, prestate_trace, receipt_of, storage_at
+from .chain_reader import ChainTx, NoTrace, code_at, prestate_diff, prestate_trace, receipt_of, storage_at
 from .exported import ExportedWorkload
-from .matching import ChainIndex, FoundPayload, NotFound, find_payload
+from .matching import FoundPayload, Matches
 from .traces import storage_difference, traced_tx
 
 
 class Mismatch(Exception):
     """The chain differs from the model; the message names the first difference."""
-
-
-class NotRun(Mismatch):
-    """A transaction of the workload is not in the blocks searched."""
 
 
 @dataclass(frozen=True)
@@ -44,16 +40,43 @@ class Sent:
     live: ChainTx
 
 
-def found_on_chain(exported: ExportedWorkload, index: ChainIndex, blocks: str) -> tuple[list[Sent], dict[Address, Address]]:
-    """Every transaction of the run, in the model's order, and the live address of each deployed contract."""
+@dataclass(frozen=True)
+class WorkloadRuns:
+    """A workload's runs on the chain: each complete one (its payloads' runs), and what a further, partial one lacks."""
+
+    complete: list[list[FoundPayload]]
+    missing: str | None
+    """What the partial run lacks ("12 of 18 payloads found; … is missing"), None when there is none."""
+
+
+def workload_runs(exported: ExportedWorkload, matches: Matches, workload: int) -> WorkloadRuns:
+    """
+    The k-th complete run of a workload is the k-th run of each of its
+    payloads. A payload with fewer runs than another, or one followed from
+    its first transaction up to a transaction that is not there at all (not
+    yet mined), is a run that is not complete.
+    """
+    payloads = exported.run.payloads
+    found = [matches.runs.get((workload, number), []) for number in range(len(payloads))]
+    count = min(len(runs) for runs in found)
+    lacking = [number for number, runs in enumerate(found) if len(runs) == count]
+    partial = [gap for number in lacking for gap in matches.gaps.get((workload, number), [])] or [
+        gap for number in range(len(payloads)) for gap in matches.gaps.get((workload, number), [])
+    ]  # a payload sending what another of the workload sends: which one was cut short, the chain cannot tell
+    missing = None
+    if partial or len(lacking) < len(payloads):
+        first = payloads[lacking[0]]
+        what = str(partial[0]) if partial else f"{first.name} tx 0 ({first.txs[0].origin.label})"
+        missing = f"{len(payloads) - len(lacking)} of {counted(len(payloads), 'payload')} found; {what} is missing"
+    return WorkloadRuns([[runs[k] for runs in found] for k in range(count)], missing)
+
+
+def found_on_chain(exported: ExportedWorkload, run: list[FoundPayload]) -> tuple[list[Sent], dict[Address, Address]]:
+    """Every transaction of one run, in the model's order, and the live address of each deployed contract."""
     sent: list[Sent] = []
     live: dict[Address, Address] = {}
-    for payload in exported.run.payloads:
-        try:
-            found: FoundPayload = find_payload(payload, index)
-        except NotFound as gap:
-            raise NotRun(f"{gap} is not in blocks {blocks}") from None
-        sent += [Sent(tx.origin, chain) for tx, chain in zip(payload.txs, found.txs)]
+    for payload, found in zip(exported.run.payloads, run, strict=True):
+        sent += [Sent(tx.origin, chain) for tx, chain in zip(payload.txs, found.txs, strict=True)]
         live.update(found.live_addresses())
     return sorted(sent, key=lambda s: s.ordered.index), live
 
@@ -62,9 +85,10 @@ def check_receipts(rpc: RpcClient, sent: list[Sent], progress: Progress) -> None
     for done, item in enumerate(sent):
         progress("receipts", done, len(sent))
         receipt = receipt_of(rpc, item.live)
-        if int(receipt.get("status", "0x0"), 16) != 1:
-            used = int(receipt.get("gasUsed", "0x0"), 16)
-            raise Mismatch(f"{item.ordered.label} reverted on chain at {item.live.where} (gas used {used} of {item.live.gas})")
+        if receipt.status != 1:
+            raise Mismatch(
+                f"{item.ordered.label} reverted on chain at {item.live.where} (gas used {receipt.gas_used} of {item.live.gas})"
+            )
 
 
 def state_block(rpc: RpcClient, sent: list[Sent]) -> int:
@@ -131,9 +155,7 @@ def check_traces(
     sets = []
     for done, item in enumerate(sent):
         progress("tracing", done, len(sent))
-        prestate = prestate_trace(rpc, item.live, diff=False)
-        diff = prestate_trace(rpc, item.live, diff=True)
-        traced = traced_tx(prestate, diff)
+        traced = traced_tx(prestate_trace(rpc, item.live), prestate_diff(rpc, item.live))
         difference = storage_difference(item.ordered.access, traced, live)
         if difference:
             raise Mismatch(f"{item.ordered.label} ({item.live.where}): {difference}")
@@ -143,12 +165,11 @@ def check_traces(
         raise Mismatch(f"the traced conflict graph has {counted(found, 'independent group')}, the model {groups}")
 
 
-def check_workload(
-    rpc: RpcClient, exported: ExportedWorkload, index: ChainIndex, miners: dict[int, bytes], blocks: str,
-    progress: Progress,
+def check_run(
+    rpc: RpcClient, exported: ExportedWorkload, run: list[FoundPayload], miners: dict[int, bytes], progress: Progress
 ) -> str:
-    """The workload's one summary line; raises Mismatch naming the first difference."""
-    sent, live = found_on_chain(exported, index, blocks)
+    """One complete run's summary line; raises Mismatch naming the first difference."""
+    sent, live = found_on_chain(exported, run)
     check_receipts(rpc, sent, progress)
     block = state_block(rpc, sent)
     try:

@@ -11,9 +11,11 @@ that takes no files is found before any work starts (`check_writable`).
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -48,6 +50,72 @@ def write_text_atomically(path: Path, text: str, *, mode: int = 0o644) -> None:
     """Replace `path` with `text` in one step (see `atomic_text_writer`)."""
     with atomic_text_writer(path, mode=mode) as stream:
         stream.write(text)
+
+
+@dataclass
+class StagedFolder:
+    """Where a command writes its files (`staging`), and what ended up in the output once they were moved."""
+
+    staging: Path
+    moved: list[Path] = field(default_factory=list)
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """`path` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def _undo(staged: StagedFolder, created: list[Path]) -> None:
+    """Remove the staging folder, every file moved out of it, and every folder made for them."""
+    shutil.rmtree(staged.staging, ignore_errors=True)
+    for path in staged.moved:
+        path.unlink(missing_ok=True)
+    for folder in sorted(created, key=lambda path: len(path.parts), reverse=True):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
+
+@contextmanager
+def staged_folder(output: Path, *, option: str = "--output", prefix: str = ".balgen-staging-") -> Iterator[StagedFolder]:
+    """
+    All or nothing for a command that writes several files into `output`:
+    yield a hidden staging folder inside it to write them into, and move
+    them into place (renames on one file system) when the block ends
+    normally. An error, a full disk or a stop signal (at any point, moving
+    included) leaves `output` as it was: the staging folder, the files moved
+    so far and every folder this made (`output` too) are removed. An
+    `OSError` becomes `BadInput` naming `output` and the reason.
+    """
+    created = _missing_folders(output)
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        staged = StagedFolder(Path(tempfile.mkdtemp(prefix=prefix, dir=output)))
+    except OSError as error:
+        _undo(StagedFolder(output / prefix), created)
+        raise BadInput(f"{option} {output}: not writable ({error.strerror or error})") from None
+    try:
+        yield staged
+        for source in sorted(staged.staging.rglob("*")):
+            target = output / source.relative_to(staged.staging)
+            if source.is_dir():
+                created += _missing_folders(target)
+                target.mkdir(exist_ok=True)
+            else:
+                source.replace(target)
+                staged.moved.append(target)
+    except BaseException as error:
+        _undo(staged, created)
+        if isinstance(error, OSError):
+            raise BadInput(f"{option} {output}: cannot write ({error.strerror or error}); nothing written") from None
+        raise
+    finally:
+        shutil.rmtree(staged.staging, ignore_errors=True)
 
 
 def check_writable(path: Path, option: str = "--output") -> None:

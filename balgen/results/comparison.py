@@ -35,7 +35,7 @@ from ..plumbing.printable import check_test_id
 from .confidence import Change
 from .phases import PhaseChange, PhaseSummary, phase_changes, summarize_phases
 from .schema import RESULTS_JSON, SCHEMA_VERSION, RunResult
-from .significance import NoiseFloor, aa_noise, changes_against, same_build
+from .significance import NoiseFloor, aa_noise, changes_against, comparable_tests, same_build
 
 
 @dataclass(frozen=True)
@@ -47,19 +47,17 @@ class LoadedRun:
     result: RunResult
 
     def mgas(self) -> dict[str, float]:
-        """Median MGas/s of every passed test that has measurements."""
+        """Median MGas/s of every comparable test (`comparable_tests`)."""
         return {
-            test.test_id: value
-            for test in self.result.tests
-            if test.passed and (value := test.median("mgas_per_second")) is not None
+            test_id: float(test.statistics.mgas_per_second.median)  # type: ignore[union-attr]
+            for test_id, test in comparable_tests(self.result).items()
         }
 
     def seconds(self) -> dict[str, tuple[int, float]]:
-        """(gas used, median newPayload seconds) of every passed, measured test."""
+        """(gas used, median newPayload seconds) of every comparable test."""
         return {
-            test.test_id: (test.benchmark_gas_used or 0, value / 1e9)
-            for test in self.result.tests
-            if test.passed and (value := test.median("new_payload_ns")) is not None
+            test_id: (test.benchmark_gas_used or 0, test.statistics.new_payload_ns.median / 1e9)  # type: ignore[union-attr]
+            for test_id, test in comparable_tests(self.result).items()
         }
 
 
@@ -306,10 +304,33 @@ def noise_pairs(runs: Sequence[LoadedRun], noise_threshold: float = 0.0) -> tupl
     return tuple(pairs)
 
 
+def check_same_fixtures(baseline: LoadedRun, run: LoadedRun) -> None:
+    """
+    Refuse a pair of runs that replayed different fixtures under the same
+    test id (another genesis: another fill, gas value or format): their
+    difference is not the client's, and a report would show it as a change.
+    """
+    genesis = {test.test_id: test.genesis_hash for test in baseline.result.tests}
+    differing = sorted(
+        (test for test in run.result.tests if test.test_id in genesis and genesis[test.test_id] != test.genesis_hash),
+        key=lambda test: test.test_id,
+    )
+    if differing:
+        first = differing[0]
+        others = f" (and {len(differing) - 1} more tests)" if len(differing) > 1 else ""
+        raise BadInput(
+            f"{run.name} ({run.path}) and the baseline {baseline.name} ({baseline.path}) replayed different "
+            f"fixtures: test {first.test_id} has genesis {first.genesis_hash} there and "
+            f"{genesis[first.test_id]} in the baseline{others}; compare runs of the same fixtures"
+        )
+
+
 def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float = 0.0) -> Comparison:
     """Compare every run with the first; `noise_threshold` in percent (see `confidence`)."""
     if len(runs) < 2:
         raise BadInput("balgen report needs at least two runs to compare")
+    for run in runs[1:]:
+        check_same_fixtures(runs[0], run)
     figures = [run.mgas() for run in runs]
     baseline = figures[0]
     test_ids = sorted({test for figure in figures for test in figure})

@@ -14,17 +14,34 @@ from dataclasses import dataclass
 
 from .confidence import Change, ChangeVerdict, change_between, noise_floor
 from .measurements import Role
-from .schema import RunResult
+from .schema import FixtureResult, RunResult
+
+
+def _measured_executions_mgas(test: FixtureResult) -> list[float]:
+    return [m for e in test.executions if e.role is Role.MEASURED and (m := e.mgas_per_second) is not None]
+
+
+def comparable_tests(result: RunResult) -> dict[str, FixtureResult]:
+    """
+    The tests of a run a report compares, by id: passed, with a median MGas/s
+    and newPayload time and the measured executions behind them. One
+    definition for every figure the report computes, so no table is indexed
+    by a test another table left out (a passed test with `statistics: null`,
+    which the schema allows, is in none of them).
+    """
+    return {
+        test.test_id: test
+        for test in result.tests
+        if test.passed
+        and test.median("mgas_per_second") is not None
+        and test.median("new_payload_ns") is not None
+        and _measured_executions_mgas(test)
+    }
 
 
 def measured_mgas(result: RunResult) -> dict[str, list[float]]:
-    """Per passed test, the MGas/s of each of its measured executions."""
-    return {
-        test.test_id: values
-        for test in result.tests
-        if test.passed
-        and (values := [m for e in test.executions if e.role is Role.MEASURED and (m := e.mgas_per_second) is not None])
-    }
+    """Per comparable test, the MGas/s of each of its measured executions."""
+    return {test_id: _measured_executions_mgas(test) for test_id, test in comparable_tests(result).items()}
 
 
 def changes_against(baseline: RunResult, run: RunResult, noise_threshold: float = 0.0) -> dict[str, Change]:
