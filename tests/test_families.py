@@ -25,7 +25,7 @@ from balgen.fill.checks import check_chain
 from balgen.plumbing.errors import FillCheckFailed
 from balgen.fill.session import build_own_chain
 from balgen.ethereum.forks import AMSTERDAM, OSAKA, TX_GAS_LIMIT_CAP
-from balgen.generators.catalog import PlannedWorkload, all_planned_workloads, families, family_by_name
+from balgen.generators.catalog import PlannedWorkload, all_planned_workloads, default_families, family_by_name
 from balgen.generators.chains import group_sizes, interleaved_order
 from balgen.chain.system_calls import system_accesses
 from balgen.plumbing.toolchain import pinned_evm
@@ -114,8 +114,8 @@ def test_no_combination_is_skipped() -> None:
         "keccak_chain": {None},
     }
     sized = {"extcodesize", "extcodehash", "extcodecopy"}
-    assert {f.name: set(f.variants) for f in families() if f.name not in sized} == expected_variants
-    assert {f.name for f in families() if f.sized_by_code} == sized
+    assert {f.name: set(f.variants) for f in default_families() if f.name not in sized} == expected_variants
+    assert {f.name for f in default_families() if f.sized_by_code} == sized
     # Contract-set families come in the run's code sizes (default 0.5KB; every size: tests/test_code_sets.py).
     combinations = (sum(len(v) for v in expected_variants.values()) + len(sized)) * 3 * 2
     assert len(names) == combinations == 78

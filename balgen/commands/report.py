@@ -149,6 +149,26 @@ def _worst_cells(comparison: Comparison) -> list[list[str]]:
     ]
 
 
+REJECTION_COLUMNS = ("test", "run", "reject ms", "valid block ms", "reject / valid", "rejections", "client's reason")
+REASON_CHARACTERS = 60
+"""How much of a client's rejection message the table shows (go-ethereum's carry two hashes)."""
+
+
+def _rejection_cells(comparison: Comparison) -> list[list[str]]:
+    return [
+        [
+            row.test_id,
+            row.run,
+            f"{row.reject_ms:.2f}",
+            "-" if row.valid_ms is None else f"{row.valid_ms:.2f}",
+            "-" if row.ratio is None else f"{row.ratio:.2f}",
+            str(row.rejections),
+            escaped((row.reason or "-")[:REASON_CHARACTERS]),
+        ]
+        for row in comparison.rejections
+    ]
+
+
 def _sections(comparison: Comparison) -> list[tuple[str, Sequence[str], list[list[str]]]]:
     """(title, columns, rows) of each table, shared by the terminal and Markdown."""
     baseline = comparison.names[0]
@@ -164,6 +184,8 @@ def _sections(comparison: Comparison) -> list[tuple[str, Sequence[str], list[lis
     sections.append(
         ("MGas/s per test (median of the measured executions)", _test_columns(comparison), _test_cells(comparison))
     )
+    if rejections := _rejection_cells(comparison):
+        sections.append(("Time to reject a lying access list, beside the valid block's", REJECTION_COLUMNS, rejections))
     return sections
 
 

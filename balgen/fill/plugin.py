@@ -246,11 +246,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # trylast: after `-k`/`-m` deselection, so the run's pre-alloc group holds
     # only the workloads that are actually filled.
-    planned = [
-        item.callspec.params["workload"]
-        for item in items
-        if hasattr(item, "callspec") and isinstance(item.callspec.params.get("workload"), PlannedWorkload)
-    ]
+    if fills(config) and not config.getoption("keyword"):
+        deselect_opt_in(config, items)
+    planned = [planned for item in items if (planned := planned_of(item)) is not None]
     if not planned:
         return
     options = _options(config)
@@ -272,6 +270,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     )
     config.stash[_gc_thresholds_key] = gc.get_threshold()
     gc.set_threshold(*FILL_GC_THRESHOLDS)
+
+
+def planned_of(item: pytest.Item) -> PlannedWorkload | None:
+    """The workload a collected filler test fills, if it is one."""
+    callspec = getattr(item, "callspec", None)
+    planned = None if callspec is None else callspec.params.get("workload")
+    return planned if isinstance(planned, PlannedWorkload) else None
+
+
+def deselect_opt_in(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the opt-in families' workloads (`Family.opt_in`): a run without `-k` fills the default suite."""
+    opted = [item for item in items if (planned := planned_of(item)) is not None and planned.family.opt_in]
+    if opted:
+        config.hook.pytest_deselected(items=opted)
+        left_out = set(opted)
+        items[:] = [item for item in items if item not in left_out]
 
 
 @pytest.fixture

@@ -29,6 +29,11 @@ class Family:
     sized_by_code: bool = False
     """Variants are contract code sizes, chosen per run (`--code-sizes`); such a
     family's state is large, so it never joins the run's shared pre-alloc group."""
+    opt_in: bool = False
+    """Filled and exported only when asked for by name (`-k`): slow, or not a benchmark of a
+    valid block, so a run without `-k` (the default suite) leaves it out."""
+    records_access_list: bool = False
+    """Its fixtures' `_info` records the benchmark block's access list: items and bytes."""
 
     @property
     def description(self) -> str:
@@ -55,7 +60,7 @@ class PlannedWorkload:
 
 def families() -> tuple[Family, ...]:
     """Every family balgen generates, in documentation order."""
-    from . import extcode, interact, keccak_chain, mixed_dep, prefetch, serial_chain, state_root
+    from . import bal_bound, extcode, interact, invalid_bal, keccak_chain, mixed_dep, prefetch, serial_chain, state_root
 
     return (
         mixed_dep.FAMILY,
@@ -65,7 +70,14 @@ def families() -> tuple[Family, ...]:
         serial_chain.FAMILY,
         keccak_chain.FAMILY,
         *extcode.FAMILIES,
+        bal_bound.FAMILY,
+        *invalid_bal.FAMILIES,
     )
+
+
+def default_families() -> tuple[Family, ...]:
+    """The families a run without `-k` fills and exports: every one but the opt-in ones."""
+    return tuple(family for family in families() if not family.opt_in)
 
 
 def family_by_name(name: str) -> Family:
@@ -97,9 +109,14 @@ def all_planned_workloads(
     pattern: str | None = None,
     code_sizes: Sequence[str] = DEFAULT_CODE_SIZES,
 ) -> list[PlannedWorkload]:
-    """Every workload of every family, optionally only names matching a glob or substring."""
+    """
+    Every workload of every family, optionally only names matching a glob or
+    substring; the opt-in families only when a pattern is given.
+    """
     planned = [
-        p for family in families() for p in planned_workloads(family, fork, gas_values, placement, code_sizes)
+        p
+        for family in (families() if pattern is not None else default_families())
+        for p in planned_workloads(family, fork, gas_values, placement, code_sizes)
     ]
     if pattern is None:
         return planned

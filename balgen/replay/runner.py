@@ -57,7 +57,7 @@ from ..clients.process_io import ProcessReads, process_reads
 from ..plumbing.errors import BadInput
 from ..ethereum.forks import fork_by_name
 from ..results.confidence import median_interval
-from ..results.measurements import Execution, Role, benchmark_statistics
+from ..results.measurements import Execution, Role, benchmark_statistics, rejection_statistics
 from ..results.repeat_policy import DEFAULT_TARGET_WIDTH, RepeatPolicy, RepeatStop
 from ..results.schema import FixtureResult, RunState, Verdict
 from .client_chain import CheckFailed, ClientChain, RollbackFailed, block_label
@@ -65,6 +65,7 @@ from .expected_counts import Expectation, count_mismatches, expected_counts
 from .discovery import FixtureRef, ReplayGroup, ReplayTest, Suite, filled_with, load_test
 from .page_cache import drop_page_cache
 from .engine_payloads import ERROR, VALID, PayloadDirective
+from .rejections import rejection_executions, rejection_reason_problem, time_rejections
 from .targets import ReplayClient, ReplayTarget
 
 
@@ -228,6 +229,7 @@ class _TestReplay:
         self.remember(*pre_test)
         for directive in self.test.setup:
             self.send(directive, Role.SETUP, 0, restarted=False, dropped=False)
+        time_rejections(self, self.test.rejected, self.rejection_executions())
         benchmark = self.test.benchmark
         _, warmups = benchmark_executions(benchmark, self.options)
         policy = self.options.policy if benchmark.expected_status == VALID else RepeatPolicy(count=1)
@@ -255,6 +257,10 @@ class _TestReplay:
                 self.repeat_stop = policy.stop(measured)
                 if self.repeat_stop is not None:
                     return
+
+    def rejection_executions(self) -> tuple[int, int]:
+        """(executions, of which warm-ups) of each payload whose rejection is timed (`rejections`)."""
+        return rejection_executions(self.options.warmup, self.options.repeat, self.client.can_restart)
 
     def check_counts(self, execution: Execution, repetition: int) -> None:
         """geth's counters of a measured execution must be where the workload model puts them."""
@@ -340,6 +346,10 @@ class _TestReplay:
                 f"it was sent; its {status} after {reply.elapsed_ns / 1e6:.2f} ms is no execution"
             )
         _check_status(where, directive, status, validation_error, self.versions())
+        if directive.validation_error is not None:
+            problem = rejection_reason_problem(self.client.client_version, directive.validation_error, validation_error)
+            if problem is not None:
+                raise CheckFailed(f"{where}: {problem} ({self.versions()})")
         if forkchoice_error is not None:
             raise CheckFailed(f"{where}: {_reason(forkchoice_error)}")
         if forkchoice is not None:
@@ -457,6 +467,7 @@ def _result(
         benchmark_transaction_count=None if benchmark is None else benchmark.transaction_count,
         executions=list(executions),
         statistics=benchmark_statistics(executions) if executions else None,
+        time_to_reject_ns=rejection_statistics(executions),
         duration_s=0.0 if started is None else time.perf_counter() - started,
         repeat_stop=None if replay is None else replay.repeat_stop,
         median_interval_width=None if interval is None else interval.relative_width,
@@ -514,8 +525,9 @@ def replay_test(
     if problems:
         return _result(ref, genesis_hash, "; ".join(problems), test=test), None, False
     total, _ = benchmark_executions(test.benchmark, options)
-    observer.test_started(ref, len(test.setup) + total)
     replay = _TestReplay(client, test, options, observer)
+    total += len(test.rejected) * replay.rejection_executions()[0]
+    observer.test_started(ref, len(test.setup) + total)
     lost = False
     try:
         failure, broken = _run_steps(replay)

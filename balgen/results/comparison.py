@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from ..plumbing.errors import BadInput
 from ..plumbing.printable import check_test_id
 from .confidence import Change
+from .rejection_times import RejectionTime, rejection_times
 from .schema import RESULTS_JSON, SCHEMA_VERSION, RunResult
 from .significance import NoiseFloor, aa_noise, changes_against, same_build
 
@@ -190,6 +191,8 @@ class Comparison:
     summaries: tuple[DeltaSummary, ...]
     worst: tuple[Regression, ...]
     speedups: tuple[SpeedupAgainstBound, ...] = ()
+    rejections: tuple[RejectionTime, ...] = ()
+    """Every run's timed rejections, beside the valid block's time of the same test."""
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -282,4 +285,5 @@ def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float =
         ),
         worst=tuple(regressions[:worst]),
         speedups=speedups_against_bounds(runs, changes_by_run),
+        rejections=tuple(row for run in runs for row in rejection_times(run.name, run.result.tests)),
     )

@@ -32,6 +32,10 @@ class Role(StrEnum):
     """A benchmark payload execution whose numbers are discarded."""
     MEASURED = "measured"
     """A benchmark payload execution that counts in the statistics."""
+    REJECTION_WARMUP = "rejection-warmup"
+    """A rejection of a payload the fixture expects INVALID, timed and discarded."""
+    REJECTION = "rejection"
+    """A rejection of a payload the fixture expects INVALID that counts in the time to reject."""
 
 
 _FROZEN = ConfigDict(frozen=True, use_attribute_docstrings=True)
@@ -123,6 +127,11 @@ class BenchmarkStatistics(BaseModel):
     geth_state_read_ms: Distribution | None
     geth_state_hash_ms: Distribution | None
     geth_commit_ms: Distribution | None
+
+
+def rejection_statistics(executions: Sequence[Execution]) -> Distribution | None:
+    """The time to reject (newPayload ns) over the `REJECTION` executions among `executions`, if any."""
+    return distribution([e.new_payload_ns for e in executions if e.role is Role.REJECTION])
 
 
 def benchmark_statistics(executions: Sequence[Execution]) -> BenchmarkStatistics:
