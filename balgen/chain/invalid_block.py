@@ -9,7 +9,7 @@ recomputed) or is left as it is (`balgen.model.invalid_access_list`).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import rlp
@@ -65,91 +65,115 @@ def _replaced(entries: list[Entry], position: int, account: AccountChanges | Non
     return encoded_list(kept)
 
 
-def _first(entries: list[Entry], wanted: Callable[[AccountChanges], bool], what: str) -> int:
-    """The position of the first entry of the workload's own (`Entry` lists only those that may be
-    corrupted) with `wanted`, or CorruptionImpossible naming `what`."""
-    for position, (_, _, account) in enumerate(entries):
-        if wanted(account):
-            return position
-    raise CorruptionImpossible(f"the benchmark block's access list has no {what}")
+@dataclass(frozen=True)
+class TrueList:
+    """The list execution produced, entry by entry, and what a lie about it may change."""
+
+    entries: list[Entry]
+    senders: frozenset[bytes]
+    """The block's transaction senders: the accounts whose nonce change a transaction index pins."""
+    system: frozenset[bytes]
+    """The system contracts, which every block lists: never the lie's entry."""
+    item_bound: int
+    """The most items EIP-7928 allows at the benchmark's gas value."""
+
+    def first(self, wanted: Callable[[AccountChanges], bool], what: str) -> tuple[int, AccountChanges]:
+        """The position and account of the first entry of the workload's own with `wanted`, or
+        CorruptionImpossible naming `what`."""
+        for position, (address, _, account) in enumerate(self.entries):
+            if address not in self.system and wanted(account):
+                return position, account
+        raise CorruptionImpossible(f"the benchmark block's access list has no {what}")
+
+    def replaced(self, position: int, account: AccountChanges | None) -> bytes:
+        """The list with the entry at `position` replaced by `account` (or left out, for None)."""
+        raws = [raw for _, raw, _ in self.entries]
+        raws[position : position + 1] = [] if account is None else [encoded_account(account)]
+        return encoded_list(raws)
+
+    @property
+    def items(self) -> int:
+        """Its items as EIP-7928 counts them."""
+        return sum(1 + len(a.storage_changes) + len(a.storage_reads) for _, _, a in self.entries)
+
+
+def _missing_read(true: TrueList) -> bytes:
+    at, account = true.first(lambda a: bool(a.storage_reads), "storage read")
+    return true.replaced(at, replace(account, storage_reads=tuple(account.storage_reads)[1:]))
+
+
+def _missing_write(true: TrueList) -> bytes:
+    at, account = true.first(lambda a: bool(a.storage_changes), "storage write")
+    return true.replaced(at, replace(account, storage_changes=dict(list(account.storage_changes.items())[1:])))
+
+
+def _wrong_value(true: TrueList) -> bytes:
+    at, account = true.first(lambda a: bool(a.storage_changes), "storage write")
+    (slot, ((index, value), *later)), *others = account.storage_changes.items()
+    wrong = {slot: [(index, (value + 1) % 2**256), *later], **dict(others)}
+    return true.replaced(at, replace(account, storage_changes=wrong))
+
+
+def _extra_account(true: TrueList) -> bytes:
+    extra = AccountChanges(keccak(b"balgen/invalid_bal/extra_account")[:20], {}, (), (), (), ())
+    entries = sorted([*((address, raw) for address, raw, _ in true.entries), (extra.address, encoded_account(extra))])
+    return encoded_list(raw for _, raw in entries)
+
+
+def _missing_account(true: TrueList) -> bytes:
+    at, _ = true.first(lambda a: a.address in true.senders, "sender")
+    return true.replaced(at, None)
+
+
+def _wrong_index(true: TrueList) -> bytes:
+    at, account = true.first(lambda a: a.address in true.senders and len(a.nonce_changes) == 1, "sender")
+    ((index, nonce),) = account.nonce_changes
+    return true.replaced(at, replace(account, nonce_changes=((index + 1, nonce),)))
+
+
+def _out_of_order(true: TrueList) -> bytes:
+    if len(true.entries) < 2:
+        raise CorruptionImpossible("the benchmark block's access list has one account: no order to break")
+    raws = [raw for _, raw, _ in true.entries]
+    raws[0], raws[1] = raws[1], raws[0]
+    return encoded_list(raws)
+
+
+def _over_bound(true: TrueList) -> bytes:
+    """Slots no transaction reads added to the reads of an account with storage, until the list
+    holds one item more than the bound."""
+    at, account = true.first(lambda a: bool(a.storage_changes or a.storage_reads), "account with storage")
+    listed = set(account.storage_changes) | set(account.storage_reads)
+    extra: list[int] = []
+    slot = int.from_bytes(keccak(b"balgen/invalid_bal/over_bound"), "big")
+    items = true.items
+    while items + len(extra) <= true.item_bound:
+        if slot not in listed:
+            extra.append(slot)
+        slot = (slot + 1) % 2**256
+    return true.replaced(at, replace(account, storage_reads=tuple(sorted([*account.storage_reads, *extra]))))
+
+
+LIES: dict[Corruption, Callable[[TrueList], bytes]] = {
+    Corruption.MISSING_READ: _missing_read,
+    Corruption.MISSING_WRITE: _missing_write,
+    Corruption.WRONG_VALUE: _wrong_value,
+    Corruption.EXTRA_ACCOUNT: _extra_account,
+    Corruption.MISSING_ACCOUNT: _missing_account,
+    Corruption.WRONG_INDEX: _wrong_index,
+    Corruption.OUT_OF_ORDER: _out_of_order,
+    Corruption.OVER_BOUND: _over_bound,
+}
+"""How each corruption of a decodable list is made (`balgen.model.invalid_access_list` names them)."""
 
 
 def corrupted_list(
     encoded: bytes, corruption: Corruption, senders: frozenset[bytes], system: frozenset[bytes], item_bound: int
 ) -> bytes:
-    """
-    The list `encoded` with `corruption` made in it, in an entry of the
-    workload's own: not one of the `system` contracts', which every block
-    lists. `senders` are the block's transaction senders (the accounts
-    whose nonce change a transaction index pins), `item_bound` the most
-    items EIP-7928 allows at the benchmark's gas value.
-    """
+    """The list `encoded` with `corruption` made in it (see `TrueList` for the other arguments)."""
     if corruption is Corruption.UNDECODABLE:
         return encoded[:-1]
-    entries = _entries(encoded)
-    own = [position for position, (address, _, _) in enumerate(entries) if address not in system]
-
-    def first(wanted: Callable[[AccountChanges], bool], what: str) -> int:
-        return own[_first([entries[position] for position in own], wanted, what)]
-
-    if corruption is Corruption.MISSING_READ:
-        at = first(lambda a: bool(a.storage_reads), "storage read")
-        account = entries[at][2]
-        return _replaced(entries, at, replace(account, storage_reads=tuple(account.storage_reads)[1:]))
-    if corruption is Corruption.MISSING_WRITE:
-        at = first(lambda a: bool(a.storage_changes), "storage write")
-        account = entries[at][2]
-        changes = dict(list(account.storage_changes.items())[1:])
-        return _replaced(entries, at, replace(account, storage_changes=changes))
-    if corruption is Corruption.WRONG_VALUE:
-        at = first(lambda a: bool(a.storage_changes), "storage write")
-        account = entries[at][2]
-        slots = list(account.storage_changes.items())
-        slot, changes = slots[0]
-        (index, value), *later = changes
-        wrong = {slot: [(index, (value + 1) % 2**256), *later], **dict(slots[1:])}
-        return _replaced(entries, at, replace(account, storage_changes=wrong))
-    if corruption is Corruption.MISSING_ACCOUNT:
-        return _replaced(entries, first(lambda a: a.address in senders, "sender"), None)
-    if corruption is Corruption.WRONG_INDEX:
-        at = first(lambda a: a.address in senders and len(a.nonce_changes) == 1, "sender")
-        account = entries[at][2]
-        ((index, nonce),) = account.nonce_changes
-        return _replaced(entries, at, replace(account, nonce_changes=((index + 1, nonce),)))
-    if corruption is Corruption.OUT_OF_ORDER:
-        if len(entries) < 2:
-            raise CorruptionImpossible("the benchmark block's access list has one account: no order to break")
-        raws = [raw for _, raw, _ in entries]
-        raws[0], raws[1] = raws[1], raws[0]
-        return encoded_list(raws)
-    if corruption is Corruption.EXTRA_ACCOUNT:
-        extra = AccountChanges(keccak(b"balgen/invalid_bal/extra_account")[:20], {}, (), (), (), ())
-        listed = sorted([*(raw for _, raw, _ in entries), encoded_account(extra)], key=_address_of)
-        return encoded_list(listed)
-    if corruption is Corruption.OVER_BOUND:
-        return _over_bound(entries, first(lambda a: bool(a.storage_changes or a.storage_reads), "account with storage"), item_bound)
-    raise AssertionError(corruption)
-
-
-def _address_of(entry: bytes) -> bytes:
-    """The address of an account entry's RLP."""
-    return bytes(rlp.decode(entry)[0])
-
-
-def _over_bound(entries: list[Entry], at: int, item_bound: int) -> bytes:
-    """The list with slots no transaction reads added to the reads of the entry at `at`, until it
-    holds one item more than `item_bound`."""
-    items = sum(1 + len(a.storage_changes) + len(a.storage_reads) for _, _, a in entries)
-    account = entries[at][2]
-    listed = set(account.storage_changes) | set(account.storage_reads)
-    extra: list[int] = []
-    slot = int.from_bytes(keccak(b"balgen/invalid_bal/over_bound"), "big")
-    while items + len(extra) <= item_bound:
-        if slot not in listed:
-            extra.append(slot)
-        slot = (slot + 1) % 2**256
-    reads = tuple(sorted([*account.storage_reads, *extra]))
-    return _replaced(entries, at, replace(account, storage_reads=reads))
+    return LIES[corruption](TrueList(_entries(encoded), senders, system, item_bound))
 
 
 def invalid_twin(block: BuiltBlock, lie: InvalidAccessList, system: frozenset[bytes], item_bound: int) -> BuiltBlock:

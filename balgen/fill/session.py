@@ -341,7 +341,7 @@ class FillSession:
         work: Path,
     ) -> tuple[Path, ...]:
         info = {**self._info(workload), **access_list_info(workload, own), INFO_KEY: with_streamed_lists(graph.info())}
-        own_rejected, shared_rejected = rejected_twins(workload, own), rejected_twins(workload, shared)
+        own_rejected, shared_rejected = rejected_twin(workload, own), rejected_twin(workload, shared)
         pre = StreamedObject(lambda: iter_fixture_alloc(own.genesis_alloc_path), floatless=True)
         # Each fixture is built only when its file is written, so one format's
         # document is held at a time (at a billion gas each holds tens of
@@ -473,7 +473,7 @@ def fixture_chunks(
     yield from fixture_file_chunks(name, format_name, build(), info, values, pre=pre)
 
 
-def rejected_twins(workload: Workload, chain: BuiltChain) -> RejectedBlock | None:
+def rejected_twin(workload: Workload, chain: BuiltChain) -> RejectedBlock | None:
     """The invalid twin of `chain`'s benchmark block that `workload` sends before it, if it has one."""
     lie = workload.invalid_access_list
     if lie is None:

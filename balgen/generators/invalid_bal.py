@@ -60,6 +60,7 @@ def invalid_twin_workload(base: Family, params: WorkloadParams) -> Workload:
             "corruption": lie.corruption.value,
             "header_hash": lie.header_hash.value,
             "expected_exception": lie.validation_error,
+            "refuted_by": lie.refuted_by,
         },
     )
 

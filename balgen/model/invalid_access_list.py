@@ -50,8 +50,8 @@ class HeaderHash(str, Enum):
     """The list execution produces, as in the valid block: hashing the list finds the lie."""
 
 
-CHEAP_CHECKS = frozenset({Corruption.OUT_OF_ORDER, Corruption.UNDECODABLE})
-"""Corruptions a client finds in the list alone, before executing (order and encoding)."""
+CHEAP_CHECKS = {Corruption.OUT_OF_ORDER: "the list's order", Corruption.UNDECODABLE: "decoding"}
+"""Corruptions a client finds in the list alone, before executing, and by what."""
 
 _EXCEPTIONS: dict[Corruption, tuple[str, ...]] = {
     Corruption.MISSING_READ: ("INVALID_BLOCK_ACCESS_LIST",),
@@ -102,9 +102,11 @@ class InvalidAccessList:
         return "|".join(f"BlockException.{name}" for name in self.exceptions)
 
     @property
-    def found_by_execution(self) -> bool:
-        """Whether only executing the block refutes the list (the header commits to it, and it is well formed)."""
-        return self.header_hash is HeaderHash.REHASHED and self.corruption not in CHEAP_CHECKS
+    def refuted_by(self) -> str:
+        """What refutes the lie soonest: hashing the header, a check of the list, or only executing the block."""
+        if self.corruption in CHEAP_CHECKS:
+            return CHEAP_CHECKS[self.corruption]
+        return "the block hash" if self.header_hash is HeaderHash.STALE_HASH else "execution"
 
     @classmethod
     def from_name(cls, name: str) -> InvalidAccessList:

@@ -25,10 +25,14 @@ one (VALID, or INVALID where the fixture has a `validationError`, or the
 fixture's JSON-RPC `errorCode`); every `forkchoiceUpdated` is VALID; the
 head after the benchmark payload is `lastblockhash`; geth's slow-block
 counters of each measured execution are where the workload model puts
-them (`expected_counts`). A payload the fixture
+them (`expected_counts`); an INVALID answer must give a reason that
+means one of the fixture's expected exceptions, for the clients whose
+messages balgen maps (`rejections`). A payload the fixture
 expects to be INVALID is sent once: clients remember rejected blocks and
 answer a resend from that memory (geth: "links to previously rejected
-block"), not by executing it.
+block"), not by executing it. One it labels `testing`, just before the
+benchmark payload, is a timed rejection: executed like the benchmark
+payload, the client restarted in between (`rejections`).
 
 Faults: a JSON-RPC error to any call fails the test with the method and the
 error, and the run goes on. A client that stops answering (killed, hung past
