@@ -25,7 +25,9 @@ from balgen.plumbing.errors import BadInput
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
 from balgen.replay.engine_payloads import parse_payload_directives
 from balgen.replay.rejections import NOT_REPEATED, rejection_executions, rejection_reason_problem, time_rejections
-from balgen.results.measurements import Role
+from balgen.commands.report import run_report
+from balgen.results.measurements import Execution, Role, benchmark_statistics, rejection_statistics
+from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 
 from fill_runs import fill_fixtures
 
@@ -333,3 +335,49 @@ def test_reth_rejects_the_lies_of_its_amsterdam(tmp_path: Path) -> None:
         assert test["verdict"] == "passed", test["failure"]
         (rejection,) = [e for e in test["executions"] if e["role"] == "rejection"]
         assert rejection["status"] == "INVALID"
+
+
+# -- the report -----------------------------------------------------------------
+
+
+def execution(role: Role, milliseconds: float, status: str, reason: str | None = None) -> Execution:
+    """One execution of a test's block (the lie, or the valid block) taking `milliseconds`."""
+    return Execution(
+        test_id="lie", role=role, repetition=0, payload_index=1, block_number=2, block_hash="0x" + "ab" * 32,
+        gas_used=1_000_000, transaction_count=3, status=status, validation_error=reason,
+        new_payload_ns=int(milliseconds * 1e6), forkchoice_updated_ns=None, known_before_send=False,
+        restarted_before=role is Role.REJECTION, geth=None,
+    )  # fmt: skip
+
+
+def written_run(folder: Path, label: str, reject_ms: float, valid_ms: float) -> Path:
+    """A run of one test whose lie was rejected in `reject_ms` and whose valid block took `valid_ms`."""
+    executions = [
+        execution(Role.REJECTION_WARMUP, 3 * reject_ms, "INVALID", "access list hash mismatch"),
+        *(execution(Role.REJECTION, reject_ms * f, "INVALID", "access list hash mismatch") for f in (0.99, 1, 1.01)),
+        *(execution(Role.MEASURED, valid_ms * f, "VALID") for f in (0.99, 1, 1.01)),
+    ]
+    run = RunResult(
+        label=label, balgen_version="0", started_at="2026-01-01T00:00:00+00:00", fixtures_path="f", keyword=None,
+        warmup=1, repeat=3, cold=False, fail_fast=False, target={"kind": "managed"}, state=RunState.COMPLETE,
+        tests=[FixtureResult(
+            test_id="lie", fixture_name="lie", path="f.json", format="blockchain_test_engine_x", genesis_hash="0x" + "cd" * 32,
+            verdict=Verdict.PASSED, failure=None, benchmark_gas_used=1_000_000, executions=executions,
+            statistics=benchmark_statistics(executions), time_to_reject_ns=rejection_statistics(executions),
+        )],
+    )  # fmt: skip
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(run.model_dump_json())
+    return folder
+
+
+def test_the_report_puts_the_time_to_reject_beside_the_valid_blocks(tmp_path: Path) -> None:
+    runs = [written_run(tmp_path / "a", "a", 40.0, 20.0), written_run(tmp_path / "b", "b", 10.0, 20.0)]
+    assert run_report([*map(str, runs), "--output", str(tmp_path / "report")]) == 0
+    report = (tmp_path / "report" / "report.md").read_text()
+    section = report.split("## Time to reject a lying access list, beside the valid block's")[1]
+    rows = [line for line in section.splitlines() if line.startswith("| lie ")]
+    assert rows == [
+        "| lie | a | 40.00 | 20.00 | 2.00 | 3 | access list hash mismatch |",
+        "| lie | b | 10.00 | 20.00 | 0.50 | 3 | access list hash mismatch |",
+    ], "the warm-up's rejection is left out of the median"
