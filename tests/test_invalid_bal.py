@@ -138,6 +138,11 @@ def test_the_invalid_families_are_opt_in_and_selected_by_name() -> None:
     assert not any(name.startswith("invalid_bal") or name.startswith("bal_bound") for name in default)
     named = all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS, "invalid_bal")
     assert {planned.family.name for planned in named} == {family.name for family in FAMILIES}
+    prefetch = all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS, "prefetch")
+    assert {planned.family.name for planned in prefetch} == {"prefetch"}, "a base family's name does not opt in"
+    assert {p.family.name for p in all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS, "invalid_bal_prefetch-max")} == {
+        "invalid_bal_prefetch"
+    }
     assert len(named) == 3 * (2 * 16 + 18), "three fill levels; mixed_dep and state_root read no slot they do not write"
 
 

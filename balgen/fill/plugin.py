@@ -42,7 +42,7 @@ from ..plumbing.errors import BadInput, FillCheckFailed
 from .session import FillResult, FillSession
 from .options import DEFAULT_GAS_VALUES, DEFAULT_OUTPUT, parse_gas_values
 from ..ethereum.forks import DEFAULT_FORK, Fork, fork_by_name
-from ..generators.catalog import Family, PlannedWorkload, planned_workloads
+from ..generators.catalog import Family, PlannedWorkload, named_in, planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..plumbing.stop_signals import install_stop_handlers, restore_handlers
 from ..plumbing.toolchain import required_tool
@@ -246,7 +246,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # trylast: after `-k`/`-m` deselection, so the run's pre-alloc group holds
     # only the workloads that are actually filled.
-    if fills(config) and not config.getoption("keyword"):
+    if fills(config):
         deselect_opt_in(config, items)
     planned = [planned for item in items if (planned := planned_of(item)) is not None]
     if not planned:
@@ -280,8 +280,14 @@ def planned_of(item: pytest.Item) -> PlannedWorkload | None:
 
 
 def deselect_opt_in(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the opt-in families' workloads (`Family.opt_in`): a run without `-k` fills the default suite."""
-    opted = [item for item in items if (planned := planned_of(item)) is not None and planned.family.opt_in]
+    """Leave out the opt-in families' workloads (`Family.opt_in`) that `-k` does not name (`named_in`):
+    a run without `-k` fills the default suite, and `-k prefetch` the prefetch family alone."""
+    keyword = config.getoption("keyword")
+    opted = [
+        item
+        for item in items
+        if (planned := planned_of(item)) is not None and not named_in(planned.family, keyword)
+    ]
     if opted:
         config.hook.pytest_deselected(items=opted)
         left_out = set(opted)

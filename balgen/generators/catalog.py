@@ -8,6 +8,7 @@ family added to the catalog is filled, exported and shown everywhere at once.
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
@@ -80,6 +81,25 @@ def default_families() -> tuple[Family, ...]:
     return tuple(family for family in families() if not family.opt_in)
 
 
+_WORDS = re.compile(r"[A-Za-z0-9_.]+")
+
+
+def named_in(family: Family, selection: str | None) -> bool:
+    """
+    Whether a `-k` expression or name pattern asks for `family` by name: a
+    default family always, an opt-in one when a word of `selection` is part
+    of its name and of no default family's (`-k invalid_bal`, `-k bal_bound`;
+    `-k prefetch` leaves `invalid_bal_prefetch` out).
+    """
+    if not family.opt_in:
+        return True
+    defaults = [default.name for default in default_families()]
+    return any(
+        word in family.name and not any(word in name for name in defaults)
+        for word in _WORDS.findall(selection or "")
+    )
+
+
 def family_by_name(name: str) -> Family:
     for family in families():
         if family.name == name:
@@ -111,11 +131,12 @@ def all_planned_workloads(
 ) -> list[PlannedWorkload]:
     """
     Every workload of every family, optionally only names matching a glob or
-    substring; the opt-in families only when a pattern is given.
+    substring; the opt-in families only when the pattern names them (`named_in`).
     """
     planned = [
         p
-        for family in (families() if pattern is not None else default_families())
+        for family in families()
+        if named_in(family, pattern)
         for p in planned_workloads(family, fork, gas_values, placement, code_sizes)
     ]
     if pattern is None:
