@@ -7,11 +7,11 @@ key of one) per 2,000 gas of the block's gas limit (go-ethereum's
 access is cheaper than that, so a block can only approach the bound. Every
 transaction calls one reader contract that loops over distinct keys it has
 never touched, each read once: variant `slots` reads empty storage slots of
-its own (a cold SLOAD, 2,100 gas: about nine tenths of the bound),
-`accounts` hashes the code of absent accounts (a cold EXTCODEHASH: about
-three quarters). The keys are 32-byte slot numbers and 20-byte addresses
-that share no prefix with anything else, so the list is as large in bytes
-as its items allow. As execution-specs' max-SLOADs and max-accounts
+its own (a cold SLOAD, 2,100 gas: 93% of the bound at greedy fill),
+`accounts` hashes the code of absent accounts (a cold EXTCODEHASH, 3,000
+gas on Amsterdam: 65%). Slot keys are full 32-byte numbers and addresses
+20 bytes with no leading zero, so the list is as large in bytes as its
+items allow. As execution-specs' max-SLOADs and max-accounts
 benchmarks, but nothing need exist first: the reader is the only setup.
 """
 
