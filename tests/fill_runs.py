@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from balgen.ethereum.forks import AMSTERDAM
-from balgen.generators.catalog import families, planned_workloads
+from balgen.generators.catalog import default_families, planned_workloads
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin
 from balgen.model.workload import FillLevel, Placement
 
@@ -90,7 +90,7 @@ def one_fixture_per_family() -> list[str]:
     default (and built on Osaka in tests/test_families.py).
     """
     names = []
-    for index, family in enumerate(families()):
+    for index, family in enumerate(default_families()):
         fill = list(FillLevel)[index % len(FillLevel)]
         chosen = [p for p in planned_workloads(family, AMSTERDAM, [1_000_000], Placement.BLOCKS) if p.params.fill is fill]
         names.append(chosen[index % len(chosen)].name)

@@ -27,6 +27,7 @@ from balgen.export.dependencies import dependency_groups, live_access_set, on_li
 from balgen.fill.session import build_own_chain
 from balgen.ethereum.forks import AMSTERDAM
 from balgen.model.family import Family
+from balgen.generators import invalid_bal
 from balgen.generators.catalog import families
 from balgen.plumbing.toolchain import pinned_evm
 from balgen.model.workload import FillLevel, Phase, Placement, WorkloadParams
@@ -45,7 +46,7 @@ def variants(family: Family) -> tuple[str | None, ...]:
     return ("0.5KB",) if family.sized_by_code else family.variants
 
 
-@pytest.mark.parametrize("family", families(), ids=lambda family: family.name)
+@pytest.mark.parametrize("family", [f for f in families() if f not in invalid_bal.FAMILIES], ids=lambda family: family.name)
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_export_groups_are_the_traced_graphs_components(t8n: TransitionTool, family: Family, data: st.DataObject) -> None:

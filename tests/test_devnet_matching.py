@@ -9,7 +9,6 @@ workload to the next. (The geth test of the same, through the command, is
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

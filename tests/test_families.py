@@ -130,6 +130,8 @@ def test_no_combination_is_skipped() -> None:
         "compute_then_sload": {"compute_5pct", "compute_10pct", "compute_25pct", "compute_50pct"},
         "prefetch_miss": {"existing_slots", "empty_slots"},
         "coinbase_serialization": {None},
+        **{f.name: set(f.variants) for f in families() if f.name.startswith("invalid_bal_")},
+        "bal_bound": {"slots", "accounts"},
     }
     assert {f.name for f in families() if f.sized_by_code} == sized
     # Contract-set families come in the run's code sizes (default 0.5KB; every size: tests/test_code_sets.py).

@@ -429,7 +429,7 @@ def test_replay_refuses_an_output_inside_the_fixture_folder(
     [
         ("test id with ESC", lambda d: d.update({"\x1b[31m" + NAME: d.pop(NAME)}), ["test id '\\x1b[31m"]),
         ("test id with a newline", lambda d: d.update({NAME + "\nrow": d.pop(NAME)}), ["test id '" + NAME + "\\nrow'"]),
-        ("all payloads setup", lambda d: d[NAME]["engineNewPayloads"][-1].update({"phase": "setup"}), ["phase 'testing' must mark the last payload alone"]),
+        ("all payloads setup", lambda d: d[NAME]["engineNewPayloads"][-1].update({"phase": "setup"}), ["phase 'testing' must mark the last payload"]),
         ("phase an object", lambda d: d[NAME]["engineNewPayloads"][0].update({"phase": {"x": 1}}), ["engineNewPayloads[0].phase", "'setup' or 'testing'"]),
         ("two testing payloads", lambda d: d[NAME]["engineNewPayloads"][0].update({"phase": "testing"}), ["not [0, "]),
     ],

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import rlp
 from rlp.codec import consume_item, consume_length_prefix
@@ -258,7 +258,7 @@ def _account_spans(encoded: bytes) -> Iterator[tuple[int, int, int]]:
     return _item_spans(encoded, start, start + length)
 
 
-def _raw_accounts(encoded: bytes) -> Iterator[tuple[bytes, bytes]]:
+def raw_accounts(encoded: bytes) -> Iterator[tuple[bytes, bytes]]:
     """Each account entry of a BAL as (address, its RLP), undecoded."""
     for start, payload, end in _account_spans(encoded):
         address_start, address_end = _payload(encoded, payload)
@@ -267,7 +267,7 @@ def _raw_accounts(encoded: bytes) -> Iterator[tuple[bytes, bytes]]:
 
 def access_list_addresses(encoded: bytes) -> list[bytes]:
     """The addresses a BAL has an entry for, in its order."""
-    return [address for address, _ in _raw_accounts(encoded)]
+    return [address for address, _ in raw_accounts(encoded)]
 
 
 STATE_CHANGE_FIELDS = (1, 3, 4, 5)
@@ -294,7 +294,12 @@ def with_accounts_of(encoded: bytes, replacements: bytes) -> bytes:
     place of its own entry for that address (or added), in canonical address
     order; the other entries stay byte for byte.
     """
-    entries = dict(_raw_accounts(encoded))
-    entries.update(_raw_accounts(replacements))
-    body = b"".join(entries[address] for address in sorted(entries))
+    entries = dict(raw_accounts(encoded))
+    entries.update(raw_accounts(replacements))
+    return encoded_list(entries[address] for address in sorted(entries))
+
+
+def encoded_list(entries: Iterable[bytes]) -> bytes:
+    """A block access list from its account entries' RLP, in the order given."""
+    body = b"".join(entries)
     return rlp.codec.length_prefix(len(body), 0xC0) + body

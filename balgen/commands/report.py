@@ -31,6 +31,7 @@ from rich.table import Table  # noqa: E402
 from ..plumbing.command_line import OneLineParser, wide_console  # noqa: E402
 from ..plumbing.errors import BadInput  # noqa: E402
 from ..plumbing.output_files import check_writable, write_text_atomically  # noqa: E402
+from ..plumbing.printable import escaped  # noqa: E402
 from ..results.comparison import Comparison, DeltaSummary, LoadedRun, compare, load_runs  # noqa: E402
 from ..results.phases import Phase, measured_phase_ms  # noqa: E402
 from ..results.confidence import COMPARISON_CONFIDENCE, Change  # noqa: E402
@@ -172,6 +173,26 @@ def _worst_cells(comparison: Comparison) -> list[list[str]]:
     ]
 
 
+REJECTION_COLUMNS = ("test", "run", "reject ms", "valid block ms", "reject / valid", "rejections", "client's reason")
+REASON_CHARACTERS = 60
+"""How much of a client's rejection message the table shows (go-ethereum's carry two hashes)."""
+
+
+def _rejection_cells(comparison: Comparison) -> list[list[str]]:
+    return [
+        [
+            row.test_id,
+            row.run,
+            f"{row.reject_ms:.2f}",
+            "-" if row.valid_ms is None else f"{row.valid_ms:.2f}",
+            "-" if row.ratio is None else f"{row.ratio:.2f}",
+            str(row.rejections),
+            escaped((row.reason or "-")[:REASON_CHARACTERS]),
+        ]
+        for row in comparison.rejections
+    ]
+
+
 def _sections(comparison: Comparison) -> list[tuple[str, Sequence[str], list[list[str]]]]:
     """(title, columns, rows) of each table, shared by the terminal and Markdown."""
     baseline = comparison.names[0]
@@ -194,6 +215,8 @@ def _sections(comparison: Comparison) -> list[tuple[str, Sequence[str], list[lis
     )
     if phase_tests := _phase_test_cells(comparison):
         sections.append(("Phase time per test against the baseline", PHASE_TEST_COLUMNS, phase_tests))
+    if rejections := _rejection_cells(comparison):
+        sections.append(("Time to reject a lying access list, beside the valid block's", REJECTION_COLUMNS, rejections))
     return sections
 
 

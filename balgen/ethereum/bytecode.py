@@ -53,6 +53,7 @@ SHL = Op("SHL", 0x1B, 3)
 SHA3 = Op("SHA3", 0x20, 30)  # plus 6 per word hashed, added by callers
 ADDRESS = Op("ADDRESS", 0x30, 2)
 BALANCE = Op("BALANCE", 0x31, 0)  # warm/cold account access is dynamic
+CALLER = Op("CALLER", 0x33, 2)
 CALLDATALOAD = Op("CALLDATALOAD", 0x35, 3)
 CODECOPY = Op("CODECOPY", 0x39, 3)
 # The EXTCODE* opcodes' static gas is the warm access; cold surcharges are dynamic.

@@ -130,9 +130,15 @@ def built(planned: PlannedWorkload) -> Workload:
     if planned.params.placement is not Placement.BLOCKS:
         raise ValueError(f"{planned.name}: the spamoor export needs set-up blocks, not {planned.params.placement}")
     try:
-        return planned.build()
+        workload = planned.build()
     except FillCheckFailed as error:
         raise UnexportableWorkload(f"{planned.name}: {error}") from None
+    if workload.invalid_access_list is not None:
+        raise UnexportableWorkload(
+            f"{planned.name}: its benchmark is a block whose access list lies ({workload.invalid_access_list.name}), "
+            "which only a block builder can make: a mempool carries transactions, never an invalid block"
+        )
+    return workload
 
 
 def workload_files(workload: Workload) -> dict[str, str]:

@@ -43,7 +43,7 @@ from .session import FillResult, FillSession
 from .options import DEFAULT_GAS_BENCHMARK_VALUES, DEFAULT_OUTPUT, parse_gas_benchmark_values
 from ..ethereum.forks import DEFAULT_FORK, Fork, fork_by_name
 from ..model.family import Family, PlannedWorkload
-from ..generators.catalog import planned_workloads
+from ..generators.catalog import named_in, planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..plumbing.stop_signals import install_stop_handlers, restore_handlers
 from ..plumbing.toolchain import required_tool
@@ -238,7 +238,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     options = _options(metafunc.config)
     family: Family = marker.kwargs["family"]
-    if not family.asked_for(metafunc.config.option.keyword or None):
+    if not named_in(family, metafunc.config.option.keyword or None):
         return  # an opt-in family: its filler collects nothing unless `-k` names it
     params = list(planned_workloads(family, options.fork, options.gas_benchmark_values, options.placement, options.code_sizes))
     ids = [planned.name for planned in params]

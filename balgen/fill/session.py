@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from .. import __version__
 from ..chain.alloc import (
     fixture_alloc, genesis_entries, iter_alloc, iter_alloc_among, iter_alloc_packing, iter_fixture_alloc, state_diff,
-    system_addresses, write_alloc_entries, write_sorted_alloc,
+    system_accounts, system_addresses, write_alloc_entries, write_sorted_alloc,
 )
 from ..chain.header import has_block_access_list
 from ..chain.applied_chain import AppliedGenesis, apply_blocks
@@ -32,8 +32,9 @@ from ..chain.state_roots import StateRoots, state_root_tool
 from ..chain.builder import BuiltChain, build_chain
 from ..chain.t8n import TransitionTool
 from ..analysis import ACCESS_TRACER, INFO_KEY, DependencyGraph
+from ..chain.invalid_block import CorruptionImpossible, invalid_twin
 from .checks import (
-    BlockTouches, check_chain, check_same_execution, check_transaction_gas_caps, genesis_dependence,
+    BlockTouches, access_list_items, check_chain, check_same_execution, check_transaction_gas_caps, genesis_dependence,
     traced_dependency_graph,
 )
 from ..plumbing.errors import BadInput, FillCheckFailed
@@ -41,7 +42,7 @@ from ..fixtures.models import (
     BlockchainEngineFixture, BlockchainEngineXFixture, BlockchainFixture, FixtureModel, format_dir,
 )
 from ..fixtures.render import (
-    blockchain_fixture, engine_fixture, engine_x_fixture, fixture_file_chunks, with_streamed_lists,
+    RejectedBlock, blockchain_fixture, engine_fixture, engine_x_fixture, fixture_file_chunks, with_streamed_lists,
 )
 from ..plumbing.spooled_json import RenderedValues
 from ..plumbing.streamed_json import StreamedObject
@@ -314,7 +315,8 @@ class FillSession:
         test_function: str,
         work: Path,
     ) -> tuple[Path, ...]:
-        info = {**self._info(workload), INFO_KEY: with_streamed_lists(graph.info())}
+        info = {**self._info(workload), **access_list_info(workload, own), INFO_KEY: with_streamed_lists(graph.info())}
+        own_rejected, shared_rejected = rejected_twin(workload, own), rejected_twin(workload, shared)
         pre = StreamedObject(lambda: iter_fixture_alloc(own.genesis_alloc_path), floatless=True)
         # Each fixture is built only when its file is written, so one format's
         # document is held at a time (at a billion gas each holds tens of
@@ -324,8 +326,11 @@ class FillSession:
             # Gigabytes of post-state in three files would help no one: its root stands for it.
             builders = [
                 (BlockchainFixture, lambda: blockchain_fixture(workload, own, None)),
-                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, None)),
-                (BlockchainEngineXFixture, lambda: engine_x_fixture(workload, shared, group.group_hash, None)),
+                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, None, own_rejected)),
+                (
+                    BlockchainEngineXFixture,
+                    lambda: engine_x_fixture(workload, shared, group.group_hash, None, shared_rejected),
+                ),
             ]
         else:
             # Both post-states are streamed from sorted copies of t8n's allocs (an
@@ -351,9 +356,15 @@ class FillSession:
             )
             builders = [
                 (BlockchainFixture, lambda: blockchain_fixture(workload, own, own_post)),
-                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, own_post)),
-                (BlockchainEngineXFixture, lambda: engine_x_fixture(workload, shared, group.group_hash, diff)),
+                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, own_post, own_rejected)),
+                (
+                    BlockchainEngineXFixture,
+                    lambda: engine_x_fixture(workload, shared, group.group_hash, diff, shared_rejected),
+                ),
             ]
+        if workload.invalid_access_list is not None:
+            # A blockchain_test would hold the valid chain only: the rejection is the engine fixtures' point.
+            builders = [(model, build) for model, build in builders if model is not BlockchainFixture]
         folder = gas_folder(workload.fork, workload.gas_benchmark_value, self.all_gas_values)
         with RenderedValues(work / "rendered") as values:
             pending: list[tuple[Path, Iterable[str]]] = []
@@ -382,6 +393,34 @@ def fixture_chunks(
 ) -> Iterator[str]:
     """The file of fixture `name` as text chunks, the fixture built when the first chunk is asked for."""
     yield from fixture_file_chunks(name, format_name, build(), info, values, pre=pre)
+
+
+def rejected_twin(workload: Workload, chain: BuiltChain) -> RejectedBlock | None:
+    """The invalid twin of `chain`'s benchmark block that `workload` sends before it, if it has one."""
+    lie = workload.invalid_access_list
+    if lie is None:
+        return None
+    bound = workload.fork.max_bal_items(workload.gas_benchmark_value) or 0
+    try:
+        twin = invalid_twin(chain.blocks[-1], lie, frozenset(system_accounts(workload.fork)), bound)
+    except CorruptionImpossible as error:
+        raise FillCheckFailed(f"{lie.name}: {error}") from None
+    return RejectedBlock(twin, lie.validation_error)
+
+
+def access_list_info(workload: Workload, chain: BuiltChain) -> dict[str, Any]:
+    """`_info`'s record of the benchmark block's access list (items as EIP-7928 counts them, RLP bytes),
+    for a family that records it."""
+    benchmark = chain.blocks[-1]
+    if not family_by_name(workload.family).records_access_list or benchmark.block_access_list is None:
+        return {}
+    return {
+        "block-access-list": {
+            "items": access_list_items(benchmark),
+            "item-bound": workload.fork.max_bal_items(workload.gas_benchmark_value),
+            "bytes": len(benchmark.block_access_list),
+        }
+    }
 
 
 def accounts_changed_in_access_lists(chain: BuiltChain) -> set[str]:

@@ -8,6 +8,7 @@ family added to the catalog is filled, exported and shown everywhere at once.
 from __future__ import annotations
 
 import fnmatch
+import re
 from typing import Iterator, Sequence
 
 from ..ethereum.forks import Fork
@@ -15,9 +16,10 @@ from .code_set import DEFAULT_CODE_SIZES
 from ..model.family import Family, PlannedWorkload
 from ..model.workload import FillLevel, Placement, WorkloadParams
 from . import (
-    coinbase_serialization, compute_then_sload, cross_contract_chase, extcode, interact, keccak_chain, mixed_dep,
-    prefetch, prefetch_miss, serial_chain, state_root,
+    bal_bound, coinbase_serialization, compute_then_sload, cross_contract_chase, extcode, interact, invalid_bal,
+    keccak_chain, mixed_dep, prefetch, prefetch_miss, serial_chain, state_root,
 )
+
 
 def families() -> tuple[Family, ...]:
     """Every family balgen generates, in documentation order."""
@@ -33,6 +35,32 @@ def families() -> tuple[Family, ...]:
         compute_then_sload.FAMILY,
         prefetch_miss.FAMILY,
         coinbase_serialization.FAMILY,
+        bal_bound.FAMILY,
+        *invalid_bal.FAMILIES,
+    )
+
+
+def default_families() -> tuple[Family, ...]:
+    """The families a run without `-k` fills and exports: every one but the opt-in ones."""
+    return tuple(family for family in families() if not family.opt_in)
+
+
+_WORDS = re.compile(r"[A-Za-z0-9_.]+")
+
+
+def named_in(family: Family, selection: str | None) -> bool:
+    """
+    Whether a `-k` expression or name pattern asks for `family` by name: a
+    default family always, an opt-in one when a word of `selection` is part
+    of its name and of no default family's (`-k invalid_bal`, `-k bal_bound`;
+    `-k prefetch` leaves `invalid_bal_prefetch` out).
+    """
+    if not family.opt_in:
+        return True
+    defaults = [default.name for default in default_families()]
+    return any(
+        word in family.name and not any(word in name for name in defaults)
+        for word in _WORDS.findall(selection or "")
     )
 
 
@@ -65,12 +93,14 @@ def all_planned_workloads(
     pattern: str | None = None,
     code_sizes: Sequence[str] = DEFAULT_CODE_SIZES,
 ) -> list[PlannedWorkload]:
-    """Every workload of every family, optionally only names matching a glob or substring;
-    an opt-in family only when the pattern names it."""
+    """
+    Every workload of every family, optionally only names matching a glob or
+    substring; the opt-in families only when the pattern names them (`named_in`).
+    """
     planned = [
         p
         for family in families()
-        if family.asked_for(pattern)
+        if named_in(family, pattern)
         for p in planned_workloads(family, fork, gas_benchmark_values, placement, code_sizes)
     ]
     if pattern is None:

@@ -28,12 +28,11 @@ class Family:
     """Variants are contract code sizes, chosen per run (`--code-sizes`); such a
     family's state is large, so it never joins the run's shared pre-alloc group."""
     opt_in: bool = False
-    """Filled and exported only when asked for by name (`balgen fill -k <name>`): the
-    execution-specs parity families, kept out of the default suite so that it stays as fast."""
-
-    def asked_for(self, keyword: str | None) -> bool:
-        """Whether a run selecting `keyword` (a `-k` expression, or None) includes this family."""
-        return not self.opt_in or (keyword is not None and self.name in keyword.lower())
+    """Filled and exported only when asked for by name (`-k`, `catalog.named_in`): slow (the
+    execution-specs parity families), or not a benchmark of a valid block (`invalid_bal_*`), so a
+    run without `-k` (the default suite) leaves it out and stays as fast."""
+    records_access_list: bool = False
+    """Its fixtures' `_info` records the benchmark block's access list: items and bytes."""
 
     @property
     def description(self) -> str:

@@ -17,6 +17,7 @@ from collections.abc import ItemsView, ValuesView
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar, overload
 
 from ..ethereum.forks import Fork
+from .invalid_access_list import InvalidAccessList
 
 Address = bytes
 """A 20-byte account address."""
@@ -351,6 +352,9 @@ class Workload:
     """The state before the benchmark block is too large to hold in memory or to copy
     freely (a contract set): it is streamed, gets a pre-alloc group of its own and
     fixtures carry its post-state as a hash."""
+    invalid_access_list: InvalidAccessList | None = None
+    """The lie an invalid twin of the benchmark block tells, sent (and rejected) before the
+    benchmark block itself: only its engine fixtures are written."""
 
     def pre_accounts(self) -> Iterator[tuple[Address, Account]]:
         """Every pre-state account, by address, generated ones built one at a time."""
@@ -401,10 +405,13 @@ class WorkloadParams:
     fill: FillLevel
     placement: Placement = Placement.BLOCKS
     variant: str | None = None
+    namespace: str = ""
+    """Prefixed to the name a generator derives its keys and addresses from: a workload that
+    another family builds with this generator (`invalid_bal`) gets accounts of its own."""
 
     def fixture_name(self, family: str) -> str:
-        """The name of `family`'s workload at these parameters."""
-        return fixture_name(family, self.fill, self.variant, self.gas_benchmark_value)
+        """The name of `family`'s workload at these parameters (the namespace first, if any)."""
+        return self.namespace + fixture_name(family, self.fill, self.variant, self.gas_benchmark_value)
 
 
 def benchmark_workload(

@@ -46,7 +46,7 @@ from ..fixtures.reading import StreamedPre, read_fixture_document, validated, va
 from ..ethereum.hextypes import Hash32, Uint64
 from ..model.test_ids import INFO_KEY as TEST_ID_KEY
 from ..plumbing.printable import check_test_id
-from .engine_payloads import PayloadDirective, parse_payload_directives
+from .engine_payloads import PayloadDirective, is_timed_rejection, parse_payload_directives
 
 REPLAYABLE_FORMATS = (ENGINE, ENGINE_X)
 
@@ -162,9 +162,15 @@ class ReplayTest:
         return self.payloads[-1]
 
     @property
+    def rejected(self) -> tuple[PayloadDirective, ...]:
+        """The payloads the fixture expects rejected and labels `testing` (an `invalid_bal` block's
+        lying twin, sent just before the benchmark block): timed like the benchmark payload."""
+        return tuple(directive for directive in self.payloads[:-1] if is_timed_rejection(directive))
+
+    @property
     def setup(self) -> tuple[PayloadDirective, ...]:
-        """Every payload before the benchmark one."""
-        return self.payloads[:-1]
+        """Every payload before the benchmark one but the timed rejections: each sent once."""
+        return tuple(directive for directive in self.payloads[:-1] if not is_timed_rejection(directive))
 
 
 # -- reading files ------------------------------------------------------------

@@ -146,11 +146,19 @@ def parse_payload_directives(fixture: Mapping[str, Any]) -> tuple[PayloadDirecti
 SETUP_PHASE, TESTING_PHASE = "setup", "testing"
 
 
+def is_timed_rejection(directive: PayloadDirective) -> bool:
+    """Whether the replay times the client's rejection of this payload: the fixture labels it
+    `testing` and expects it rejected (it comes just before the benchmark payload)."""
+    return directive.phase == TESTING_PHASE and directive.expected_status != VALID
+
+
 def check_phases(directives: Sequence[PayloadDirective]) -> None:
     """
     The replay measures the last payload and sends the others once: where a
     fixture labels its payloads with `phase` (balgen's do), the labels must
-    say the same, or the wrong block would be measured without a word.
+    say the same, or the wrong block would be measured without a word. The
+    payloads just before the last may be `testing` too when the fixture
+    expects them rejected: their rejection is timed (`is_timed_rejection`).
     """
     labelled = [directive for directive in directives if directive.phase is not None]
     for directive in labelled:
@@ -162,8 +170,10 @@ def check_phases(directives: Sequence[PayloadDirective]) -> None:
     if not labelled:
         return
     testing = [directive.index for directive in labelled if directive.phase == TESTING_PHASE]
-    if testing != [directives[-1].index]:
+    rejections = [directive.index for directive in directives[:-1] if is_timed_rejection(directive)]
+    rejections_last = rejections == list(range(len(directives) - 1 - len(rejections), len(directives) - 1))
+    if testing != [*rejections, directives[-1].index] or not rejections_last:
         raise BadInput(
-            f"engineNewPayloads: phase {TESTING_PHASE!r} must mark the last payload alone "
-            f"(the benchmark block), not {testing or 'none'}"
+            f"engineNewPayloads: phase {TESTING_PHASE!r} must mark the last payload (the benchmark "
+            f"block) and only payloads just before it that the fixture expects rejected, not {testing or 'none'}"
         )

@@ -89,6 +89,8 @@ class ReplayProgress:
         median_ms = result.median("new_payload_ns")
         if median_ms is not None:
             line += f", newPayload median {median_ms / 1e6:.2f} ms"
+        if result.time_to_reject_ns is not None:
+            line += f", time to reject median {result.time_to_reject_ns.median / 1e6:.2f} ms"
         if result.failure:
             line += f": {escaped(result.failure.splitlines()[0])}"
         self.console.print(line, style=_VERDICT_STYLE[result.verdict], highlight=False, soft_wrap=True, markup=False)
@@ -113,10 +115,17 @@ def shown_id(result: FixtureResult) -> str:
     return result.test_id if result.mode is None else f"{result.test_id} [{result.mode}]"
 
 
+REJECT_COLUMN = "reject ms"
+"""The median time the client took to answer INVALID to the test's lying twin of its block."""
+
+
 def summary_table(results: Sequence[FixtureResult], title: str) -> Table:
     """One row per test: its verdict and the medians of the measured executions."""
     table = Table(title=title)
     columns = ("test", "txs", "gas used", "newPayload ms", "p5–p95 ms", "CV", "MGas/s", "FCU ms", "client total ms", "result")
+    rejections = any(result.time_to_reject_ns is not None for result in results)
+    if rejections:  # the invalid block's time to reject, beside the valid block's newPayload
+        columns = (*columns[:4], REJECT_COLUMN, *columns[4:])
     for column in columns:
         table.add_column(column, justify="left" if column in ("test", "result") else "right")
     for result in results:
@@ -132,6 +141,7 @@ def summary_table(results: Sequence[FixtureResult], title: str) -> Table:
             "-" if result.benchmark_transaction_count is None else str(result.benchmark_transaction_count),
             "-" if result.benchmark_gas_used is None else f"{result.benchmark_gas_used:,}",
             _ms(None if stats is None else stats.new_payload_ns),
+            *([_ms(result.time_to_reject_ns)] if rejections else []),
             _spread(None if stats is None else stats.new_payload_ns),
             _cv(None if stats is None else stats.new_payload_ns),
             "-" if mgas is None else f"{mgas.median:.0f}",

@@ -36,10 +36,14 @@ one (VALID, or INVALID where the fixture has a `validationError`, or the
 fixture's JSON-RPC `errorCode`); every `forkchoiceUpdated` is VALID; the
 head after the benchmark payload is `lastblockhash`; geth's slow-block
 counters of each measured execution are where the workload model puts
-them (`expected_counts`). A payload the fixture
+them (`expected_counts`); an INVALID answer must give a reason that
+means one of the fixture's expected exceptions, for the clients whose
+messages balgen maps (`rejections`). A payload the fixture
 expects to be INVALID is sent once: clients remember rejected blocks and
 answer a resend from that memory (geth: "links to previously rejected
-block"), not by executing it.
+block"), not by executing it. One it labels `testing`, just before the
+benchmark payload, is a timed rejection: executed like the benchmark
+payload, the client restarted in between (`rejections`).
 
 Faults: a JSON-RPC error to any call fails the test with the method and the
 error, and the run goes on. A client that stops answering (killed, hung past
@@ -79,6 +83,7 @@ from ..results.measurements import (
     Role,
     allowed_overhead_ms,
     benchmark_statistics,
+    rejection_statistics,
 )
 from ..results.repeat_policy import DEFAULT_TARGET_WIDTH, RepeatPolicy, RepeatStop
 from ..results.schema import FixtureResult, RunState, Verdict
@@ -88,6 +93,7 @@ from .discovery import FixtureRef, ReplayGroup, ReplayTest, Suite, filled_with, 
 from .page_cache import drop_page_cache
 from .engine_payloads import ERROR, VALID, PayloadDirective
 from .sibling_blocks import SiblingBlocks, UnknownPayloadShape
+from .rejections import rejection_executions, rejection_reason_problem, time_rejections
 from .targets import ReplayClient, ReplayTarget
 
 DISCARD_FACTOR = 3
@@ -286,6 +292,7 @@ class _TestReplay:
         self.remember(*self.pre_test)
         for directive in self.test.setup:
             self.send(directive, Role.SETUP, 0, restarted=False, dropped=False)
+        time_rejections(self, self.test.rejected, self.rejection_executions())
         if self.test.benchmark.expected_status == VALID:
             try:
                 self.siblings = SiblingBlocks.of(self.test.benchmark)
@@ -408,6 +415,10 @@ class _TestReplay:
             raise CheckFailed(str(error)) from None
         self.proof = (proof.proven, proof.unproven)
 
+    def rejection_executions(self) -> tuple[int, int]:
+        """(executions, of which warm-ups) of each payload whose rejection is timed (`rejections`)."""
+        return rejection_executions(self.options.warmup, self.options.repeat, self.client.can_restart)
+
     def check_counts(self, execution: Execution, repetition: int) -> None:
         """geth's counters of a measured execution must be where the workload model puts them."""
         counts = None if execution.geth is None else execution.geth.counts
@@ -507,6 +518,10 @@ class _TestReplay:
                 f"it was sent; its {status} after {reply.elapsed_ns / 1e6:.2f} ms is no execution"
             )
         _check_status(where, directive, status, validation_error, self.versions())
+        if directive.validation_error is not None:
+            problem = rejection_reason_problem(self.client.client_version, directive.validation_error, validation_error)
+            if problem is not None:
+                raise CheckFailed(f"{where}: {problem} ({self.versions()})")
         if forkchoice_error is not None:
             raise CheckFailed(f"{where}: {_reason(forkchoice_error)}")
         if forkchoice_reply is not None:
@@ -655,6 +670,7 @@ def _result(
         benchmark_transaction_count=None if benchmark is None else benchmark.transaction_count,
         executions=list(executions),
         statistics=benchmark_statistics(executions) if executions else None,
+        time_to_reject_ns=rejection_statistics(executions),
         duration_s=0.0 if started is None else time.perf_counter() - started,
         repeat_stop=None if replay is None else replay.repeat_stop,
         median_interval_width=None if interval is None else interval.relative_width,
@@ -769,9 +785,10 @@ def replay_test(
     if problems:
         return [_result(ref, genesis_hash, "; ".join(problems), test=test, mode=m) for m in modes], None, False
     total, _ = benchmark_executions(test.benchmark, options)
+    replays = [_TestReplay(client, test, options, observer, mode) for mode, client in clients]
+    total += len(test.rejected) * replays[0].rejection_executions()[0]
     for _ in clients:
         observer.test_started(ref, len(test.setup) + total)
-    replays = [_TestReplay(client, test, options, observer, mode) for mode, client in clients]
     lost = False
     broken: str | None = None
     try:

@@ -34,6 +34,7 @@ from ..plumbing.errors import BadInput
 from ..plumbing.printable import check_test_id
 from .confidence import Change
 from .phases import PhaseChange, PhaseSummary, phase_changes, summarize_phases
+from .rejection_times import RejectionTime, rejection_times
 from .schema import RESULTS_JSON, SCHEMA_VERSION, RunResult
 from .significance import NoiseFloor, aa_noise, changes_against, comparable_tests, same_build
 
@@ -241,6 +242,8 @@ class Comparison:
     phases: tuple[tuple[PhaseChange, ...], ...] = ()
     """Per run after the baseline, every test's change of each phase's time."""
     phase_summaries: tuple[PhaseSummary, ...] = ()
+    rejections: tuple[RejectionTime, ...] = ()
+    """Every run's timed rejections, beside the valid block's time of the same test."""
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -374,4 +377,5 @@ def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float =
         phase_summaries=tuple(
             summary for run, changes in zip(runs[1:], phases, strict=True) for summary in summarize_phases(run.name, changes)
         ),
+        rejections=tuple(row for run in runs for row in rejection_times(run.name, run.result.tests)),
     )

@@ -36,6 +36,10 @@ class Role(StrEnum):
     """A benchmark payload execution whose client-side time disagreed with the client's own time
     for the block beyond `AGREEMENT_MARGIN`: something else than the block was timed; another
     sibling was executed in its place."""
+    REJECTION_WARMUP = "rejection-warmup"
+    """A rejection of a payload the fixture expects INVALID, timed and discarded."""
+    REJECTION = "rejection"
+    """A rejection of a payload the fixture expects INVALID that counts in the time to reject."""
 
 
 AGREEMENT_MARGIN_MS = 10.0
@@ -174,6 +178,11 @@ class BenchmarkStatistics(BaseModel):
     """The client's own time for the block (reth's insertion, geth's total)."""
     overhead_ms: Distribution | None = None
     """Client-side newPayload time minus the client's own time."""
+
+
+def rejection_statistics(executions: Sequence[Execution]) -> Distribution | None:
+    """The time to reject (newPayload ns) over the `REJECTION` executions among `executions`, if any."""
+    return distribution([e.new_payload_ns for e in executions if e.role is Role.REJECTION])
 
 
 def benchmark_statistics(executions: Sequence[Execution]) -> BenchmarkStatistics:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from .measurements import BenchmarkStatistics, Execution
+from .measurements import BenchmarkStatistics, Distribution, Execution
 from .repeat_policy import RepeatStop
 
 SCHEMA_VERSION = 1
@@ -64,6 +64,9 @@ class FixtureResult(BaseModel):
     executions: list[Execution] = Field(default_factory=list)
     statistics: BenchmarkStatistics | None = None
     """Over the measured executions; None when there were none."""
+    time_to_reject_ns: Distribution | None = None
+    """newPayload time of the client's rejections of the payloads the fixture expects INVALID and
+    times (an `invalid_bal` block's lying twin); None for a test without one."""
     duration_s: float = 0.0
     """Wall time of the whole test: setup, rollbacks, restarts, checks."""
     repeat_stop: RepeatStop | None = None
