@@ -67,8 +67,8 @@ class SizeResult:
     executions: int
     new_payload_ms: tuple[float, float, float]
     """p5, median, p95 of the client-side newPayload time."""
-    geth_total_ms: tuple[float, float, float]
-    geth_state_read_ms: float
+    own_total_ms: tuple[float, float, float]
+    own_state_read_ms: float
     mgas_per_second: float
     client_read_bytes: int
     """Bytes geth's process read during the newPayload (`rchar`), page cache hits included."""
@@ -127,10 +127,10 @@ def replay(name: str, fixtures: Path, output: Path, args: argparse.Namespace, dr
 def summarise(size: str, result: RunResult) -> SizeResult:
     """The table's row from one size's run."""
     test = result.tests[0]
-    measured = [e for e in test.executions if e.role is Role.MEASURED and e.geth is not None]
+    measured = [e for e in test.executions if e.role is Role.MEASURED and e.own_timing is not None]
     if not test.passed or not measured:
         sys.exit(f"eip7907_sweep: {test.test_id} did not pass: {test.failure}")
-    counts = [e.geth.counts for e in measured if e.geth is not None and e.geth.counts is not None]
+    counts = [e.own_timing.counts for e in measured if e.own_timing is not None and e.own_timing.counts is not None]
     reads = [e.client_reads for e in measured if e.client_reads is not None]
     if len(counts) != len(measured) or len(reads) != len(measured):
         sys.exit(f"eip7907_sweep: {test.test_id}: geth's counters or its process read counters are missing")
@@ -141,8 +141,8 @@ def summarise(size: str, result: RunResult) -> SizeResult:
         size=size,
         executions=len(measured),
         new_payload_ms=spread([e.new_payload_ns / 1e6 for e in measured]),
-        geth_total_ms=spread([e.geth.total_ms for e in measured if e.geth]),
-        geth_state_read_ms=statistics.median(e.geth.state_read_ms for e in measured if e.geth),
+        own_total_ms=spread([e.own_timing.total_ms for e in measured if e.own_timing]),
+        own_state_read_ms=statistics.median(e.own_timing.state_read_ms for e in measured if e.own_timing),
         mgas_per_second=statistics.median(m for e in measured if (m := e.mgas_per_second) is not None),
         client_read_bytes=int(statistics.median(r.read_bytes_total for r in reads)),
         storage_read_bytes=int(statistics.median(r.storage_bytes for r in reads)),
@@ -163,8 +163,8 @@ def cells(row: SizeResult) -> list[str]:
     """One table row as text."""
     p5, median, p95 = row.new_payload_ms
     return [
-        row.size, str(row.executions), f"{median:,.1f}", f"{p5:,.1f}-{p95:,.1f}", f"{row.geth_total_ms[1]:,.1f}",
-        f"{row.geth_state_read_ms:,.1f}", f"{row.mgas_per_second:,.1f}", f"{row.client_read_bytes / MIB:,.1f} MiB",
+        row.size, str(row.executions), f"{median:,.1f}", f"{p5:,.1f}-{p95:,.1f}", f"{row.own_total_ms[1]:,.1f}",
+        f"{row.own_state_read_ms:,.1f}", f"{row.mgas_per_second:,.1f}", f"{row.client_read_bytes / MIB:,.1f} MiB",
         f"{row.storage_read_bytes / MIB:,.1f} MiB", f"{row.codes_read:,}", f"{row.code_cache_misses:,}",
     ]
 
@@ -197,7 +197,7 @@ def write_csv(rows: Sequence[SizeResult], path: Path) -> None:
                      "storage_read_bytes", "geth_codes_read", "geth_code_cache_misses"])
     for row in rows:
         writer.writerow([row.size, row.executions, *(f"{v:.3f}" for v in row.new_payload_ms),
-                         f"{row.geth_total_ms[1]:.3f}", f"{row.geth_state_read_ms:.3f}", f"{row.mgas_per_second:.2f}",
+                         f"{row.own_total_ms[1]:.3f}", f"{row.own_state_read_ms:.3f}", f"{row.mgas_per_second:.2f}",
                          row.client_read_bytes, row.storage_read_bytes, row.codes_read, row.code_cache_misses])
     path.write_text(buffer.getvalue())
 
@@ -210,8 +210,8 @@ def plot(rows: Sequence[SizeResult], args: argparse.Namespace, path: Path) -> No
     errors = [[m - row.new_payload_ms[0] for m, row in zip(medians, rows)],
               [row.new_payload_ms[2] - m for m, row in zip(medians, rows)]]
     times.errorbar(sizes, medians, yerr=errors, marker="o", capsize=4, label="newPayload (client side), p5-p95")
-    times.plot(sizes, [row.geth_total_ms[1] for row in rows], marker="s", label="geth total_ms (slow-block log)")
-    times.plot(sizes, [row.geth_state_read_ms for row in rows], marker="^", label="geth state_read_ms")
+    times.plot(sizes, [row.own_total_ms[1] for row in rows], marker="s", label="geth total_ms (slow-block log)")
+    times.plot(sizes, [row.own_state_read_ms for row in rows], marker="^", label="geth state_read_ms")
     times.set_ylabel("ms (median of the measured executions)")
     reads.plot(sizes, [row.client_read_bytes / MIB for row in rows], marker="o", label="read by geth (rchar)")
     reads.plot(sizes, [row.storage_read_bytes / MIB for row in rows], marker="s", label="from storage (read_bytes)")

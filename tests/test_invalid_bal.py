@@ -351,7 +351,7 @@ def execution(role: Role, milliseconds: float, status: str, reason: str | None =
         test_id="lie", role=role, repetition=0, payload_index=1, block_number=2, block_hash="0x" + "ab" * 32,
         gas_used=1_000_000, transaction_count=3, status=status, validation_error=reason,
         new_payload_ns=int(milliseconds * 1e6), forkchoice_updated_ns=None, known_before_send=False,
-        restarted_before=role is Role.REJECTION, geth=None,
+        restarted_before=role is Role.REJECTION, own_timing=None,
     )  # fmt: skip
 
 

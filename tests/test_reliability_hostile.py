@@ -156,7 +156,7 @@ def results_document(label: str, tests: dict[str, float]) -> dict[str, Any]:
             test_id=test_id, role=Role.MEASURED, repetition=0, payload_index=1, block_number=1,
             block_hash="0x" + "11" * 32, gas_used=1_000_000, transaction_count=1, status="VALID",
             new_payload_ns=int(1e9 / mgas), forkchoice_updated_ns=1, known_before_send=False,
-            restarted_before=False, geth=None,
+            restarted_before=False, own_timing=None,
         )  # fmt: skip
         results.append(
             FixtureResult(

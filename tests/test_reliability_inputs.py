@@ -548,7 +548,7 @@ def _run_folder(root: Path, name: str) -> Path:
     execution = Execution(
         test_id="t", role=Role.MEASURED, repetition=0, payload_index=1, block_number=1, block_hash="0x" + "11" * 32,
         gas_used=1_000_000, transaction_count=1, status="VALID", new_payload_ns=1_000_000, forkchoice_updated_ns=1,
-        known_before_send=False, restarted_before=False, geth=None,
+        known_before_send=False, restarted_before=False, own_timing=None,
     )  # fmt: skip
     run = RunResult(
         label=name, balgen_version="0", started_at="2026-01-01T00:00:00+00:00", fixtures_path="f", keyword=None,
@@ -593,7 +593,7 @@ REPORT_BAD_INPUTS: dict[str, Callable[[Path], tuple[list[str], list[str]]]] = {
     "truncated results.json": _report_truncated,
     "empty run folder": _report_empty_folder,
     "results of another schema version": _report_edited(
-        lambda d: d.update({"schema_version": 99}), ["schema version 99, this balgen reads 1"]
+        lambda d: d.update({"schema_version": 99}), ["schema version 99, this balgen reads 1, 2"]
     ),
     "a missing field": _report_edited(lambda d: d.pop("label"), ["not a replay result: label: Field required"]),
     "a field of the wrong type": _report_edited(

@@ -81,7 +81,7 @@ def test_full_replay_passes_every_check(filled: Path, tmp_path: Path) -> None:
             assert execution["geth"]["gas_used"] == execution["gas_used"]
             assert 0 < execution["geth"]["total_ms"] < execution["new_payload_ns"] / 1e6
         stats = test["statistics"]
-        assert stats["new_payload_ns"]["count"] == 2 and stats["geth_total_ms"]["count"] == 2
+        assert stats["new_payload_ns"]["count"] == 2 and stats["own_total_ms"]["count"] == 2
     lines = (output / "executions.csv").read_text().splitlines()
     assert len(lines) == 1 + sum(len(t["executions"]) for t in run["tests"])
     runtimes = (output / "runtimes.csv").read_text().splitlines()

@@ -820,7 +820,7 @@ def test_replay_of_geth_built_chains(tmp_path: Path, network: str) -> None:
     for execution in (first, *benchmark):
         assert execution.status == "VALID" and not execution.known_before_send
         assert execution.new_payload_ns > 0 and execution.forkchoice_updated_ns
-        assert execution.geth is not None and execution.geth.block_hash == execution.block_hash
+        assert execution.own_timing is not None and execution.own_timing.block_hash == execution.block_hash
     wrong = results["wrong_last_block"]
     assert wrong.failure is not None and "the fixture's lastblockhash is" in wrong.failure
     assert wrong.failure.startswith("after the warmup execution 1 the head is block 1 ")

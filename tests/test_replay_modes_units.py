@@ -17,7 +17,7 @@ from trie import HexaryTrie
 from balgen.chain.ordered_trie import ordered_trie_root
 from balgen.clients.client_modes import MODES, parse_modes
 from balgen.clients.mode_evidence import ModeNotInEffect, prove_mode
-from balgen.clients.slow_block_log import ExecutionPath, GethBlockTiming, SlowBlockLogReader
+from balgen.clients.slow_block_log import ExecutionPath, ClientBlockTiming, SlowBlockLogReader
 from balgen.plumbing.errors import BadInput
 from balgen.replay.discovery import discover, load_test
 from balgen.replay.runner import rotated
@@ -179,12 +179,12 @@ def test_the_reader_waits_for_reths_insertion_line(tmp_path: Path) -> None:
     assert timing is not None and timing.insert_ms is None, "given up after the wait, the entry is still kept"
 
 
-def _reth_timing(bal: bool) -> GethBlockTiming:
+def _reth_timing(bal: bool) -> ClientBlockTiming:
     timing = next(t for line in reth_block_lines(HASH, bal=bal) if (t := _parse(line)) is not None)
     return timing.model_copy(update={"execution_path": ExecutionPath.BAL if bal else ExecutionPath.SEQUENTIAL})
 
 
-def _parse(line: str) -> GethBlockTiming | None:
+def _parse(line: str) -> ClientBlockTiming | None:
     from balgen.clients.slow_block_log import parse_slow_block_line
 
     return parse_slow_block_line(line)
@@ -233,11 +233,11 @@ def test_geths_no_batch_io_line_belongs_to_the_entry_after_it(tmp_path: Path) ->
 # -- the agreement margin and the rounds ----------------------------------------
 
 
-def _execution(new_payload_ms: float, own: GethBlockTiming | None) -> Execution:
+def _execution(new_payload_ms: float, own: ClientBlockTiming | None) -> Execution:
     return Execution(
         test_id="t", role=Role.MEASURED, repetition=0, payload_index=1, block_number=2, block_hash=HASH,
         gas_used=1_000_000, transaction_count=1, status="VALID", new_payload_ns=int(new_payload_ms * 1e6),
-        forkchoice_updated_ns=None, known_before_send=False, restarted_before=False, geth=own,
+        forkchoice_updated_ns=None, known_before_send=False, restarted_before=False, own_timing=own,
     )  # fmt: skip
 
 

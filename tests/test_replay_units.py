@@ -135,7 +135,7 @@ def _execution(role: Role, new_payload_ns: int, repetition: int = 0, test_id: st
         test_id=test_id, role=role, repetition=repetition, payload_index=1, block_number=2,
         block_hash=HASH, gas_used=60_000_000, transaction_count=10, status="VALID",
         new_payload_ns=new_payload_ns, forkchoice_updated_ns=1_000_000, known_before_send=False,
-        restarted_before=False, geth=None,
+        restarted_before=False, own_timing=None,
     )  # fmt: skip
 
 
@@ -149,7 +149,7 @@ def test_statistics_count_only_measured_executions() -> None:
     assert stats.new_payload_ns is not None and stats.new_payload_ns.median == 110_000_000
     assert stats.mgas_per_second is not None
     assert stats.mgas_per_second.median == pytest.approx(60_000_000 * 1000 / 110_000_000)
-    assert stats.geth_total_ms is None
+    assert stats.own_total_ms is None
     assert executions[2].mgas_per_second == 600.0
 
 
@@ -387,7 +387,7 @@ def test_run_writer_keeps_every_completed_test(tmp_path: Path) -> None:
     with (tmp_path / "executions.csv").open() as stream:
         rows = list(csv.DictReader(stream))
     assert tuple(rows[0]) == EXECUTION_COLUMNS and len(rows) == 4
-    assert rows[0]["mgas_s"] == "600.000" and rows[0]["geth_total_ms"] == ""
+    assert rows[0]["mgas_s"] == "600.000" and rows[0]["own_total_ms"] == ""
     assert (tmp_path / "runtimes.csv").read_text() == (
         "client_name,fixture_name,test_runtime_ms\ngeth,test_a.py__test_b[p],201.0\n"
     ), "passed tests only; median of newPayload + forkchoiceUpdated"

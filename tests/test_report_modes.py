@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from balgen.clients.slow_block_log import GethBlockTiming
+from balgen.clients.slow_block_log import ClientBlockTiming
 from balgen.commands.report import run_report
 from balgen.results.comparison import compare, load_runs
 from balgen.results.measurements import Execution, Role, benchmark_statistics
@@ -24,7 +24,7 @@ GAS = 60_000_000
 def _execution(test_id: str, mode: str, repetition: int, phases: dict[Phase, float]) -> Execution:
     """One measured execution whose client-side time is the client's own block time plus 2 ms."""
     total = sum(phases.values())
-    timing = GethBlockTiming(
+    timing = ClientBlockTiming(
         block_number=2, block_hash=HASH, gas_used=GAS, execution_ms=phases[Phase.EXECUTION],
         state_read_ms=phases[Phase.STATE_READ], state_hash_ms=phases[Phase.STATE_HASH],
         commit_ms=phases[Phase.COMMIT], total_ms=total, mgas_per_sec=GAS / total / 1e3,
@@ -33,7 +33,7 @@ def _execution(test_id: str, mode: str, repetition: int, phases: dict[Phase, flo
         test_id=test_id, role=Role.MEASURED, repetition=repetition, payload_index=1, block_number=2,
         block_hash=HASH, gas_used=GAS, transaction_count=10, status="VALID",
         new_payload_ns=int((total + 2) * 1e6), forkchoice_updated_ns=1_000_000, known_before_send=False,
-        restarted_before=False, geth=timing, mode=mode, variant=repetition + 1,
+        restarted_before=False, own_timing=timing, mode=mode, variant=repetition + 1,
     )  # fmt: skip
 
 
@@ -117,3 +117,23 @@ def test_the_report_of_a_modes_run_has_its_tables_and_both_pictures(tmp_path: Pa
 def test_two_modes_runs_are_told_apart_by_run_and_mode(tmp_path: Path) -> None:
     names = [run.name for run in load_runs([_modes_run(tmp_path / "a"), _modes_run(tmp_path / "b")])]
     assert names[:2] == ["a-sequential", "a-full"] and names[4:6] == ["b-sequential", "b-full"], "labels repeat: told apart by folder"
+
+
+def test_a_run_of_schema_version_1_is_still_read(tmp_path: Path) -> None:
+    """Version 1 stored every client's own block timing under `geth`; version 2 under `own_timing`."""
+    import json
+
+    folder = _modes_run(tmp_path / "v2")
+    document = json.loads((folder / "results.json").read_text())
+    assert document["schema_version"] == 2
+    document["schema_version"] = 1
+    for test in document["tests"]:
+        for execution in test["executions"]:
+            execution["geth"] = execution.pop("own_timing")
+        for name in ("total", "execution", "state_read", "state_hash", "commit"):
+            test["statistics"][f"geth_{name}_ms"] = test["statistics"].pop(f"own_{name}_ms")
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v1" / "results.json").write_text(json.dumps(document))
+    old, new = compare(load_runs([tmp_path / "v1"])), compare(load_runs([folder]))
+    assert old.phase_summaries == new.phase_summaries and old.summaries == new.summaries
+    assert load_runs([tmp_path / "v1"])[0].result.tests[0].executions[0].own_timing is not None

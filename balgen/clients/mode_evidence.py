@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .client_modes import ClientMode
-from .slow_block_log import ExecutionPath, GethBlockTiming
+from .slow_block_log import ExecutionPath, ClientBlockTiming
 
 class ModeNotInEffect(Exception):
     """The client's own log contradicts the mode it was started in."""
@@ -47,7 +47,7 @@ class ModeProof:
     """What the log cannot show, and why."""
 
 
-def _parallel_seen(client: str, timing: GethBlockTiming) -> bool | None:
+def _parallel_seen(client: str, timing: ClientBlockTiming) -> bool | None:
     """Whether the block ran in parallel, as the client's entry shows; None if it does not show it."""
     if client == "reth":
         return None if timing.execution_path is None else timing.execution_path is ExecutionPath.BAL
@@ -57,7 +57,7 @@ def _parallel_seen(client: str, timing: GethBlockTiming) -> bool | None:
     return None
 
 
-def _batch_io_seen(client: str, timing: GethBlockTiming) -> bool | None:
+def _batch_io_seen(client: str, timing: ClientBlockTiming) -> bool | None:
     """Whether a block geth ran in parallel had batch IO (no `without BAL batch IO` line); None otherwise."""
     if client != "geth" or timing.without_batch_io_logged is None or not _parallel_seen(client, timing):
         return None
@@ -86,7 +86,7 @@ _EVIDENCE = {
 }
 
 
-def prove_mode(client: str, mode: ClientMode, timings: Sequence[GethBlockTiming]) -> ModeProof:
+def prove_mode(client: str, mode: ClientMode, timings: Sequence[ClientBlockTiming]) -> ModeProof:
     """
     Check `timings` (the client's entries of a test's sibling executions)
     against what `mode` switches; `ModeNotInEffect` if they contradict it.

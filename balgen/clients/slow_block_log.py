@@ -116,7 +116,7 @@ def _execution_path(line: str) -> ExecutionPath | None:
     return ExecutionPath.BAL if executed[1] else ExecutionPath.SEQUENTIAL
 
 
-class GethBlockTiming(BaseModel):
+class ClientBlockTiming(BaseModel):
     """One slow-block entry: geth's own timing of a block, in milliseconds."""
 
     model_config = ConfigDict(frozen=True)
@@ -165,14 +165,14 @@ def _entry_object(line: str) -> dict[str, Any] | None:
     return None
 
 
-def parse_slow_block_line(line: str) -> GethBlockTiming | None:
+def parse_slow_block_line(line: str) -> ClientBlockTiming | None:
     """The timing a slow-block log line carries; None for any other line."""
     entry = _entry_object(line)
     if entry is None:
         return None
     try:
         block, timing = entry["block"], entry["timing"]
-        return GethBlockTiming(
+        return ClientBlockTiming(
             block_number=int(block["number"]),
             block_hash=str(block["hash"]).lower(),
             gas_used=int(block["gas_used"]),
@@ -228,7 +228,7 @@ class SlowBlockLogReader:
         self._offset += complete
         self._pending += data[:complete].decode("utf-8", errors="replace").splitlines()
 
-    def read_new(self) -> list[GethBlockTiming]:
+    def read_new(self) -> list[ClientBlockTiming]:
         """Every slow-block entry logged since the last call, with what reth's other lines add to it."""
         self._read_lines()
         lines, self._pending = self._pending, []
@@ -252,7 +252,7 @@ class SlowBlockLogReader:
             path, no_batch_io = None, False
         return timings
 
-    def timing_of(self, block_hash: str, wait: float = 0.0, needs_insert: bool = False) -> GethBlockTiming | None:
+    def timing_of(self, block_hash: str, wait: float = 0.0, needs_insert: bool = False) -> ClientBlockTiming | None:
         """
         The first entry for `block_hash` among those logged since the last
         call: the execution's (reth logs a block again once persisted).
@@ -272,7 +272,7 @@ class SlowBlockLogReader:
                 return entries[0] if entries else None
             time.sleep(self.POLL_INTERVAL)
 
-    def _peek(self) -> list[GethBlockTiming]:
+    def _peek(self) -> list[ClientBlockTiming]:
         """The entries of the pending lines, leaving the lines pending."""
         pending = list(self._pending)
         timings = self.read_new()

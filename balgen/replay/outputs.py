@@ -53,12 +53,12 @@ EXECUTION_COLUMNS = (
     "known_before_send",
     "restarted_before",
     "page_cache_dropped",
-    "geth_execution_ms",
-    "geth_state_read_ms",
-    "geth_state_hash_ms",
-    "geth_commit_ms",
-    "geth_total_ms",
-    "geth_mgas_s",
+    "own_execution_ms",
+    "own_state_read_ms",
+    "own_state_hash_ms",
+    "own_commit_ms",
+    "own_total_ms",
+    "own_mgas_s",
     "mode",
     "round",
     "order_in_round",
@@ -133,7 +133,7 @@ def _blank(value: object) -> object:
 
 def execution_row(label: str, execution: Execution) -> list[object]:
     """One `executions.csv` row."""
-    geth = execution.geth
+    geth = execution.own_timing
     mgas = execution.mgas_per_second
     return [
         label,

@@ -146,7 +146,7 @@ def summary_table(results: Sequence[FixtureResult], title: str) -> Table:
             _cv(None if stats is None else stats.new_payload_ns),
             "-" if mgas is None else f"{mgas.median:.0f}",
             _ms(None if stats is None else stats.forkchoice_updated_ns),
-            _ms(None if stats is None else stats.geth_total_ms, scale=1.0),
+            _ms(None if stats is None else stats.own_total_ms, scale=1.0),
             verdict,
         )
     return table

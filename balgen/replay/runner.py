@@ -72,7 +72,7 @@ from ..clients.client_process import ClientError
 from ..clients.mode_evidence import ModeNotInEffect, prove_mode
 from ..clients.engine_client import RpcError, RpcTransportError
 from ..clients.process_io import ProcessReads, process_reads
-from ..clients.slow_block_log import GethBlockTiming
+from ..clients.slow_block_log import ClientBlockTiming
 from ..plumbing.errors import BadInput
 from ..ethereum.forks import fork_by_name
 from ..results.confidence import median_interval
@@ -406,8 +406,8 @@ class _TestReplay:
         if self.mode is None:
             return
         timings = [
-            e.geth for e in self.executions
-            if e.role is not Role.SETUP and e.variant and e.geth is not None
+            e.own_timing for e in self.executions
+            if e.role is not Role.SETUP and e.variant and e.own_timing is not None
         ]  # fmt: skip
         try:
             proof = prove_mode(self.client.client_name, self.mode, timings)
@@ -421,7 +421,7 @@ class _TestReplay:
 
     def check_counts(self, execution: Execution, repetition: int) -> None:
         """geth's counters of a measured execution must be where the workload model puts them."""
-        counts = None if execution.geth is None else execution.geth.counts
+        counts = None if execution.own_timing is None else execution.own_timing.counts
         if not self.expectations or counts is None:
             return
         problems = count_mismatches(self.expectations, counts)
@@ -532,7 +532,7 @@ class _TestReplay:
         filled_by = filled_with(self.test.ref) or "an unnamed t8n"
         return f"fixture filled by {filled_by}, client {self.client.client_version or 'of unknown version'}"
 
-    def own_timing(self, directive: PayloadDirective, role: Role) -> GethBlockTiming | None:
+    def own_timing(self, directive: PayloadDirective, role: Role) -> ClientBlockTiming | None:
         """The client's own entry for the block just sent; for a benchmark execution waited for a moment."""
         slow_blocks = self.client.slow_blocks
         if slow_blocks is None:
@@ -576,7 +576,7 @@ class _TestReplay:
             known_before_send=known,
             restarted_before=restarted,
             page_cache_dropped=dropped,
-            geth=self.own_timing(directive, role) if status == VALID else None,
+            own_timing=self.own_timing(directive, role) if status == VALID else None,
             client_reads=client_reads,
             mode=None if self.mode is None else self.mode.name,
             variant=self.next_variant if benchmark and self.siblings is not None else None,

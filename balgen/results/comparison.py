@@ -35,7 +35,7 @@ from ..plumbing.printable import check_test_id
 from .confidence import Change
 from .phases import PhaseChange, PhaseSummary, phase_changes, summarize_phases
 from .rejection_times import RejectionTime, rejection_times
-from .schema import RESULTS_JSON, SCHEMA_VERSION, RunResult
+from .schema import READABLE_VERSIONS, RESULTS_JSON, RunResult
 from .significance import NoiseFloor, aa_noise, changes_against, comparable_tests, same_build
 
 
@@ -81,9 +81,9 @@ def load_run(path: Path, *, check_figures: bool = True) -> RunResult:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise BadInput(f"{file}: not a replay result: {where}: {first['msg']}") from None
-    if result.schema_version != SCHEMA_VERSION:
+    if result.schema_version not in READABLE_VERSIONS:
         raise BadInput(
-            f"{file}: schema version {result.schema_version}, this balgen reads {SCHEMA_VERSION}"
+            f"{file}: schema version {result.schema_version}, this balgen reads {', '.join(map(str, READABLE_VERSIONS))}"
         )
     if check_figures:
         check_compared_figures(file, result)

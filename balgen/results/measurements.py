@@ -20,7 +20,7 @@ import numpy
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from ..clients.process_io import ProcessReads
-from ..clients.slow_block_log import GethBlockTiming
+from ..clients.slow_block_log import ClientBlockTiming
 
 
 class Role(StrEnum):
@@ -86,8 +86,9 @@ class Execution(BaseModel):
     """The client was restarted just before this execution (`--cold`)."""
     page_cache_dropped: bool = False
     """The OS page cache was dropped just before this execution (`--drop-caches`)."""
-    geth: GethBlockTiming | None
-    """geth's own timing of the block from its slow-block log, when available."""
+    own_timing: ClientBlockTiming | None
+    """The client's own timing of the block from its slow-block log (geth's or reth's), when it logs one;
+    `geth` in results of schema version 1."""
     client_reads: ProcessReads | None = None
     """Bytes the client process read during the newPayload (`/proc/<pid>/io`), for a client balgen started."""
     mode: str | None = None
@@ -104,7 +105,7 @@ class Execution(BaseModel):
     @property
     def own_ms(self) -> float | None:
         """The client's own time for the block (reth's insertion, geth's total), when it logs one."""
-        return None if self.geth is None else self.geth.own_ms
+        return None if self.own_timing is None else self.own_timing.own_ms
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -169,11 +170,11 @@ class BenchmarkStatistics(BaseModel):
     new_payload_ns: Distribution | None
     forkchoice_updated_ns: Distribution | None
     mgas_per_second: Distribution | None
-    geth_total_ms: Distribution | None
-    geth_execution_ms: Distribution | None
-    geth_state_read_ms: Distribution | None
-    geth_state_hash_ms: Distribution | None
-    geth_commit_ms: Distribution | None
+    own_total_ms: Distribution | None
+    own_execution_ms: Distribution | None
+    own_state_read_ms: Distribution | None
+    own_state_hash_ms: Distribution | None
+    own_commit_ms: Distribution | None
     own_ms: Distribution | None = None
     """The client's own time for the block (reth's insertion, geth's total)."""
     overhead_ms: Distribution | None = None
@@ -188,7 +189,7 @@ def rejection_statistics(executions: Sequence[Execution]) -> Distribution | None
 def benchmark_statistics(executions: Sequence[Execution]) -> BenchmarkStatistics:
     """Statistics over the `MEASURED` executions among `executions`."""
     measured = [e for e in executions if e.role is Role.MEASURED]
-    geth = [e.geth for e in measured if e.geth is not None]
+    geth = [e.own_timing for e in measured if e.own_timing is not None]
     return BenchmarkStatistics(
         new_payload_ns=distribution([e.new_payload_ns for e in measured]),
         forkchoice_updated_ns=distribution(
@@ -197,11 +198,11 @@ def benchmark_statistics(executions: Sequence[Execution]) -> BenchmarkStatistics
         mgas_per_second=distribution(
             [m for e in measured if (m := e.mgas_per_second) is not None]
         ),
-        geth_total_ms=distribution([g.total_ms for g in geth]),
-        geth_execution_ms=distribution([g.execution_ms for g in geth]),
-        geth_state_read_ms=distribution([g.state_read_ms for g in geth]),
-        geth_state_hash_ms=distribution([g.state_hash_ms for g in geth]),
-        geth_commit_ms=distribution([g.commit_ms for g in geth]),
+        own_total_ms=distribution([g.total_ms for g in geth]),
+        own_execution_ms=distribution([g.execution_ms for g in geth]),
+        own_state_read_ms=distribution([g.state_read_ms for g in geth]),
+        own_state_hash_ms=distribution([g.state_hash_ms for g in geth]),
+        own_commit_ms=distribution([g.commit_ms for g in geth]),
         own_ms=distribution([g.own_ms for g in geth]),
         overhead_ms=distribution([o for e in measured if (o := e.overhead_ms) is not None]),
     )

@@ -43,7 +43,7 @@ _FIELDS = {
 
 def phase_ms(execution: Execution, phase: Phase) -> float | None:
     """The client's own milliseconds of `phase` in one execution; None when it logged no timing."""
-    timing = execution.geth
+    timing = execution.own_timing
     return None if timing is None else float(getattr(timing, _FIELDS[phase]))
 
 

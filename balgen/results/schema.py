@@ -11,12 +11,37 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from .measurements import BenchmarkStatistics, Distribution, Execution
 from .repeat_policy import RepeatStop
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: the client's own block timing is `own_timing` and `own_*_ms` (version 1 named them `geth`,
+`geth_*_ms` whatever the client); `balgen report` reads both (`upgraded_from_version_1`)."""
+READABLE_VERSIONS = (1, SCHEMA_VERSION)
+_RENAMED_IN_2 = {
+    "geth": "own_timing",
+    **{f"geth_{name}_ms": f"own_{name}_ms" for name in ("total", "execution", "state_read", "state_hash", "commit")},
+}
+
+
+def upgraded_from_version_1(data: Any) -> Any:
+    """A version-1 `results.json` document with its client-timing keys under their version-2 names."""
+    if not isinstance(data, dict) or data.get("schema_version", 1) != 1:
+        return data
+    for test in data.get("tests") or []:
+        if not isinstance(test, dict):
+            continue
+        for execution in test.get("executions") or []:
+            if isinstance(execution, dict) and "geth" in execution:
+                execution[_RENAMED_IN_2["geth"]] = execution.pop("geth")
+        statistics = test.get("statistics")
+        if isinstance(statistics, dict):
+            for old, new in _RENAMED_IN_2.items():
+                if old in statistics:
+                    statistics[new] = statistics.pop(old)
+    return data
 RESULTS_JSON = "results.json"
 """The file of a run's output folder that holds its `RunResult`."""
 
@@ -116,6 +141,11 @@ class RunResult(BaseModel):
     model_config = _CONFIG
 
     schema_version: int = SCHEMA_VERSION
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_version_1(cls, data: Any) -> Any:
+        return upgraded_from_version_1(data)
     label: str
     balgen_version: str
     started_at: str
