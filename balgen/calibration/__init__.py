@@ -106,6 +106,23 @@ def measure_gas(t8n: TransitionTool, fork: Fork, workdir: Path) -> GasCosts:
     return name_spec(measured, specs, fork)
 
 
+def check_tracer(t8n: TransitionTool, fork: Fork, workdir: Path, tracer: str) -> None:
+    """
+    One transaction of the calibration block run under the native `tracer`,
+    so that a t8n without it (a stock evm, where balgen fills with its
+    access tracer) is refused once, in one line, before any fixture is
+    filled; t8n instantiates a tracer only for a block with a transaction.
+    """
+    block = CalibrationBlock(with_reservoir=fork.known_gas[0].has_state_gas)
+    workdir.mkdir(parents=True, exist_ok=True)
+    alloc_path = workdir / "tracer-genesis.json"
+    write_alloc_entries(alloc_path, genesis_entries(fork, sorted(block.pre().items())))
+    genesis = genesis_header(fork, genesis_state_root(t8n, alloc_path, workdir / "tracer-genesis"))
+    first = sign(block.transactions()[0].spec, CHAIN_ID)
+    env = block_env(fork, genesis, [genesis])
+    t8n.transition(fork, alloc_path, env, [first.raw], workdir / "tracer", label="--evm-bin", tracer=tracer)
+
+
 def name_spec(measured: GasCosts, specs: tuple[GasCosts, ...], fork: Fork) -> GasCosts:
     """The known spec the rules equal, or the measured rules named after the nearest spec and their difference."""
     for spec in specs:

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from ..plumbing.errors import BadInput
 from ..plumbing.printable import check_test_id
+from ..plumbing.user_files import read_user_text
 from .confidence import Change
 from .schema import RESULTS_JSON, SCHEMA_VERSION, RunResult
 from .significance import NoiseFloor, aa_noise, changes_against, same_build
@@ -62,12 +63,9 @@ class LoadedRun:
 def load_run(path: Path) -> RunResult:
     """A run's `results.json` (given the file or its folder), checked against the schema."""
     file = path / RESULTS_JSON if path.is_dir() else path
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no {RESULTS_JSON} (not a balgen replay run)") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise BadInput(f"{file}: cannot be read ({error})") from None
+    if not file.exists():
+        raise BadInput(f"{path}: no {RESULTS_JSON} (not a balgen replay run)")
+    text = read_user_text(file)  # a FIFO, a device or a file larger than memory allows is one line
     try:
         result = RunResult.model_validate_json(text)
     except ValidationError as error:
