@@ -22,7 +22,7 @@ from typing import IO
 
 from ..plumbing import processes
 from ..plumbing.errors import TransitionToolError
-from ..plumbing.toolchain import required_tool
+from ..plumbing.toolchain import located, required_tool
 
 STATE_ROOT_TOOL = "balgen-state-root"
 
@@ -48,6 +48,27 @@ def _file_size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0  # the tool says why it cannot read it
+
+
+def check_reported_root(reported: bytes, alloc_path: Path, what: str) -> None:
+    """
+    `TransitionToolError` naming `what` (a block and its field) when the
+    state root t8n reported is not the root of the allocation `alloc_path`
+    it stands for, as go-ethereum's trie in `balgen-state-root` computes it:
+    a t8n that reports wrong roots would otherwise yield fixtures that every
+    client refuses. Skipped where the tool is not installed (forks without
+    access lists fill without it).
+    """
+    binary = located(STATE_ROOT_TOOL)
+    if binary is None:
+        return
+    roots = StateRoots(binary, alloc_path)
+    roots.close()
+    if roots.base_root != reported:
+        raise TransitionToolError(
+            f"{what}: t8n reported 0x{reported.hex()}, but its allocation {alloc_path.name} has root "
+            f"0x{roots.base_root.hex()} ({STATE_ROOT_TOOL}); this t8n's state roots cannot be trusted"
+        )
 
 
 class StateRoots:

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from ..analysis.tracer import ACCESS_TRACER
-from ..calibration import calibrated_fork, check_tracer
+from ..calibration import calibrated_fork, check_t8n
 from ..chain.header import has_block_access_list
 from ..chain.state_roots import state_root_tool
 from ..chain.t8n import TransitionTool
@@ -148,11 +148,11 @@ def read_options(config: pytest.Config) -> FillOptions:
 def filling_fork(t8n: TransitionTool, fork: Fork, workdir: Path) -> Fork:
     """
     `fork` with the gas rules `t8n` implements, once `t8n` has shown it runs
-    balgen's access tracer: what a fill needs of its t8n, checked before any
-    fixture (bad input names the binary and what it lacks).
+    balgen's access tracer and reports true state roots: what a fill needs
+    of its t8n, checked before any fixture (`calibration.check_t8n`).
     """
     calibrated = calibrated_fork(t8n, fork, workdir / "gas")
-    check_tracer(t8n, fork, workdir / "tracer", ACCESS_TRACER)
+    check_t8n(t8n, fork, workdir / "check", ACCESS_TRACER)
     return calibrated
 
 

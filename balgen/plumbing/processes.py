@@ -9,8 +9,8 @@ runs on after balgen exits. So each process is started in a new session
 alone) and stopping it signals the group: the polite signal, SIGKILL to
 what is left after a grace period, and whatever the group still holds once
 its leader has exited (a wrapper's `sleep 900 &`) is stopped the same way.
-On Linux the kernel also SIGKILLs the leader if balgen dies without
-cleaning up (`PR_SET_PDEATHSIG`).
+On Linux the kernel also SIGKILLs the leader of a long-running one (a
+client, a verifier) if balgen dies without cleaning up (`PR_SET_PDEATHSIG`).
 
 `start` and `stop_group` are for processes balgen talks to while they run
 (clients, balgen-state-root, the verifiers); `run` is `subprocess.run` with
@@ -72,17 +72,23 @@ def _child_setup(*, ignore_sigint: bool) -> Callable[[], None] | None:
 _PREEXEC = {flag: _child_setup(ignore_sigint=flag) for flag in (False, True)}
 
 
-def start(command: Sequence[str], *, ignore_sigint: bool = False, **popen: Any) -> subprocess.Popen[Any]:
+def start(
+    command: Sequence[str], *, ignore_sigint: bool = False, dies_with_balgen: bool = True, **popen: Any
+) -> subprocess.Popen[Any]:
     """
     `subprocess.Popen(command, **popen)` as the leader of a new session and
-    process group (`stop_group` stops it and everything it started), killed
-    by the kernel if balgen dies; with `ignore_sigint` it starts with SIGINT
-    ignored.
+    process group (`stop_group` stops it and everything it started); with
+    `dies_with_balgen` the kernel kills it if balgen dies, with
+    `ignore_sigint` it starts with SIGINT ignored. Either needs a
+    `preexec_fn`, which makes Python fork instead of vfork: 60 ms per start
+    for a filling worker of 400 MB, so `run`'s short calls (hundreds of t8n
+    calls per fill) go without it.
     """
+    needs_setup = dies_with_balgen or ignore_sigint
     return subprocess.Popen(  # noqa: S603 - balgen's own tools and the user's chosen binaries
         list(command),
         start_new_session=True,
-        preexec_fn=_PREEXEC[ignore_sigint],  # noqa: PLW1509 - resolved before the fork, system calls only
+        preexec_fn=_PREEXEC[ignore_sigint] if needs_setup else None,  # noqa: PLW1509 - resolved before the fork
         **popen,
     )
 
@@ -175,7 +181,7 @@ def run(
     ends (the deadline, an exception, a stop signal in balgen, or the
     command's own exit) nothing of its process group is left running.
     """
-    process = start(command, stdin=stdin, stdout=stdout, stderr=stderr, text=text, env=env)
+    process = start(command, dies_with_balgen=False, stdin=stdin, stdout=stdout, stderr=stderr, text=text, env=env)
     ends = time.monotonic() + deadline
     try:
         while True:
