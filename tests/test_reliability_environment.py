@@ -185,8 +185,8 @@ def test_a_hung_t8n_is_stopped_at_its_deadline_naming_it(tmp_path: Path, monkeyp
     """Before, `fill` waited for ever on a t8n that hangs, printing nothing."""
     from balgen.chain import t8n as t8n_module
 
-    monkeypatch.setattr(t8n_module, "T8N_BASE_SECONDS", 1.0)
-    monkeypatch.setattr(t8n_module, "T8N_SECONDS_PER_MILLION_GAS", 0.0)
+    monkeypatch.setattr(t8n_module, "T8N_BASE_SECONDS", 1.0, raising=False)
+    monkeypatch.setattr(t8n_module, "T8N_SECONDS_PER_MILLION_GAS", 0.0, raising=False)
     hung = script(tmp_path / "evm", "sleep 900\n")
     (tmp_path / "alloc.json").write_text("{}")
     before = set(descendants())
@@ -213,7 +213,7 @@ def test_the_t8n_deadline_grows_with_gas_transactions_and_state() -> None:
 
 def test_a_hung_verifier_is_stopped_at_its_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before, `verify` waited for ever on an evm that hangs."""
-    monkeypatch.setattr(evm_runners, "VERIFIER_BASE_SECONDS", 1.0)
+    monkeypatch.setattr(evm_runners, "VERIFIER_BASE_SECONDS", 1.0, raising=False)
     hung = script(tmp_path / "evm", "sleep 900\n")
     fixture = tmp_path / "f.json"
     fixture.write_text("{}")
