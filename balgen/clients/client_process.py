@@ -415,7 +415,9 @@ class ClientProcess:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=self.stop_timeout)
         finally:
-            self.returncode = processes.stop_group(process, signum=signal.SIGKILL if process.poll() is None else signal.SIGTERM)
+            # Past its stop timeout the node is killed; after it exited, what its group holds is asked first.
+            leftover_signal = signal.SIGKILL if process.poll() is None else signal.SIGTERM
+            self.returncode = processes.stop_group(process, signum=leftover_signal)
             self._process = None
 
     def _ask_to_stop(self, process: subprocess.Popen[bytes]) -> None:
