@@ -341,6 +341,7 @@ def _special_file(tmp_path: Path, kind: str) -> tuple[Path, str]:
     return path, "not a regular file (a folder)"
 
 
+@integration
 @pytest.mark.parametrize("kind", ["fifo", "zero", "folder"])
 def test_a_client_config_file_that_is_not_a_regular_file_is_refused(tmp_path: Path, serial_chain_fill: Path, kind: str) -> None:
     """`--client-args "--config F"`: before, a FIFO hung and /dev/zero ran out of memory."""
@@ -355,6 +356,7 @@ def test_a_client_config_file_that_is_not_a_regular_file_is_refused(tmp_path: Pa
     assert not (tmp_path / "results").exists()
 
 
+@integration
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
 def test_a_jwt_secret_that_is_not_a_regular_file_is_refused(tmp_path: Path, serial_chain_fill: Path, kind: str) -> None:
     given, description = _special_file(tmp_path, kind)
