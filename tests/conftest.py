@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fill_runs import shared_fill
+from processes_left import become_subreaper, descendants, left_running
+
+SUBREAPER = become_subreaper()
+"""Orphans of the processes a test starts are reparented to this process, where `no_process_left` finds them."""
 
 # Started in the background of a non-interactive shell, a test run inherits SIGINT ignored, and so would
 # every balgen it starts; the Ctrl-C tests need balgen to get SIGINT as a terminal sends it.
@@ -25,6 +30,24 @@ def serial_chain_fill(tmp_path_factory: pytest.TempPathFactory) -> Path:
     completed, output = shared_fill(tmp_path_factory, "--gas-benchmark-values", "1", "-k", "serial_chain-max")
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
     return output
+
+
+@pytest.fixture(autouse=True)
+def no_process_left(request: pytest.FixtureRequest) -> Iterator[None]:
+    """
+    An integration test (one that starts clients, verifiers or tools) fails
+    if any process started during it is still running after it, a wrapper
+    script's binary included (the test process is their subreaper).
+    """
+    if not SUBREAPER or request.node.get_closest_marker("integration") is None:
+        yield
+        return
+    before = set(descendants())
+    yield
+    left = left_running(before)
+    assert not left, "processes left running after the test: " + "; ".join(
+        f"{pid} {command[:200]}" for pid, command in left.items()
+    )
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

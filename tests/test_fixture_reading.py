@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from balgen.plumbing.errors import BadInput
-from balgen.fixtures import files
+from balgen.plumbing import user_files
+from balgen.plumbing.memory_limit import MemoryLimit
 from balgen.fixtures.reading import StreamedPre, read_fixture_document
 
 ADDRESS = "0x" + "aa" * 20
@@ -54,7 +55,7 @@ def test_an_address_given_twice_is_refused(tmp_path: Path) -> None:
 def test_a_file_larger_than_memory_allows_is_still_read_streaming(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only a whole read (to describe a JSON error by line and column) needs the file to fit in memory."""
     path = _write(tmp_path / "f.json", {"pre": {ADDRESS: ACCOUNT}})
-    monkeypatch.setattr(files, "_available_memory", lambda: 16)
+    monkeypatch.setattr(user_files, "memory_limit", lambda: MemoryLimit(64, "a test's limit"))
     assert len(list(read_fixture_document(path)["pre"].accounts("here"))) == 1
     path.write_text(path.read_text()[:-3])
     with pytest.raises(BadInput, match=r"f\.json: malformed JSON: parse error: premature EOF$"):

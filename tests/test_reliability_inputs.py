@@ -271,7 +271,7 @@ def _jwt_folder(root: Path, scratch: Path) -> tuple[list[str], list[str]]:
     (scratch / "jwt").mkdir()
     return (
         [str(root), "--engine-url", "http://127.0.0.1:9", "--jwt-secret", str(scratch / "jwt")],
-        [f"JWT secret file {scratch / 'jwt'}", "cannot be read (Is a directory)"],
+        [f"JWT secret file {scratch / 'jwt'}", "not a regular file (a folder)"],
     )
 
 

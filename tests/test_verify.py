@@ -153,7 +153,7 @@ def test_fill_verify_checks_what_the_fill_wrote(tmp_path: Path) -> None:
 def test_fill_verify_without_revme_is_refused_before_filling(tmp_path: Path) -> None:
     tools = tmp_path / "tools"
     tools.mkdir()
-    for binary in ("evm", "geth"):
+    for binary in ("evm", "geth", "balgen-state-root"):  # everything but revme
         (tools / binary).symlink_to(tools_bin() / binary)
     output = tmp_path / "out"
     completed = run_fill(

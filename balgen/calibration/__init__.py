@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..chain.alloc import genesis_entries, write_alloc_entries
 from ..chain.builder import block_env, genesis_header, genesis_state_root
+from ..chain.state_roots import check_reported_root
 from ..chain.t8n import TransitionTool
 from ..ethereum.chain_constants import CHAIN_ID
 from ..plumbing.errors import BadInput
@@ -104,6 +105,29 @@ def measure_gas(t8n: TransitionTool, fork: Fork, workdir: Path) -> GasCosts:
     measured = measure_rules(block, observed, specs[0])
     check_receipts(block, observed, result.gas_used, measured)
     return name_spec(measured, specs, fork)
+
+
+def check_t8n(t8n: TransitionTool, fork: Fork, workdir: Path, tracer: str) -> None:
+    """
+    One transaction of the calibration block (the probe, which runs every
+    operation balgen prices) under the native `tracer`, on every fill, so
+    that what a fill relies on of its t8n is refused once, in one line,
+    before any fixture: a t8n without the tracer (a stock evm, where balgen
+    fills with its access tracer; t8n instantiates a tracer only for a block
+    with a transaction), or one whose state roots of the genesis and of the
+    block are not those `balgen-state-root` computes from the allocations.
+    """
+    block = CalibrationBlock(with_reservoir=fork.known_gas[0].has_state_gas)
+    workdir.mkdir(parents=True, exist_ok=True)
+    alloc_path = workdir / "check-genesis.json"
+    write_alloc_entries(alloc_path, genesis_entries(fork, sorted(block.pre().items())))
+    genesis_root = genesis_state_root(t8n, alloc_path, workdir / "genesis")
+    check_reported_root(genesis_root, alloc_path, "--evm-bin: the calibration genesis's stateRoot")
+    genesis = genesis_header(fork, genesis_root)
+    first = sign(block.transactions()[0].spec, CHAIN_ID)
+    env = block_env(fork, genesis, [genesis])
+    result = t8n.transition(fork, alloc_path, env, [first.raw], workdir / "block", label="--evm-bin", tracer=tracer)
+    check_reported_root(result.state_root, result.alloc_path, "--evm-bin: the calibration block 1's stateRoot")
 
 
 def name_spec(measured: GasCosts, specs: tuple[GasCosts, ...], fork: Fork) -> GasCosts:

@@ -12,14 +12,25 @@ for each question. One process answers one base allocation.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
 import subprocess
+import time
 from pathlib import Path
 from typing import IO
 
+from ..plumbing import processes
 from ..plumbing.errors import TransitionToolError
-from ..plumbing.toolchain import required_tool
+from ..plumbing.toolchain import located, required_tool
 
 STATE_ROOT_TOOL = "balgen-state-root"
+
+ANSWER_BASE_SECONDS = 60.0
+ANSWER_SECONDS_PER_MB = 1.0
+"""An answer's deadline grows with the allocation the tool reads for it (the base once, then each
+replacement file): go-ethereum's trie loads and hashes tens of MB a second (the default suite's 19 MB
+group takes well under a second), so only a tool that hangs meets it."""
 
 
 def state_root_tool() -> Path:
@@ -27,55 +38,122 @@ def state_root_tool() -> Path:
     return required_tool(STATE_ROOT_TOOL, "build it with scripts/install-tools.sh")
 
 
+def answer_deadline(read_bytes: int) -> float:
+    """Seconds the tool may take to answer a question whose allocation file holds `read_bytes`."""
+    return ANSWER_BASE_SECONDS + ANSWER_SECONDS_PER_MB * read_bytes / 1e6
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # the tool says why it cannot read it
+
+
+def check_reported_root(reported: bytes, alloc_path: Path, what: str) -> None:
+    """
+    `TransitionToolError` naming `what` (a block and its field) when the
+    state root t8n reported is not the root of the allocation `alloc_path`
+    it stands for, as go-ethereum's trie in `balgen-state-root` computes it:
+    a t8n that reports wrong roots would otherwise yield fixtures that every
+    client refuses. Skipped where the tool is not installed (forks without
+    access lists fill without it).
+    """
+    binary = located(STATE_ROOT_TOOL)
+    if binary is None:
+        return
+    roots = StateRoots(binary, alloc_path)
+    roots.close()
+    if roots.base_root != reported:
+        raise TransitionToolError(
+            f"{what}: t8n reported 0x{reported.hex()}, but its allocation {alloc_path.name} has root "
+            f"0x{roots.base_root.hex()} ({STATE_ROOT_TOOL}); this t8n's state roots cannot be trusted"
+        )
+
+
 class StateRoots:
-    """A running `balgen-state-root` over the allocation in `base_alloc`."""
+    """A running `balgen-state-root` over the allocation in `base_alloc`, in its own process group."""
 
     def __init__(self, binary: Path, base_alloc: Path) -> None:
         self.binary = binary
         self.base_alloc = base_alloc
+        self._pending = b""
         try:
-            self._process = subprocess.Popen(
+            self._process = processes.start(
                 [str(binary), str(base_alloc)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                text=True,
             )
         except OSError as error:
             raise TransitionToolError(f"cannot run {binary}: {error.strerror}") from None
-        self.base_root = self._answer()
-        """The state root of the base allocation itself."""
+        try:
+            self.base_root = self._answer(answer_deadline(_file_size(base_alloc)))
+            """The state root of the base allocation itself."""
+        except BaseException:
+            self.close()
+            raise
 
     def with_accounts(self, replacements: Path) -> bytes:
         """The state root of the base with the accounts of the allocation in `replacements` (null: absent) replaced."""
         stdin = self._pipe(self._process.stdin)
         try:
-            stdin.write(f"{replacements}\n")
+            stdin.write(f"{replacements}\n".encode())
             stdin.flush()
         except BrokenPipeError:
             pass  # it has stopped: `_answer` says why
-        return self._answer()
+        return self._answer(answer_deadline(_file_size(replacements)))
 
     def close(self) -> None:
-        """Stop the tool (it ends when its input does)."""
-        if self._process.poll() is None:
-            self._pipe(self._process.stdin).close()
-            self._process.wait()
-        for stream in (self._process.stdout, self._process.stderr):
-            if stream is not None:
-                stream.close()
+        """Stop the tool (it ends when its input does) and anything left of its process group."""
+        try:
+            if self._process.poll() is None:
+                try:
+                    self._pipe(self._process.stdin).close()
+                except BrokenPipeError:
+                    pass
+        finally:
+            processes.stop_group(self._process)
+            for stream in (self._process.stdout, self._process.stderr):
+                if stream is not None:
+                    stream.close()
 
-    def _answer(self) -> bytes:
-        """The next root the tool prints, or the error it stopped with."""
-        line = self._pipe(self._process.stdout).readline().strip()
-        if line.startswith("0x") and len(line) == 66:
-            return bytes.fromhex(line[2:])
-        self._process.wait()
-        message = self._pipe(self._process.stderr).read().strip().removeprefix(f"{STATE_ROOT_TOOL}: ")
-        message = message or f"exit code {self._process.returncode}"
+    def _read_line(self, seconds: float) -> bytes | None:
+        """The tool's next output line (b"" at its end), or None if none came within `seconds`."""
+        stdout = self._pipe(self._process.stdout)
+        ends = time.monotonic() + seconds
+        while b"\n" not in self._pending:
+            remaining = ends - time.monotonic()
+            if remaining <= 0 or not select.select([stdout], [], [], remaining)[0]:
+                return None
+            chunk = os.read(stdout.fileno(), 1 << 16)
+            if not chunk:
+                line, self._pending = self._pending, b""
+                return line
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line + b"\n"
+
+    def _answer(self, seconds: float) -> bytes:
+        """The next root the tool prints, or the error it stopped with, within `seconds`."""
+        line = self._read_line(seconds)
+        if line is None:
+            processes.stop_group(self._process)
+            raise TransitionToolError(
+                f"{self.binary} over {self.base_alloc}: no answer within {seconds:.0f} s "
+                "(the deadline for the allocation it reads); stopped"
+            )
+        text = line.decode(errors="replace").strip()
+        if text.startswith("0x") and len(text) == 66:
+            return bytes.fromhex(text[2:])
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=processes.STOP_GRACE)  # it is ending: let it finish saying why
+        processes.stop_group(self._process)
+        message = self._pipe(self._process.stderr).read().decode(errors="replace").strip()
+        message = message.removeprefix(f"{STATE_ROOT_TOOL}: ") or f"exit code {self._process.returncode}"
         raise TransitionToolError(f"{self.binary} over {self.base_alloc}: {message}")
 
     @staticmethod
-    def _pipe(stream: IO[str] | None) -> IO[str]:
+    def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
         assert stream is not None, "the tool is started with all three pipes"
         return stream

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import subprocess
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, overload
 import ijson
 import orjson
 
+from ..plumbing import processes
 from ..plumbing.errors import BadInput, TransitionToolError
 from ..ethereum.forks import Fork, system_contract_code
 from .alloc import iter_alloc, write_alloc_entries
@@ -154,7 +154,9 @@ class TransitionTool:
         workdir.mkdir(parents=True, exist_ok=True)
         env_path = workdir / "env.json"
         env_path.write_text(json.dumps(env))
-        txs_path = write_transactions_input(workdir, txs)
+        counted = _Counted(txs)
+        txs_path = write_transactions_input(workdir, counted)
+        deadline = t8n_deadline(_gas_limit(env), counted.count, _file_size(alloc_path))
         if javascript:
             alloc_path = without_pre_transaction_system_code(alloc_path, workdir / "traced-alloc.json")
         if tracer is not None:
@@ -176,9 +178,14 @@ class TransitionTool:
             command.append(f"--trace.tracer={tracer}")
         started, children_before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
-            completed = subprocess.run(command, capture_output=True, text=True, check=False)
+            completed = processes.run(command, deadline=deadline)
         except OSError as error:
             raise TransitionToolError(f"{label}: cannot run t8n {self.binary}: {error.strerror}") from None
+        except processes.DeadlineExceeded:
+            raise TransitionToolError(
+                f"{label}: t8n {self.binary} did not finish within {deadline:.0f} s "
+                f"(the deadline for {counted.count} transactions in a block of {_gas_limit(env):,} gas); stopped"
+            ) from None
         finally:
             self.busy_seconds += time.perf_counter() - started
             children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -200,6 +207,52 @@ class TransitionTool:
             raise TransitionToolError(f"{label}: t8n wrote no readable result.json: {error}") from None
         traces = read_traces(workdir, result["receipts"], len(result["rejected"]), label) if tracer is not None else ()
         return T8nResult(result=result, alloc_path=workdir / "alloc.json", traces=traces)
+
+
+T8N_BASE_SECONDS = 60.0
+T8N_SECONDS_PER_MILLION_GAS = 0.5
+T8N_SECONDS_PER_TRANSACTION = 0.01
+T8N_SECONDS_PER_ALLOC_MB = 0.1
+"""A t8n call's deadline grows with its work (gas, transactions, the allocation it loads): every t8n call
+of a 1000M workload together took about two minutes on two cores (docs/design.md); one 1000M call of
+36,000 transactions gets about 15 minutes, so only a t8n that hangs meets its deadline."""
+
+
+def t8n_deadline(gas_limit: int, transactions: int, alloc_bytes: int) -> float:
+    """Seconds one t8n call may take for a block of `gas_limit` with `transactions` over an allocation file of `alloc_bytes`."""
+    return (
+        T8N_BASE_SECONDS
+        + T8N_SECONDS_PER_MILLION_GAS * gas_limit / 1e6
+        + T8N_SECONDS_PER_TRANSACTION * transactions
+        + T8N_SECONDS_PER_ALLOC_MB * alloc_bytes / 1e6
+    )
+
+
+def _file_size(path: Path) -> int:
+    """`path`'s size, 0 if it cannot be read (t8n then says why)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _gas_limit(env: dict[str, Any]) -> int:
+    """The block gas limit of a t8n env (hex text, as balgen writes it, or a number)."""
+    value = env.get("currentGasLimit", 0)
+    return int(value, 16) if isinstance(value, str) else int(value)
+
+
+class _Counted(Iterator[bytes]):
+    """The transactions given to t8n, counted as they are written (they may be a generator)."""
+
+    def __init__(self, txs: Iterable[bytes]) -> None:
+        self._txs = iter(txs)
+        self.count = 0
+
+    def __next__(self) -> bytes:
+        envelope = next(self._txs)
+        self.count += 1
+        return envelope
 
 
 TRACE_FILES = "trace-*.json"
@@ -399,6 +452,10 @@ def read_traces(workdir: Path, receipts: Receipts, rejected: int, label: str) ->
     return TraceFiles(len(receipts), path, label)
 
 
+VERSION_DEADLINE = 60.0
+"""Seconds `evm --version` may take (it answers at once; a loaded machine may add seconds)."""
+
+
 def probe_version(binary: Path) -> str:
     """Run `binary --version`; a binary that is missing or fails it is bad input."""
     if not binary.exists():
@@ -406,11 +463,11 @@ def probe_version(binary: Path) -> str:
     if not os.access(binary, os.X_OK):
         raise BadInput(f"--evm-bin: t8n binary is not executable: {binary}")
     try:
-        completed = subprocess.run(
-            [str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise BadInput(f"--evm-bin: cannot run {binary}: {error}") from None
+        completed = processes.run([str(binary), "--version"], deadline=VERSION_DEADLINE)
+    except processes.DeadlineExceeded:
+        raise BadInput(f"--evm-bin: {binary} --version did not finish within {VERSION_DEADLINE:.0f} s; stopped") from None
+    except OSError as error:
+        raise BadInput(f"--evm-bin: cannot run {binary}: {error.strerror or error}") from None
     if completed.returncode != 0 or not completed.stdout.strip():
         raise BadInput(
             f"--evm-bin: {binary} --version {_exit_description(completed.returncode)}: "

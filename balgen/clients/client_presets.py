@@ -36,6 +36,7 @@ from typing import Any
 import tomli_w
 
 from ..plumbing.errors import BadInput
+from ..plumbing.user_files import read_user_text
 from .genesis_files import GenesisFormat
 from .engine_client import ENGINE_TIMEOUT
 
@@ -334,11 +335,10 @@ def with_user_config(preset: ClientPreset, arguments: tuple[str, ...]) -> tuple[
 
 def _user_tables(path: Path, flag: str) -> dict[str, Any]:
     """The user's TOML config file (given with `--flag`), or `BadInput` naming it."""
+    text = read_user_text(path, f"--client-args --{flag}")  # a FIFO or /dev/zero is refused, not read
     try:
-        return tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise BadInput(f"--client-args --{flag} {path}: does not exist") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise BadInput(f"--client-args --{flag} {path}: not a TOML file: {error}") from None
 
 

@@ -5,12 +5,13 @@ Each node gets its own temporary folder (the client's datadir, the JWT
 secret, the logs, datadir copies), generated secret and free loopback
 ports: runs never share state and never reach beyond 127.0.0.1 (every
 preset turns discovery, NAT probing and peers off). The node runs in its
-own session, so the terminal's Ctrl-C reaches only balgen, which then stops
-it in order: SIGINT (re-sent until acknowledged for clients that ignore an
-early one, see `ClientPreset.ignores_early_sigint`), SIGKILL after
-`stop_timeout`. On Linux the kernel also SIGKILLs it if balgen dies without
-cleaning up: no node outlives the run that started it. The folder is
-removed however the `with` block ends.
+own session and process group (`plumbing.processes`), so the terminal's
+Ctrl-C reaches only balgen, which then stops the whole group in order:
+SIGINT (re-sent until acknowledged for clients that ignore an early one,
+see `ClientPreset.ignores_early_sigint`), SIGKILL after `stop_timeout`; a
+`--client-bin` that is a wrapper script stops with the binary it runs. On
+Linux the kernel also SIGKILLs the node's first process if balgen dies
+without cleaning up. The folder is removed however the `with` block ends.
 
 `save_copy` / `restore_copy` are the universal rollback: stop the node, copy
 its datadir (or put a copy back), start it again on the same ports. Every
@@ -21,21 +22,20 @@ whatever its RPC offers; the replay verifies the head after each restore.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
 import httpx
 
+from ..plumbing import processes
 from ..plumbing.errors import BadInput
 from .client_presets import CONFIG_FILE_NAME, CONFIG_PLACEHOLDER, ClientPreset, render_command
 from .engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
@@ -48,40 +48,6 @@ _BIND_CONFLICT = "address already in use"
 _READY_POLL_INTERVAL = 0.05
 _PROBE_TIMEOUT = 2.0
 _STOP_SIGNAL_INTERVAL = 0.5
-
-
-_PR_SET_PDEATHSIG = 1
-"""prctl(2) option: the signal the kernel sends a process when its parent dies."""
-
-
-def _child_setup(*, ignore_sigint: bool) -> Callable[[], None] | None:
-    """
-    A `preexec_fn` that makes the kernel SIGKILL the child when balgen dies
-    and, with `ignore_sigint`, starts it with SIGINT ignored (see
-    `ClientPreset.ignores_early_sigint`), on Linux; None elsewhere. libc's
-    functions are looked up here, before the fork, so the child only makes
-    system calls.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl, set_handler = libc.prctl, libc.signal
-    except (OSError, AttributeError):
-        return None
-    set_handler.argtypes = [ctypes.c_int, ctypes.c_void_p]
-    set_handler.restype = ctypes.c_void_p
-    ignore = ctypes.c_void_p(int(signal.SIG_IGN))
-
-    def set_up() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if ignore_sigint:
-            set_handler(signal.SIGINT, ignore)
-
-    return set_up
-
-
-_PREEXEC = {flag: _child_setup(ignore_sigint=flag) for flag in (False, True)}
 
 
 def free_loopback_ports(count: int) -> list[int]:
@@ -147,17 +113,6 @@ def copy_sparse_file(source: Path, target: Path) -> None:
 def copy_datadir(source: Path, target: Path) -> None:
     """A datadir copied file by file with `copy_sparse_file`."""
     shutil.copytree(source, target, symlinks=True, copy_function=copy_sparse_file)
-
-
-def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
-    """
-    `signum` to the node's whole process group (it leads its own session, so
-    its group id is its pid): a client that runs helpers (a JVM's, a wrapper
-    script's child) is stopped with them. Only called while the node itself
-    is unreaped, so the group id cannot have been reused by another process.
-    """
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signum)
 
 
 class UncleanStop(Exception):
@@ -351,11 +306,10 @@ class ClientProcess:
         init_log = self.root / f"{self.preset.name}-init.log"
         with open(init_log, "wb") as log:
             try:
-                completed = subprocess.run(
-                    command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    env=self._environment(), timeout=self.init_timeout, check=False,
-                )  # fmt: skip
-            except subprocess.TimeoutExpired:
+                completed = processes.run(
+                    command, stdout=log, stderr=subprocess.STDOUT, env=self._environment(), deadline=self.init_timeout
+                )
+            except processes.DeadlineExceeded:
                 raise ClientError(
                     f"{self.preset.name} init did not finish within {self.init_timeout:.0f} s:\n{tail_of_file(init_log)}"
                 ) from None
@@ -382,14 +336,13 @@ class ClientProcess:
         with open(self.log_path, "ab") as log:
             self._log_offset = log.tell()
             try:
-                self._process = subprocess.Popen(
+                self._process = processes.start(
                     self.node_command(),
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     env=self._environment(),
-                    start_new_session=True,
-                    preexec_fn=_PREEXEC[self.preset.ignores_early_sigint],  # noqa: PLW1509 - resolved before the fork
+                    ignore_sigint=self.preset.ignores_early_sigint,
                 )
             except OSError as error:
                 raise ClientError(f"{self.preset.name} binary {self.binary}: cannot be run ({error.strerror or error})") from None
@@ -447,7 +400,12 @@ class ClientProcess:
         raise ClientError(f"{self.preset.name}'s Engine API at {self.engine_url} is not usable: {problem}\n{self.log_tail()}")
 
     def _stop_node(self) -> None:
-        """SIGINT (until acknowledged where the preset needs it), wait, then SIGKILL; always reaps."""
+        """
+        SIGINT to the node's process group (until acknowledged where the
+        preset needs it), wait, then SIGKILL; what the group holds once the
+        node has exited (a wrapper script's other children) is stopped too.
+        Always reaps.
+        """
         process = self._process
         if process is None:
             return
@@ -457,10 +415,9 @@ class ClientProcess:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=self.stop_timeout)
         finally:
-            if process.poll() is None:
-                _signal_group(process, signal.SIGKILL)
-                process.wait()
-            self.returncode = process.returncode
+            # Past its stop timeout the node is killed; after it exited, what its group holds is asked first.
+            leftover_signal = signal.SIGKILL if process.poll() is None else signal.SIGTERM
+            self.returncode = processes.stop_group(process, signum=leftover_signal)
             self._process = None
 
     def _ask_to_stop(self, process: subprocess.Popen[bytes]) -> None:
@@ -472,8 +429,8 @@ class ClientProcess:
         """
         deadline = time.monotonic() + self.stop_timeout
         while True:
-            _signal_group(process, signal.SIGINT)
-            _signal_group(process, signal.SIGCONT)  # a stopped node acts on the signal only once continued
+            processes.signal_group(process, signal.SIGINT)  # the whole group: a wrapper script's binary too
+            processes.signal_group(process, signal.SIGCONT)  # a stopped node acts on the signal only once continued
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=_STOP_SIGNAL_INTERVAL)
                 return

@@ -20,6 +20,7 @@ import jwt
 
 from ..plumbing.errors import BadInput
 from ..plumbing.output_files import write_text_atomically
+from ..plumbing.user_files import read_user_file
 
 JWT_SECRET_LENGTH = 32
 """Bytes of secret the Engine API authentication spec requires."""
@@ -57,14 +58,11 @@ def parse_jwt_secret(text: str, *, source: str = "JWT secret") -> bytes:
 def read_jwt_secret(path: Path) -> bytes:
     """Read and check the secret stored in `path`."""
     path = Path(path)
+    data = read_user_file(path, "JWT secret file")  # a FIFO or /dev/zero is refused, not read
     try:
-        text = path.read_text(encoding="ascii")
-    except FileNotFoundError:
-        raise BadInput(f"JWT secret file {path}: does not exist") from None
+        text = data.decode("ascii")
     except UnicodeDecodeError:
         raise BadInput(f"JWT secret file {path}: not hex text") from None
-    except OSError as error:
-        raise BadInput(f"JWT secret file {path}: cannot be read ({error.strerror})") from None
     return parse_jwt_secret(text, source=f"JWT secret file {path}")
 
 

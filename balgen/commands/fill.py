@@ -14,7 +14,6 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from ..calibration import calibrated_fork
 from ..chain.t8n import TransitionTool
 from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher
 from ..plumbing.errors import BadInput
@@ -22,7 +21,8 @@ from ..fill.options import DEFAULT_GAS_BENCHMARK_VALUES, DEFAULT_OUTPUT, parse_g
 from ..ethereum.forks import DEFAULT_FORK, FORKS, fork_by_name
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..plumbing.output_files import check_output_writable
-from ..fill.plugin import filled_names, filler_folder, stopped_by
+from ..plumbing.printable import escaped
+from ..fill.plugin import CollectionError, collection_errors, filled_names, filler_folder, filling_fork, missing_tools, stopped_by
 from ..plumbing.stop_signals import report_stop, stop_exit_code, stop_name
 from ..plumbing.toolchain import required_tool
 from .runner import run_command
@@ -63,8 +63,10 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
         raise BadInput(f"-n: {args.workers!r} is not a number of workers")
     evm = TransitionTool(args.evm_bin or required_tool("evm", "give --evm-bin"))
     evm.version()
+    missing_tools(fork_by_name(args.fork))  # balgen-state-root, found before pytest starts
     with tempfile.TemporaryDirectory(prefix="balgen-calibration-") as scratch:
-        calibrated_fork(evm, fork_by_name(args.fork), Path(scratch))  # a t8n balgen cannot model stops here
+        # A t8n balgen cannot model, or one without its access tracer, stops here, once.
+        filling_fork(evm, fork_by_name(args.fork), Path(scratch))
     if args.verify:
         from .verify import tools_for
 
@@ -137,9 +139,12 @@ def run_fill(argv: Sequence[str]) -> int:
     if stop is not None:
         report_stop(f"balgen fill: {stop_name(stop)}; the fixtures written are complete, nothing partial is left")
         return stop_exit_code(stop)
+    uncollected = collection_errors()
+    if uncollected:
+        _remove_if_made_and_empty(args.output, output_existed)
+        return report_collection_errors(uncollected)
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
-        if not output_existed and args.output.is_dir() and not any(args.output.iterdir()):
-            args.output.rmdir()  # made by the writability check; a rejected command leaves nothing
+        _remove_if_made_and_empty(args.output, output_existed)
         print(f"balgen fill: -k {args.keyword!r} matches no fixture", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
     if code == pytest.ExitCode.OK and args.verify:
@@ -148,3 +153,24 @@ def run_fill(argv: Sequence[str]) -> int:
 
         return verify_filled(args.output, filled_names(), wide_console())
     return code
+
+
+def _remove_if_made_and_empty(output: Path, existed: bool) -> None:
+    """The output folder the writability check made, removed when nothing was filled: a rejected command leaves nothing."""
+    if not existed and output.is_dir() and not any(output.iterdir()):
+        output.rmdir()
+
+
+def report_collection_errors(errors: Sequence[CollectionError]) -> int:
+    """
+    One line per distinct cause of the filler modules pytest could not
+    collect (it says only "N errors during collection"); exit 2 when every
+    cause is bad input, else 1.
+    """
+    causes: dict[str, list[str]] = {}
+    for error in errors:
+        causes.setdefault(error.cause, []).append(error.node_id)
+    for cause, modules in causes.items():
+        where = modules[0] + (f" and {len(modules) - 1} more filler modules" if len(modules) > 1 else "")
+        print(f"balgen fill: cannot collect {where}: {escaped(cause)}", file=sys.stderr)
+    return BAD_INPUT_EXIT_CODE if all(error.bad_input for error in errors) else 1

@@ -15,6 +15,7 @@ from typing import Sequence
 
 from ..plumbing.command_line import BAD_INPUT_EXIT_CODE
 
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "fill": ("balgen.commands.fill", "run_fill"),
     "inspect": ("balgen.commands.inspect", "run_inspect"),

@@ -385,7 +385,9 @@ def report(argv: Sequence[str], console: Console | None) -> int:
             write_phase_chart(comparison, runs, output / PHASES_PNG)
         write_text_atomically(output / REPORT_MD, markdown(comparison, [run.path for run in runs], args.noise_threshold))
     except OSError as error:  # the folder took a probe file but not the report (disk full)
-        print(f"balgen report: cannot write the report to {output} ({error.strerror or error})", file=sys.stderr)
+        print(f"balgen report: cannot write the report to {escaped(str(output))} ({error.strerror or error})", file=sys.stderr)
         return 1
-    console.print(f"report written to {output / REPORT_MD} and {output / REPORT_PNG}", highlight=False)
+    # The folder is the user's to name: shown escaped (an ESC in it would reach the terminal) and not as markup.
+    written = f"report written to {escaped(str(output / REPORT_MD))} and {escaped(str(output / REPORT_PNG))}"
+    console.print(written, highlight=False, markup=False)
     return 0

@@ -201,7 +201,8 @@ def run_checks(checks: Plan, tools: Tools, progress: _Progress) -> list[Outcome]
     if tools.evm is not None or tools.revme is not None:
         for file, names in checks.blockchain.items():
             progress.doing(file.name)
-            found = RunningVerifiers(tools.evm, tools.revme, file, names).outcomes()
+            with RunningVerifiers(tools.evm, tools.revme, file, names) as running:
+                found = running.outcomes()
             for outcome in found:
                 progress.done(outcome)
             outcomes += found

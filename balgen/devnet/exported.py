@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from ..plumbing.errors import BadInput
+from ..plumbing.user_files import read_user_text
 from ..export.addresses import ownership
 from ..export.chain_order import ordered_transactions
 from ..export.spamoor_export import (
@@ -59,9 +60,10 @@ def planned_by_name(name: str, fork: Fork, where: Path) -> PlannedWorkload:
 
 def spammer_of(path: Path) -> dict:
     """The one spammer entry of a `spamoor run` file balgen wrote."""
+    text = read_user_text(path)  # a FIFO, a device or a file larger than memory allows is one line
     try:
-        entries = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        entries = yaml.safe_load(text)
+    except yaml.YAMLError as error:
         raise BadInput(f"{path}: cannot read it as a spamoor file ({error})") from None
     if not (isinstance(entries, list) and len(entries) == 1 and isinstance(entries[0], dict)):
         raise BadInput(f"{path}: not a workload file of a balgen spamoor export (one spammer entry)")
@@ -81,11 +83,7 @@ def read_exported(path: Path) -> ExportedWorkload:
     run = exported_run(workload, txs, ownership(workload, txs), reuse)
     payloads = path.parent / payload_file(stem)
     for file, text in ((path, config_text(run)), (payloads, payload_text(run))):
-        try:
-            same = file.read_text(encoding="utf-8") == text
-        except (OSError, UnicodeDecodeError) as error:
-            raise BadInput(f"{file}: cannot read it ({error})") from None
-        if not same:
+        if read_user_text(file) != text:
             raise BadInput(
                 f"{file}: differs from what this balgen exports for {stem}; check it with the balgen that wrote "
                 "it, or export again"
@@ -100,5 +98,8 @@ def workload_files(path: Path) -> list[Path]:
     index = path / ALL_FILE
     if not index.is_file():
         raise BadInput(f"{path}: neither a workload file nor an export folder (no {ALL_FILE})")
-    entries = yaml.safe_load(index.read_text(encoding="utf-8")) or []
+    try:
+        entries = yaml.safe_load(read_user_text(index)) or []
+    except yaml.YAMLError as error:
+        raise BadInput(f"{index}: cannot read it as a spamoor file ({error})") from None
     return [path / entry["include"] for entry in entries if isinstance(entry, dict) and "include" in entry]

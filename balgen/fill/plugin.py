@@ -33,7 +33,8 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from ..calibration import calibrated_fork
+from ..analysis.tracer import ACCESS_TRACER
+from ..calibration import calibrated_fork, check_t8n
 from ..chain.header import has_block_access_list
 from ..chain.state_roots import state_root_tool
 from ..chain.t8n import TransitionTool
@@ -145,6 +146,23 @@ def read_options(config: pytest.Config) -> FillOptions:
     return options
 
 
+def filling_fork(t8n: TransitionTool, fork: Fork, workdir: Path) -> Fork:
+    """
+    `fork` with the gas rules `t8n` implements, once `t8n` has shown it runs
+    balgen's access tracer and reports true state roots: what a fill needs
+    of its t8n, checked before any fixture (`calibration.check_t8n`).
+    """
+    calibrated = calibrated_fork(t8n, fork, workdir / "gas")
+    check_t8n(t8n, fork, workdir / "check", ACCESS_TRACER)
+    return calibrated
+
+
+def missing_tools(fork: Fork) -> None:
+    """`BadInput` naming the first helper binary the fill of `fork` needs and cannot find (`balgen-state-root`)."""
+    if has_block_access_list(fork):
+        state_root_tool()
+
+
 SCRATCH_ENV = "BALGEN_FILL_SCRATCH"
 """The run's scratch folder, exported so that pytest-xdist's workers (which inherit it) work inside it."""
 
@@ -161,6 +179,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not fills(config):
         return
     _stopped_by.clear()  # a fill run in-process after an interrupted one starts afresh
+    _collection_errors.clear()
     _filled_names.clear()
     if threading.current_thread() is threading.main_thread():
         config.stash[_signal_handlers_key] = install_stop_handlers()
@@ -191,7 +210,39 @@ _stopped_by: list[BaseException] = []
 
 
 def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    if isinstance(excinfo.value, pytest.Session.Interrupted):
+        return  # pytest's own "N errors during collection", a KeyboardInterrupt in name only
     _stopped_by.append(excinfo.value)
+
+
+class CollectionError:
+    """Why a filler module could not be collected: balgen's bad input (a `UsageError`), or anything else."""
+
+    def __init__(self, node_id: str, report_text: str) -> None:
+        self.node_id = node_id
+        self.cause = collection_cause(report_text)
+        self.bad_input = "UsageError" in report_text
+
+
+_collection_errors: list[CollectionError] = []
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """Remember why a filler module could not be collected (xdist forwards its workers' reports here)."""
+    if report.failed:
+        _collection_errors.append(CollectionError(report.nodeid, report.longreprtext))
+
+
+def collection_cause(text: str) -> str:
+    """The cause line of a collection error's report: its last `E   ...` line, a usage error's message alone."""
+    causes = [line[1:].strip() for line in text.splitlines() if line.startswith("E ") and line[1:].strip()]
+    cause = causes[-1] if causes else next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+    return cause.removeprefix("pytest.UsageError: ").removeprefix("UsageError: ") or "(no message)"
+
+
+def collection_errors() -> list[CollectionError]:
+    """Each filler module this process's last fill could not collect, with why."""
+    return list(_collection_errors)
 
 
 def stopped_by() -> BaseException | None:
@@ -225,7 +276,7 @@ def _options(config: pytest.Config) -> FillOptions:
             t8n = TransitionTool(options.evm_bin)
             t8n.version()
             calibration = Path(tempfile.mkdtemp(prefix="calibration-", dir=_scratch_parent(config)))
-            options.fork = calibrated_fork(t8n, options.fork, calibration)
+            options.fork = filling_fork(t8n, options.fork, calibration)
             config.stash[_options_key] = options
         except BadInput as error:
             raise pytest.UsageError(str(error)) from None

@@ -35,7 +35,7 @@ class Layer:
 
 
 LAYERS: tuple[Layer, ...] = (
-    Layer("plumbing", "plain plumbing: errors, command-line conventions, output files, printable text, signals, tools, streamed JSON"),
+    Layer("plumbing", "plain plumbing: errors, command-line conventions, output files, user files, memory limit, printable text, signals, processes, tools, streamed JSON"),
     Layer("ethereum", "Ethereum facts: forks, gas costs, hex types, keccak, chain constants, bytecode"),
     Layer("model", "the workload model: workloads, keys, transactions, footprints, test ids"),
     Layer("generators", "the workload families: pure, deterministic generators of the model"),

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from ..plumbing.errors import BadInput
 from ..plumbing.printable import check_test_id
+from ..plumbing.user_files import read_user_text
 from .confidence import Change
 from .phases import PhaseChange, PhaseSummary, phase_changes, summarize_phases
 from .rejection_times import RejectionTime, rejection_times
@@ -69,12 +70,9 @@ def load_run(path: Path, *, check_figures: bool = True) -> RunResult:
     test once per mode: `load_runs` checks it split by mode).
     """
     file = path / RESULTS_JSON if path.is_dir() else path
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no {RESULTS_JSON} (not a balgen replay run)") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise BadInput(f"{file}: cannot be read ({error})") from None
+    if not file.exists():
+        raise BadInput(f"{path}: no {RESULTS_JSON} (not a balgen replay run)")
+    text = read_user_text(file)  # a FIFO, a device or a file larger than memory allows is one line
     try:
         result = RunResult.model_validate_json(text)
     except ValidationError as error:

@@ -6,17 +6,21 @@ blockchaintest FILE` prints `Running: NAME` before each test and stops the file
 at the first failing one, naming it in its error (`Test execution failed for
 NAME in FILE: ...`); a file it cannot decode fails as a whole with serde's
 `at line L column C`, which is translated here into the field on that line.
-Both run side by side on the machine's two cores.
+Both run side by side on the machine's two cores, each in its own process
+group (`plumbing.processes`), within a deadline that grows with the file.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..plumbing import processes
 from .outcomes import Outcome, Verifier
 
 _REVME_TEST_FAILED = re.compile(r"Test execution failed for (?P<name>.+?) in .+?: (?P<error>.*)$", re.S)
@@ -24,30 +28,82 @@ _SERDE_LOCATION = re.compile(r"at line (?P<line>\d+) column (?P<column>\d+)")
 _JSON_KEY = re.compile(r'"(?P<key>[^"]+)"\s*:')
 
 
+VERIFIER_BASE_SECONDS = 120.0
+VERIFIER_SECONDS_PER_MB = 2.0
+"""A file's deadline grows with its size, which grows with its blocks' gas and transactions: both
+runners go through a 1M fixture in well under a second, so only a runner that hangs meets it."""
+
+
+def verifier_deadline(file_bytes: int) -> float:
+    """Seconds both runners together may take over a fixture file of `file_bytes`."""
+    return VERIFIER_BASE_SECONDS + VERIFIER_SECONDS_PER_MB * file_bytes / 1e6
+
+
 class RunningVerifiers:
-    """geth's and revm's runs of one file, started together and read back when both are done."""
+    """
+    geth's and revm's runs of one file, started together (each in its own
+    process group) and read back when both are done or their deadline has
+    passed; use as a context manager, which stops whatever still runs.
+    """
 
     def __init__(self, evm: Path | None, revme: Path | None, path: Path, selected: Sequence[str]) -> None:
         self.path = path
         self.selected = list(selected)
+        self.deadline = verifier_deadline(path.stat().st_size)
+        self._ends = time.monotonic() + self.deadline
         run = "^(" + "|".join(re.escape(name) for name in selected) + ")$"
-        self._geth = None if evm is None else _start([str(evm), "blocktest", "--run", run, str(path)])
-        self._revm = None if revme is None else _start([str(revme), "blockchaintest", str(path)])
+        self._geth: subprocess.Popen[str] | None = None
+        self._revm: subprocess.Popen[str] | None = None
+        try:
+            self._geth = None if evm is None else _start([str(evm), "blocktest", "--run", run, str(path)])
+            self._revm = None if revme is None else _start([str(revme), "blockchaintest", str(path)])
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> RunningVerifiers:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop both runners' process groups (nothing is left of a runner that has finished)."""
+        for process in (self._geth, self._revm):
+            if process is not None:
+                processes.stop_group(process)
+                for stream in (process.stdout, process.stderr):
+                    if stream is not None:
+                        stream.close()
 
     def outcomes(self) -> list[Outcome]:
         """One outcome per selected test per verifier that ran."""
         outcomes = []
         if self._geth is not None:
-            out, err = self._geth.communicate()
-            outcomes += geth_outcomes(self.path, self.selected, out, err, self._geth.returncode)
+            out, err, code = self._finish(self._geth, "evm blocktest")
+            outcomes += geth_outcomes(self.path, self.selected, out, err, code)
         if self._revm is not None:
-            out, err = self._revm.communicate()
-            outcomes += revm_outcomes(self.path, self.selected, out, err, self._revm.returncode)
+            out, err, code = self._finish(self._revm, "revme blockchaintest")
+            outcomes += revm_outcomes(self.path, self.selected, out, err, code)
         return outcomes
+
+    def _finish(self, process: subprocess.Popen[str], name: str) -> tuple[str, str, int]:
+        """A runner's output and exit code; past the deadline it is stopped and its error says so."""
+        try:
+            out, err = process.communicate(timeout=max(0.0, self._ends - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            processes.stop_group(process)
+            message = f"{name} did not finish within {self.deadline:.0f} s (the deadline for a file of this size); stopped"
+            return "", message, DEADLINE_EXIT_CODE
+        return out, err, process.returncode
+
+
+DEADLINE_EXIT_CODE = -int(signal.SIGKILL)
+"""The exit code a runner stopped at its deadline is reported with."""
 
 
 def _start(command: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return processes.start(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _last_line(text: str) -> str:
