@@ -292,7 +292,7 @@ def replayed(fixtures: Path, output: Path, *args: str) -> dict:
     """`balgen replay FIXTURES ARGS` as a user runs it; its results.json (exit 0 or 1: failures are judged by the caller)."""
     completed = subprocess.run(
         [sys.executable, "-m", "balgen.commands.main", "replay", str(fixtures), "--format", "engine_x",
-         "--output", str(output), *args],
+         "--agreement", "record", "--output", str(output), *args],
         capture_output=True, text=True, timeout=1800, check=False,
     )  # fmt: skip
     assert completed.returncode in (0, 1), completed.stdout[-3000:] + completed.stderr[-2000:]

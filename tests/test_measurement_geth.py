@@ -149,7 +149,7 @@ def test_an_aa_pair_is_no_change_and_a_slowed_client_is_slower(
     assert {regression.name for regression in comparison.worst} >= {"slowed"}
     assert run_report([*map(str, runs.values()), "--output", str(tmp_path / "report")]) == 0
     text = (tmp_path / "report" / "report.md").read_text()
-    assert "## A/A noise floor (runs of the same build as the baseline)" in text and "| a2 | 3 |" in text
+    assert "## A/A noise floor (runs of the same build and flags" in text and "| a2 | a1 | 3 |" in text
     bounds = {test["test_id"]: test["speedup_bound"] for test in results_of(runs["a1"])["tests"]}
     assert bounds["serial_chain-max-1M"] == 1.0, "one chain: nothing to run in parallel"
     assert bounds["state_root-max-contract_per_tx-1M"] > 10, "independent writers: the bound is recorded"

@@ -311,8 +311,8 @@ def test_a_collection_error_names_its_cause(tmp_path: Path) -> None:
     env = _tools_without_state_root(tmp_path)
     output = tmp_path / "out"
     program = (
-        "import sys\nimport balgen.commands.main as command\n"
-        "command.missing_tools = lambda fork: None\n"
+        "import sys\nimport balgen.commands.fill as fill_command\nimport balgen.commands.main as command\n"
+        "fill_command.missing_tools = lambda fork: None\n"
         f"sys.exit(command.main(['fill', '--gas-benchmark-values', '1', '--output', {str(output)!r}]))\n"
     )
     completed = subprocess.run(

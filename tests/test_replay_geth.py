@@ -77,9 +77,9 @@ def test_full_replay_passes_every_check(filled: Path, tmp_path: Path) -> None:
             setup = execution["role"] == "setup"
             assert (execution["forkchoice_updated_ns"] is not None) == setup, "siblings get no forkchoice update"
             assert (execution["variant"] is None) == setup
-            assert execution["geth"]["block_hash"] == execution["block_hash"]
-            assert execution["geth"]["gas_used"] == execution["gas_used"]
-            assert 0 < execution["geth"]["total_ms"] < execution["new_payload_ns"] / 1e6
+            assert execution["own_timing"]["block_hash"] == execution["block_hash"]
+            assert execution["own_timing"]["gas_used"] == execution["gas_used"]
+            assert 0 < execution["own_timing"]["total_ms"] < execution["new_payload_ns"] / 1e6
         stats = test["statistics"]
         assert stats["new_payload_ns"]["count"] == 2 and stats["own_total_ms"]["count"] == 2
     lines = (output / "executions.csv").read_text().splitlines()
@@ -187,7 +187,7 @@ def test_external_client_and_a_rollback_that_did_not_happen(
     run = results_of(honest)
     assert run["target"] == {"kind": "external", "engine_url": user_geth.engine_url, "rpc_url": user_geth.rpc_url}
     assert [t["verdict"] for t in run["tests"]] == ["passed", "passed"]
-    assert all(e["geth"] is None for t in run["tests"] for e in t["executions"]), "no log of a user's client"
+    assert all(e["own_timing"] is None for t in run["tests"] for e in t["executions"]), "no log of a user's client"
 
     _SetHeadSwallower.upstream = user_geth.rpc_url
     proxy = ThreadingHTTPServer(("127.0.0.1", 0), _SetHeadSwallower)
@@ -219,7 +219,7 @@ def test_cold_restarts_geth_before_each_measured_execution(filled: Path, tmp_pat
     assert [(e["role"], e["restarted_before"]) for e in benchmark] == [
         ("warmup", False), ("measured", True), ("measured", True)
     ]  # fmt: skip
-    assert all(e["geth"] is not None and not e["known_before_send"] for e in benchmark)
+    assert all(e["own_timing"] is not None and not e["known_before_send"] for e in benchmark)
     assert results_of(output)["method"]["agreement"] == "record", "a restart's first-call costs are what --cold measures"
 
 

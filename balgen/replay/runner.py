@@ -216,6 +216,8 @@ class _TestReplay:
         self.next_variant = 0
         """The sibling the next execution sends (0: the fixture's own block)."""
         self.siblings: SiblingBlocks | None = None
+        self.sibling_problem: str | None = None
+        """Why no sibling of the benchmark block can be made: the test fails after its own block is sent."""
         self.pre_test: tuple[int, str] | None = None
         self.proof: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
         self.failure: str | None = None
@@ -297,7 +299,9 @@ class _TestReplay:
             try:
                 self.siblings = SiblingBlocks.of(self.test.benchmark)
             except UnknownPayloadShape as error:
-                raise CheckFailed(f"payload {self.test.benchmark.index}: no sibling can be made: {error}") from None
+                # The fixture's own block is sent first all the same: a client that refuses it (a wrong
+                # block hash) names the fixture's fault better than balgen's rebuilt header can.
+                self.sibling_problem = f"payload {self.test.benchmark.index}: no sibling can be made: {error}"
 
     def run_payloads(self) -> None:
         """Setup payloads once, then the benchmark payload's executions, then the final checks."""
@@ -329,6 +333,8 @@ class _TestReplay:
                 raise CheckFailed(f"dropping the page cache failed: {error}") from None
         directive = benchmark if self.siblings is None else self.siblings.variant(self.next_variant)
         self.send(directive, role, repetition, restarted=restarted, dropped=dropped, forkchoice=self.siblings is None)
+        if self.sibling_problem is not None:
+            raise CheckFailed(self.sibling_problem)
         self.next_variant += 1
         execution = self.executions[-1]
         if self.checks_agreement and execution.within_margin is False and self.may_discard:
