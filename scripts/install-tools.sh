@@ -2,10 +2,10 @@
 # Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n, with balgen's access tracer added),
 # `geth`, and balgen-state-root (go-ethereum's trie); revm's `revme` (the second EVM `balgen verify`
 # runs); go-ethereum v1.17.5's evm and geth (an earlier Amsterdam, for the tests that fill and import
-# with it) into tools/v1.17.5/bin; and the shared reth build (the second client the replay tests use)
-# when ../shared/clients has one. Each is skipped when it is there at its pinned version.
+# with it) into tools/v1.17.5/bin; and the shared optimised reth build (the second client the replay tests
+# use) when ../shared/clients has it. Each is skipped when it is there at its pinned version.
 set -euo pipefail
-version="v1.17.8"
+version="v1.17.10"
 earlier_version="v1.17.5"
 revme_version="43.0.3"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -73,18 +73,21 @@ if [[ ! ( -x "$bin/balgen-state-root" && -f "$state_root_stamp" ) ]]; then
   touch "$state_root_stamp"
 fi
 
-# A prebuilt reth (../shared/clients/README.md says how it was built), unpacked once per archive.
-for archive in "$root"/../shared/clients/reth-*.gz; do
-  [[ -f "$archive" ]] || continue
-  reth_stamp="$bin/.$(basename "$archive" .gz)"
+# The prebuilt optimised reth (../shared/clients/README.md says how it was built): the release build, the
+# one for timing (the unoptimised reth-7b3432d.gz next to it is for correctness only and is not used).
+# BALGEN_SHARED_CLIENTS names that folder for a checkout elsewhere, e.g. a git worktree.
+reth_archive="${BALGEN_SHARED_CLIENTS:-$root/../shared/clients}/reth-7b3432d-release.gz"
+if [[ -f "$reth_archive" ]]; then
+  reth_stamp="$bin/.$(basename "$reth_archive" .gz)"
   if [[ ! ( -x "$bin/reth" && -f "$reth_stamp" ) ]]; then
-    echo "install-tools: unpacking $(basename "$archive") into tools/bin/reth"
-    gunzip -c "$archive" > "$bin/reth.partial"
+    echo "install-tools: unpacking $(basename "$reth_archive") into tools/bin/reth"
+    gunzip -c "$reth_archive" > "$bin/reth.partial"
     chmod +x "$bin/reth.partial"
     mv "$bin/reth.partial" "$bin/reth"
+    rm -f "$bin"/.reth-*
     touch "$reth_stamp"
   fi
-done
+fi
 
 if [[ ! ( -x "$bin/revme" && -f "$revme_stamp" ) ]]; then
   if ! command -v cargo >/dev/null; then

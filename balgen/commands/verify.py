@@ -55,7 +55,7 @@ def verify_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--evm-bin", type=Path, default=None, help="evm binary (default: the pinned go-ethereum evm)")
     parser.add_argument("--revme-bin", type=Path, default=None, help="revme binary (default: the pinned revme 43.0.3)")
-    parser.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.8)")
+    parser.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.10)")
     return parser
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import BadInput
 
-GO_ETHEREUM_VERSION = "v1.17.8"
+GO_ETHEREUM_VERSION = "v1.17.10"
 EARLIER_AMSTERDAM_VERSION = "v1.17.5"
 """A go-ethereum release with an earlier Amsterdam gas schedule, built into
 `tools/v1.17.5/bin` for the tests that fill and import with it."""
