@@ -2,7 +2,8 @@
 # Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n, with balgen's access tracer added),
 # `geth`, and balgen-state-root (go-ethereum's trie); revm's `revme` (the second EVM `balgen verify`
 # runs); go-ethereum v1.17.5's evm and geth (an earlier Amsterdam, for the tests that fill and import
-# with it) into tools/v1.17.5/bin; and the shared optimised reth build (the second client the replay tests
+# with it) into tools/v1.17.5/bin; geth-bal-switch, the pinned geth with a switch for its BAL execution
+# mode (scripts/geth_bal_switch/); and the shared optimised reth build (the second client the replay tests
 # use) when ../shared/clients has it. Each is skipped when it is there at its pinned version.
 set -euo pipefail
 version="v1.17.10"
@@ -16,13 +17,20 @@ mkdir -p "$bin"
 tracer_source="$root/scripts/evm_tracer/balgen_access_tracer.go"
 tracer_digest="$(sha256sum "$tracer_source" | cut -c1-12)"
 
+# go-ethereum's released source at a version: the read-only module cache folder `go mod download` fills.
+go_ethereum_module() {
+  local module
+  module="$(GOFLAGS=-mod=mod go mod download -json "github.com/ethereum/go-ethereum@$1" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$module" ]] || { echo "install-tools: go-ethereum $1 source not found after go mod download" >&2; exit 2; }
+  echo "$module"
+}
+
 # A writable copy of go-ethereum's source at `version` (tools/src/go-ethereum-VERSION), made once;
 # balgen's Go files are added to it and built there.
 go_ethereum_source() {
   local version="$1" module source="$root/tools/src/go-ethereum-$1"
   if [[ ! -f "$source/.complete" ]]; then
-    module="$(GOFLAGS=-mod=mod go mod download -json "github.com/ethereum/go-ethereum@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
-    [[ -d "$module" ]] || { echo "install-tools: go-ethereum $version source not found after go mod download" >&2; exit 2; }
+    module="$(go_ethereum_module "$version")"
     rm -rf "$source" && mkdir -p "$(dirname "$source")"
     cp -r "$module" "$source" && chmod -R u+w "$source"
     touch "$source/.complete"
@@ -71,6 +79,25 @@ if [[ ! ( -x "$bin/balgen-state-root" && -f "$state_root_stamp" ) ]]; then
   mv "$bin/balgen-state-root.partial" "$bin/balgen-state-root"
   rm -f "$bin"/.balgen-state-root-*
   touch "$state_root_stamp"
+fi
+
+# geth-bal-switch (scripts/geth_bal_switch/): geth of the same release with one patch adding
+# --bal.executionmode=full|sequential|nobatchio, built beside the stock geth from a fresh copy of the
+# source (tools/src/geth-bal-switch-VERSION) so the patch always applies to the release as published.
+switch_patch="$root/scripts/geth_bal_switch/geth-bal-switch.patch"
+switch_stamp="$bin/.geth-bal-switch-$version-$(sha256sum "$switch_patch" | cut -c1-12)"
+if [[ ! ( -x "$bin/geth-bal-switch" && -f "$switch_stamp" ) ]]; then
+  command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
+  echo "install-tools: building geth-bal-switch (go-ethereum $version geth with --bal.executionmode) into tools/bin"
+  module="$(go_ethereum_module "$version")"
+  source="$root/tools/src/geth-bal-switch-$version"
+  rm -rf "$source" && mkdir -p "$(dirname "$source")"
+  cp -r "$module" "$source" && chmod -R u+w "$source"
+  patch --quiet --strip=1 --directory="$source" < "$switch_patch"
+  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$bin/geth-bal-switch.partial" ./cmd/geth)
+  mv "$bin/geth-bal-switch.partial" "$bin/geth-bal-switch"
+  rm -f "$bin"/.geth-bal-switch-*
+  touch "$switch_stamp"
 fi
 
 # The prebuilt optimised reth (../shared/clients/README.md says how it was built): the release build, the

@@ -102,5 +102,5 @@ def pinned_revme() -> Path:
 
 
 def bundled_reth() -> Path:
-    """The reth build `scripts/install-tools.sh` unpacks when `../shared/clients/reth-*.gz` exists."""
+    """The optimised reth build `scripts/install-tools.sh` unpacks from `../shared/clients/reth-7b3432d-release.gz`."""
     return _pinned("reth")
