@@ -38,6 +38,16 @@ go_ethereum_source() {
   echo "$source"
 }
 
+# Build package `target` of the go-ethereum copy `source` into `output` (under a temporary name until it
+# is complete), then leave `stamp` as the only file whose name starts with `stale_stamps`.
+go_build() {
+  local source="$1" target="$2" output="$3" stale_stamps="$4" stamp="$5"
+  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$output.partial" "$target")
+  mv "$output.partial" "$output"
+  rm -f "$stale_stamps"*
+  touch "$stamp"
+}
+
 # geth as released; evm from the same release's source with one file added: balgen's native access
 # tracer (registered as balgenAccessTracer), which observes execution and changes none of it.
 install_go_ethereum() {
@@ -57,10 +67,7 @@ install_go_ethereum() {
   local source
   source="$(go_ethereum_source "$version")"
   cp "$tracer_source" "$source/eth/tracers/native/"
-  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$into/evm.partial" ./cmd/evm)
-  mv "$into/evm.partial" "$into/evm"
-  rm -f "$into"/.evm-"$version"-tracer-*
-  touch "$evm_stamp"
+  go_build "$source" ./cmd/evm "$into/evm" "$into/.evm-$version-tracer-" "$evm_stamp"
 }
 
 install_go_ethereum "$version" "$bin"
@@ -75,10 +82,7 @@ if [[ ! ( -x "$bin/balgen-state-root" && -f "$state_root_stamp" ) ]]; then
   echo "install-tools: building balgen-state-root with go-ethereum $version's trie into tools/bin"
   source="$(go_ethereum_source "$version")"
   mkdir -p "$source/cmd/balgen-state-root" && cp "$state_root_source" "$source/cmd/balgen-state-root/"
-  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$bin/balgen-state-root.partial" ./cmd/balgen-state-root)
-  mv "$bin/balgen-state-root.partial" "$bin/balgen-state-root"
-  rm -f "$bin"/.balgen-state-root-*
-  touch "$state_root_stamp"
+  go_build "$source" ./cmd/balgen-state-root "$bin/balgen-state-root" "$bin/.balgen-state-root-" "$state_root_stamp"
 fi
 
 # geth-bal-switch (scripts/geth_bal_switch/): geth of the same release with one patch adding
@@ -94,10 +98,7 @@ if [[ ! ( -x "$bin/geth-bal-switch" && -f "$switch_stamp" ) ]]; then
   rm -rf "$source" && mkdir -p "$(dirname "$source")"
   cp -r "$module" "$source" && chmod -R u+w "$source"
   patch --quiet --strip=1 --directory="$source" < "$switch_patch"
-  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$bin/geth-bal-switch.partial" ./cmd/geth)
-  mv "$bin/geth-bal-switch.partial" "$bin/geth-bal-switch"
-  rm -f "$bin"/.geth-bal-switch-*
-  touch "$switch_stamp"
+  go_build "$source" ./cmd/geth "$bin/geth-bal-switch" "$bin/.geth-bal-switch-" "$switch_stamp"
 fi
 
 # The prebuilt optimised reth (../shared/clients/README.md says how it was built): the release build, the
