@@ -3,7 +3,8 @@
 # `geth`, and balgen-state-root (go-ethereum's trie); revm's `revme` (the second EVM `balgen verify`
 # runs); go-ethereum v1.17.5's evm and geth (an earlier Amsterdam, for the tests that fill and import
 # with it) into tools/v1.17.5/bin; geth-bal-switch, the pinned geth with a switch for its BAL execution
-# mode (scripts/geth_bal_switch/); and the shared optimised reth build (the second client the replay tests
+# mode (scripts/geth_bal_switch/); ethereumjs with balgen's verify.mjs (a third EVM, which checks
+# block access lists) into tools/ethereumjs; and the shared optimised reth build (the second client the replay tests
 # use) when ../shared/clients has it. Each is skipped when it is there at its pinned version.
 set -euo pipefail
 version="v1.17.10"
@@ -114,6 +115,26 @@ if [[ -f "$reth_archive" ]]; then
     mv "$bin/reth.partial" "$bin/reth"
     rm -f "$bin"/.reth-*
     touch "$reth_stamp"
+  fi
+fi
+
+# ethereumjs (scripts/ethereumjs/): the npm packages at the versions package-lock.json pins, and verify.mjs
+# next to them (Node resolves its imports from that folder's node_modules), in tools/ethereumjs.
+ethereumjs_source="$root/scripts/ethereumjs"
+ethereumjs_dir="$root/tools/ethereumjs"
+ethereumjs_files=(package.json package-lock.json verify.mjs)
+ethereumjs_stamp="$ethereumjs_dir/.installed-$(cd "$ethereumjs_source" && cat "${ethereumjs_files[@]}" | sha256sum | cut -c1-12)"
+if [[ ! -f "$ethereumjs_stamp" ]]; then
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    # Only the ethereumjs verifier needs it; it says so in one line when it is missing.
+    echo "install-tools: ethereumjs not installed (node or npm not found): the ethereumjs verifier needs Node >= 20" >&2
+  else
+    echo "install-tools: installing ethereumjs (@ethereumjs/vm 10.1.3) into tools/ethereumjs"
+    mkdir -p "$ethereumjs_dir"
+    rm -f "$ethereumjs_dir"/.installed-*
+    (cd "$ethereumjs_source" && cp "${ethereumjs_files[@]}" "$ethereumjs_dir/")
+    (cd "$ethereumjs_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    touch "$ethereumjs_stamp"
   fi
 fi
 
