@@ -99,7 +99,8 @@ class EthereumjsOutcome(Outcome):
 class EthereumjsRun:
     """The version record and one outcome per fixture of the files given."""
 
-    version: VersionRecord
+    version: VersionRecord | None
+    """None only when the run was killed before it printed one."""
     outcomes: list[EthereumjsOutcome]
 
 
@@ -173,13 +174,15 @@ def run_ethereumjs(files: Sequence[Path], install: EthereumjsInstall, deadline: 
     if process.returncode == 2 and not timed_out:
         raise BadInput(f"ethereumjs verifier: {_last_line(stderr)}")
     lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
-    if not lines or "verifier" not in lines[0]:
+    has_version = bool(lines) and "verifier" in lines[0]
+    if not has_version and not timed_out:
         raise BadInput(f"ethereumjs verifier printed no version record (exit {process.returncode}): {_last_line(stderr)}")
     stopped = (
-        f"not reported: ethereumjs ran out of its {deadline:.0f} s deadline" if timed_out
+        f"not reported: ethereumjs ran out of its {deadline:.1f} s deadline and was killed" if timed_out
         else f"not reported: ethereumjs exited with code {process.returncode}: {_last_line(stderr)}"
     )
-    return EthereumjsRun(_version(lines[0]), _outcomes(files, lines[1:], stopped))
+    version = _version(lines[0]) if has_version else None
+    return EthereumjsRun(version, _outcomes(files, lines[1:] if has_version else [], stopped))
 
 
 def _kill_group(process: subprocess.Popen[str]) -> None:

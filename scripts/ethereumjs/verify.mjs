@@ -219,11 +219,30 @@ function blocksOf(fixture, common) {
   })
 }
 
+const BAL_FIELDS = ['storageChanges', 'storageReads', 'balanceChanges', 'nonceChanges', 'codeChanges']
+
+/** An RLP item as nested hex strings. */
+function hexed(item) {
+  return item instanceof Uint8Array ? bytesToHex(item) : item.map(hexed)
+}
+
+/**
+ * A BAL's accounts by address, each field in its canonical RLP form (hex): what the BAL hash covers,
+ * free of the spellings the two parsed forms keep (a slot 0 read as 0x or 0x00).
+ */
+function canonicalAccounts(list) {
+  return new Map(
+    list.raw().map((account) => {
+      const [address, ...fields] = hexed(RLP.decode(RLP.encode(account)))
+      return [address, Object.fromEntries(BAL_FIELDS.map((field, index) => [field, fields[index]]))]
+    }),
+  )
+}
+
 /** The generated and the given BAL side by side: every difference, and whether all are balance changes. */
 function balDifferences(given, generated) {
-  const byAddress = (list) => new Map(list.toJSON().map((account) => [account.address.toLowerCase(), account]))
-  const mine = byAddress(generated)
-  const theirs = byAddress(given)
+  const mine = canonicalAccounts(generated)
+  const theirs = canonicalAccounts(given)
   const differences = []
   let balancesOnly = true
   for (const address of [...new Set([...mine.keys(), ...theirs.keys()])].sort()) {
@@ -234,7 +253,7 @@ function balDifferences(given, generated) {
       balancesOnly = false
       continue
     }
-    for (const field of ['storageChanges', 'storageReads', 'balanceChanges', 'nonceChanges', 'codeChanges']) {
+    for (const field of BAL_FIELDS) {
       const executed = JSON.stringify(ran[field])
       const stated = JSON.stringify(listed[field])
       if (executed === stated) continue
