@@ -2,7 +2,9 @@
 ethereumjs checks balgen's fixtures with their block access lists: the default suite passes in every
 format, and a fixture whose BAL was altered and re-sealed (the header's `blockAccessListHash` and the
 block hash made consistent, so that only executing the block can tell) or whose post-state was changed
-is refused, with the kind of disagreement and the first differing entry named.
+is refused, with the kind of disagreement and the first differing entry named: a list that differs
+only in balance entries is told apart as a gas-rule disagreement (`fees`) from one that differs in what
+was accessed or written (`bal`).
 """
 
 from __future__ import annotations
@@ -105,6 +107,15 @@ def drop_an_account(bal: RawBal) -> str:
     return "0x" + account[0].hex()
 
 
+def change_a_balance(bal: RawBal) -> str:
+    """Lowers the last balance the first account with balance changes ends a transaction with by one wei
+    (what a different gas price for one operation does); returns its address."""
+    account = next(entry for entry in bal if entry[3])
+    change = account[3][-1]
+    change[1] = rlp.sedes.big_endian_int.serialize(rlp.sedes.big_endian_int.deserialize(change[1]) - 1)
+    return "0x" + account[0].hex()
+
+
 def resealed(folder: Path, edit: Callable[[RawBal], str]) -> str:
     """
     `edit` applied to the benchmark block's BAL in NAME's blockchain_test and engine_x files under
@@ -145,16 +156,17 @@ def tampered_files(folder: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize(
-    ("edit", "field"),
+    ("edit", "field", "kind", "said"),
     [
-        (drop_a_storage_read, "storageReads"),
-        (change_a_written_value, "storageChanges"),
-        (drop_an_account, "missing from the given BAL"),
+        (drop_a_storage_read, "storageReads", "bal", "beyond balance changes"),
+        (change_a_written_value, "storageChanges", "bal", "beyond balance changes"),
+        (drop_an_account, "missing from the given BAL", "bal", "beyond balance changes"),
+        (change_a_balance, "balanceChanges", "fees", "only in balance changes (a gas-rule disagreement)"),
     ],
-    ids=["storage-read-dropped", "written-value-changed", "account-dropped"],
+    ids=["storage-read-dropped", "written-value-changed", "account-dropped", "balance-changed"],
 )
 def test_a_resealed_bal_that_differs_from_execution_is_refused(
-    serial_chain_fill: Path, tmp_path: Path, edit: Callable[[RawBal], str], field: str
+    serial_chain_fill: Path, tmp_path: Path, edit: Callable[[RawBal], str], field: str, kind: str, said: str
 ) -> None:
     folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
     address = resealed(folder, edit)
@@ -163,10 +175,10 @@ def test_a_resealed_bal_that_differs_from_execution_is_refused(
     for outcome in outcomes:
         assert not outcome.passed, f"{outcome.path}: ethereumjs accepted a BAL execution does not produce"
         # Not a hash or format refusal: the list is well formed and sealed; execution disagrees with it.
-        assert outcome.kind == "bal", outcome.difference
+        assert outcome.kind == kind, outcome.difference
         assert outcome.block == 2, "the benchmark block (1 is the setup block)"
         assert "invalid block access list" in (outcome.difference or "")
-        assert "beyond balance changes" in (outcome.difference or "")
+        assert said in (outcome.difference or "")
         assert outcome.first_difference is not None and address in outcome.first_difference
         assert field in outcome.first_difference
 
