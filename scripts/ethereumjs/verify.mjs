@@ -18,8 +18,9 @@
 //   3. the last block's hash against `lastblockhash`, and the post-state (`postState`, `postStateDiff`
 //      or `postStateHash`).
 // The first line is the version record: which ethereumjs and which Amsterdam gas schedule it charges.
-// Bad input (no file, unreadable JSON) is one line on stderr and exit code 2; a fixture that fails is
-// a line with "ok": false, and the exit code is 1 when any did.
+// Bad input (no file, a file that is not JSON) is one line on stderr and exit code 2 (files are read one at
+// a time, so a later file's may follow lines already printed); a fixture that fails is a line with
+// "ok": false, and the exit code is 1 when any did.
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -337,7 +338,7 @@ async function verifyFixture(file, name, fixture) {
       throw new Disagreement('format', `block ${number}: ${error.message ?? error}`, null, number)
     }
     try {
-      await runBlock(vm, { block, root: last.header.stateRoot, blockAccessList: bal, generate: false, skipHeaderValidation: false })
+      await runBlock(vm, { block, blockAccessList: bal, generate: false, skipHeaderValidation: false })
     } catch (error) {
       if (invalid) continue
       const message = String(error.message ?? error)
@@ -393,25 +394,30 @@ function fail(message) {
   process.exit(2)
 }
 
+/** A fixture file's top-level object; a file that is missing or not JSON ends the run as bad input. */
+function readDocument(file) {
+  let text
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    fail(`${file}: ${error.code === 'ENOENT' ? 'does not exist' : error.message}`)
+  }
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    fail(`${file}: not JSON (${error.message})`)
+  }
+}
+
 async function main(files) {
   if (files.length === 0) fail('usage: node verify.mjs FIXTURE_FILE...')
-  const documents = files.map((file) => {
-    let text
-    try {
-      text = readFileSync(file, 'utf8')
-    } catch (error) {
-      fail(`${file}: ${error.code === 'ENOENT' ? 'does not exist' : error.message}`)
-    }
-    try {
-      return [file, JSON.parse(text)]
-    } catch (error) {
-      fail(`${file}: not JSON (${error.message})`)
-    }
-  })
+  const missing = files.find((file) => !existsSync(file))
+  if (missing !== undefined) fail(`${missing}: does not exist`)
   process.stdout.write(JSON.stringify(await versionRecord()) + '\n')
   let failed = false
-  for (const [file, document] of documents) {
-    for (const [name, fixture] of Object.entries(document)) {
+  // One file in memory at a time: a 60M suite is hundreds of MB of JSON.
+  for (const file of files) {
+    for (const [name, fixture] of Object.entries(readDocument(file))) {
       const started = performance.now()
       const line = { name, file, ok: true, block: null, reason: null, first_difference: null, kind: null }
       try {
