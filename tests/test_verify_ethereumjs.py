@@ -20,10 +20,10 @@ import rlp
 
 from balgen.chain.bal import iter_block_access_list
 from balgen.chain.header import Header
-from balgen.errors import BadInput
+from balgen.plumbing.errors import BadInput
 from balgen.fixtures.files import fixture_files
 from balgen.fixtures.render import fixture_account_changes
-from balgen.keccak import keccak
+from balgen.ethereum.keccak import keccak
 from balgen.verify.ethereumjs import (
     ETHEREUMJS_VERSION,
     EthereumjsInstall,

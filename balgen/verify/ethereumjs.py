@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInput
+from ..plumbing.errors import BadInput
 from ..fixtures.reading import read_fixture_document
-from ..toolchain import TOOLS_VARIABLE, tools_bin
+from ..plumbing.toolchain import TOOLS_VARIABLE, tools_bin
 from .outcomes import Outcome, Verifier
 
 ETHEREUMJS_VERSION = "10.1.3"
