@@ -91,6 +91,11 @@ def pinned_geth() -> Path:
     return _pinned("geth")
 
 
+def pinned_geth_bal_switch() -> Path:
+    """The pinned geth with `--bal.executionmode` (scripts/geth_bal_switch/), for benchmarks by BAL mode."""
+    return _pinned("geth-bal-switch")
+
+
 def release_bin(version: str) -> Path:
     """Folder holding the `evm` and `geth` of another go-ethereum release, next to the pinned ones."""
     return tools_bin().parent / version / "bin"
