@@ -107,7 +107,9 @@ fi
 # BALGEN_SHARED_CLIENTS names that folder for a checkout elsewhere, e.g. a git worktree.
 reth_archive="${BALGEN_SHARED_CLIENTS:-$root/../shared/clients}/reth-7b3432d-release.gz"
 if [[ -f "$reth_archive" ]]; then
-  reth_stamp="$bin/.$(basename "$reth_archive" .gz)"
+  # Named after the archive's digest: a checkout whose tools/bin/reth came from the unoptimised archive
+  # (earlier versions of this script unpacked both, the unoptimised last) has no such stamp.
+  reth_stamp="$bin/.reth-release-$(sha256sum "$reth_archive" | cut -c1-12)"
   if [[ ! ( -x "$bin/reth" && -f "$reth_stamp" ) ]]; then
     echo "install-tools: unpacking $(basename "$reth_archive") into tools/bin/reth"
     gunzip -c "$reth_archive" > "$bin/reth.partial"
