@@ -225,3 +225,18 @@ def test_a_run_past_its_deadline_is_killed_and_every_fixture_fails(serial_chain_
     for outcome in run.outcomes:
         assert not outcome.passed and "deadline and was killed" in (outcome.difference or ""), outcome.difference
     assert verifier_processes(files[0]) == [], "the killed run left a process behind"
+
+
+def test_a_pre_state_that_is_not_the_genesis_headers_is_refused_before_any_block(
+    serial_chain_fill: Path, tmp_path: Path
+) -> None:
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
+    (path, _) = tampered_files(folder)
+    document = json.loads(path.read_text())
+    account = next(iter(document[NAME]["pre"].values()))
+    account["balance"] = hex(int(account["balance"], 16) + 1)
+    path.write_text(json.dumps(document))
+    (outcome,) = ethereumjs_outcomes([path])
+    assert not outcome.passed and outcome.kind == "genesis" and outcome.block == 0, outcome.difference
+    assert outcome.first_difference == "genesis.stateRoot"
+    assert "from pre, the genesis header has" in (outcome.difference or "")
