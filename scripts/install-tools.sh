@@ -2,10 +2,12 @@
 # Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n, with balgen's access tracer added),
 # `geth`, and balgen-state-root (go-ethereum's trie); revm's `revme` (the second EVM `balgen verify`
 # runs); go-ethereum v1.17.5's evm and geth (an earlier Amsterdam, for the tests that fill and import
-# with it) into tools/v1.17.5/bin; and the shared reth build (the second client the replay tests use)
-# when ../shared/clients has one. Each is skipped when it is there at its pinned version.
+# with it) into tools/v1.17.5/bin; geth-bal-switch, the pinned geth with a switch for its BAL execution
+# mode (scripts/geth_bal_switch/); ethereumjs with balgen's verify.mjs (a third EVM, which checks
+# block access lists) into tools/ethereumjs; and the shared optimised reth build (the second client the replay tests
+# use) when ../shared/clients has it. Each is skipped when it is there at its pinned version.
 set -euo pipefail
-version="v1.17.8"
+version="v1.17.10"
 earlier_version="v1.17.5"
 revme_version="43.0.3"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,18 +18,35 @@ mkdir -p "$bin"
 tracer_source="$root/scripts/evm_tracer/balgen_access_tracer.go"
 tracer_digest="$(sha256sum "$tracer_source" | cut -c1-12)"
 
+# go-ethereum's released source at a version: the read-only module cache folder `go mod download` fills.
+go_ethereum_module() {
+  local module
+  module="$(GOFLAGS=-mod=mod go mod download -json "github.com/ethereum/go-ethereum@$1" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$module" ]] || { echo "install-tools: go-ethereum $1 source not found after go mod download" >&2; exit 2; }
+  echo "$module"
+}
+
 # A writable copy of go-ethereum's source at `version` (tools/src/go-ethereum-VERSION), made once;
 # balgen's Go files are added to it and built there.
 go_ethereum_source() {
   local version="$1" module source="$root/tools/src/go-ethereum-$1"
   if [[ ! -f "$source/.complete" ]]; then
-    module="$(GOFLAGS=-mod=mod go mod download -json "github.com/ethereum/go-ethereum@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
-    [[ -d "$module" ]] || { echo "install-tools: go-ethereum $version source not found after go mod download" >&2; exit 2; }
+    module="$(go_ethereum_module "$version")"
     rm -rf "$source" && mkdir -p "$(dirname "$source")"
     cp -r "$module" "$source" && chmod -R u+w "$source"
     touch "$source/.complete"
   fi
   echo "$source"
+}
+
+# Build package `target` of the go-ethereum copy `source` into `output` (under a temporary name until it
+# is complete), then leave `stamp` as the only file whose name starts with `stale_stamps`.
+go_build() {
+  local source="$1" target="$2" output="$3" stale_stamps="$4" stamp="$5"
+  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$output.partial" "$target")
+  mv "$output.partial" "$output"
+  rm -f "$stale_stamps"*
+  touch "$stamp"
 }
 
 # geth as released; evm from the same release's source with one file added: balgen's native access
@@ -49,10 +68,7 @@ install_go_ethereum() {
   local source
   source="$(go_ethereum_source "$version")"
   cp "$tracer_source" "$source/eth/tracers/native/"
-  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$into/evm.partial" ./cmd/evm)
-  mv "$into/evm.partial" "$into/evm"
-  rm -f "$into"/.evm-"$version"-tracer-*
-  touch "$evm_stamp"
+  go_build "$source" ./cmd/evm "$into/evm" "$into/.evm-$version-tracer-" "$evm_stamp"
 }
 
 install_go_ethereum "$version" "$bin"
@@ -67,24 +83,62 @@ if [[ ! ( -x "$bin/balgen-state-root" && -f "$state_root_stamp" ) ]]; then
   echo "install-tools: building balgen-state-root with go-ethereum $version's trie into tools/bin"
   source="$(go_ethereum_source "$version")"
   mkdir -p "$source/cmd/balgen-state-root" && cp "$state_root_source" "$source/cmd/balgen-state-root/"
-  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$bin/balgen-state-root.partial" ./cmd/balgen-state-root)
-  mv "$bin/balgen-state-root.partial" "$bin/balgen-state-root"
-  rm -f "$bin"/.balgen-state-root-*
-  touch "$state_root_stamp"
+  go_build "$source" ./cmd/balgen-state-root "$bin/balgen-state-root" "$bin/.balgen-state-root-" "$state_root_stamp"
 fi
 
-# A prebuilt reth (../shared/clients/README.md says how it was built), unpacked once per archive.
-for archive in "$root"/../shared/clients/reth-*.gz; do
-  [[ -f "$archive" ]] || continue
-  reth_stamp="$bin/.$(basename "$archive" .gz)"
+# geth-bal-switch (scripts/geth_bal_switch/): geth of the same release with one patch adding
+# --bal.executionmode=full|sequential|nobatchio, built beside the stock geth from a fresh copy of the
+# source (tools/src/geth-bal-switch-VERSION) so the patch always applies to the release as published.
+switch_patch="$root/scripts/geth_bal_switch/geth-bal-switch.patch"
+switch_stamp="$bin/.geth-bal-switch-$version-$(sha256sum "$switch_patch" | cut -c1-12)"
+if [[ ! ( -x "$bin/geth-bal-switch" && -f "$switch_stamp" ) ]]; then
+  command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
+  echo "install-tools: building geth-bal-switch (go-ethereum $version geth with --bal.executionmode) into tools/bin"
+  module="$(go_ethereum_module "$version")"
+  source="$root/tools/src/geth-bal-switch-$version"
+  rm -rf "$source" && mkdir -p "$(dirname "$source")"
+  cp -r "$module" "$source" && chmod -R u+w "$source"
+  patch --quiet --strip=1 --directory="$source" < "$switch_patch"
+  go_build "$source" ./cmd/geth "$bin/geth-bal-switch" "$bin/.geth-bal-switch-" "$switch_stamp"
+fi
+
+# The prebuilt optimised reth (../shared/clients/README.md says how it was built): the release build, the
+# one for timing (the unoptimised reth-7b3432d.gz next to it is for correctness only and is not used).
+# BALGEN_SHARED_CLIENTS names that folder for a checkout elsewhere, e.g. a git worktree.
+reth_archive="${BALGEN_SHARED_CLIENTS:-$root/../shared/clients}/reth-7b3432d-release.gz"
+if [[ -f "$reth_archive" ]]; then
+  # Named after the archive's digest: a checkout whose tools/bin/reth came from the unoptimised archive
+  # (earlier versions of this script unpacked both, the unoptimised last) has no such stamp.
+  reth_stamp="$bin/.reth-release-$(sha256sum "$reth_archive" | cut -c1-12)"
   if [[ ! ( -x "$bin/reth" && -f "$reth_stamp" ) ]]; then
-    echo "install-tools: unpacking $(basename "$archive") into tools/bin/reth"
-    gunzip -c "$archive" > "$bin/reth.partial"
+    echo "install-tools: unpacking $(basename "$reth_archive") into tools/bin/reth"
+    gunzip -c "$reth_archive" > "$bin/reth.partial"
     chmod +x "$bin/reth.partial"
     mv "$bin/reth.partial" "$bin/reth"
+    rm -f "$bin"/.reth-*
     touch "$reth_stamp"
   fi
-done
+fi
+
+# ethereumjs (scripts/ethereumjs/): the npm packages at the versions package-lock.json pins, and verify.mjs
+# next to them (Node resolves its imports from that folder's node_modules), in tools/ethereumjs.
+ethereumjs_source="$root/scripts/ethereumjs"
+ethereumjs_dir="$root/tools/ethereumjs"
+ethereumjs_files=(package.json package-lock.json verify.mjs)
+ethereumjs_stamp="$ethereumjs_dir/.installed-$(cd "$ethereumjs_source" && cat "${ethereumjs_files[@]}" | sha256sum | cut -c1-12)"
+if [[ ! -f "$ethereumjs_stamp" ]]; then
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    # Only the ethereumjs verifier needs it; it says so in one line when it is missing.
+    echo "install-tools: ethereumjs not installed (node or npm not found): the ethereumjs verifier needs Node >= 20" >&2
+  else
+    echo "install-tools: installing ethereumjs (@ethereumjs/vm 10.1.3) into tools/ethereumjs"
+    mkdir -p "$ethereumjs_dir"
+    rm -f "$ethereumjs_dir"/.installed-*
+    (cd "$ethereumjs_source" && cp "${ethereumjs_files[@]}" "$ethereumjs_dir/")
+    (cd "$ethereumjs_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    touch "$ethereumjs_stamp"
+  fi
+fi
 
 if [[ ! ( -x "$bin/revme" && -f "$revme_stamp" ) ]]; then
   if ! command -v cargo >/dev/null; then

@@ -32,7 +32,7 @@ from balgen.clients.client_presets import GETH as GETH_PRESET
 from balgen.clients.client_process import ClientProcess
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedClient
-from balgen.plumbing.toolchain import pinned_geth
+from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_geth
 
 
 pytestmark = [
@@ -65,7 +65,7 @@ def test_full_replay_passes_every_check(filled: Path, tmp_path: Path) -> None:
     assert code == 0, [(t["test_id"], t["failure"]) for t in run["tests"]]
     assert run["state"] == "complete" and run["label"] == "small"
     assert run["counts"] == {"passed": 4, "failed": 0, "not_run": 0}
-    assert "v1.17.8" in run["client_versions"][0] and run["target"]["kind"] == "managed"
+    assert GO_ETHEREUM_VERSION in run["client_versions"][0] and run["target"]["kind"] == "managed"
     for test in run["tests"]:
         assert test["format"] == "blockchain_test_engine_x"
         roles = [e["role"] for e in test["executions"]]

@@ -43,6 +43,7 @@ from balgen.replay.discovery import discover
 from balgen.results.schema import FixtureResult
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedClient, preset_with_client_args
+from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION
 from balgen.clients.jwt_auth import (
     decode_jwt_token,
     generate_jwt_secret_file,
@@ -371,7 +372,7 @@ def test_geth_genesis_hash_matches_the_header(tmp_path: Path, network: str) -> N
     with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth:
         pid, datadir = geth.pid, geth.datadir
         assert pid is not None and datadir.is_dir()
-        assert geth.client_version is not None and "v1.17.8" in geth.client_version
+        assert geth.client_version is not None and GO_ETHEREUM_VERSION in geth.client_version
         with geth.rpc_client() as rpc:
             block = rpc.get_block_by_number(0).result
             assert block is not None
@@ -809,7 +810,7 @@ def test_replay_of_geth_built_chains(tmp_path: Path, network: str) -> None:
     # The verdicts are tested here, not the agreement margin: no execution is replaced on a loaded machine.
     collected = _replay(folder, scratch, warmup=1, repeat=2, agreement_check=False)
     assert collected.client_versions == [collected.client_versions[0]], "one group, one node"
-    assert collected.client_versions[0] is not None and "v1.17.8" in collected.client_versions[0]
+    assert collected.client_versions[0] is not None and GO_ETHEREUM_VERSION in collected.client_versions[0]
     results = {test.test_id: test for test in collected.results}
     for test_id in ("two_blocks", "sibling", "two_blocks_again"):
         assert results[test_id].failure is None, results[test_id].failure

@@ -33,8 +33,9 @@ from ..model.transactions import sign
 from .measure import STEP_TRACER, UnmodelledRule, check_receipts, check_static_costs, measure_rules, observations
 from .probe import CalibrationBlock
 
-CALIBRATION_VERSION = 1
-"""Bumped whenever the calibration block or the derivation changes, so that old cache entries are not reused."""
+CALIBRATION_VERSION = 2
+"""Bumped whenever the calibration block, the derivation or a known spec's name changes, so that old
+cache entries are not reused (2: the v1.17.6-v1.17.8 spec became v1.17.6-v1.17.10)."""
 
 
 def cache_folder() -> Path:

@@ -39,7 +39,7 @@ def main() -> int:
     if code != 0:
         console.print(f"[red]verification failed (exit {code})[/]")
         return code
-    console.print("[bold]3/3 replaying it against geth[/] (pinned v1.17.8, 127.0.0.1, one node per genesis group)")
+    console.print("[bold]3/3 replaying it against geth[/] (pinned v1.17.10, 127.0.0.1, one node per genesis group)")
     return run_replay(
         [str(OUTPUT / "blockchain_tests_engine_x"), "--label", "demo", "--output", str(default_output("demo"))]
     )

@@ -36,6 +36,8 @@ from .runner import run_command
 
 PASSED, FAILED = 0, 1
 BLOCKCHAIN = BlockchainFixture.format_name
+COMMAND_VERIFIERS = (Verifier.GETH, Verifier.REVM, Verifier.ENGINE)
+"""The verifiers `balgen verify` runs and `--without` names (ethereumjs's runner is not wired in yet)."""
 
 
 def verify_parser() -> argparse.ArgumentParser:
@@ -55,7 +57,7 @@ def verify_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--evm-bin", type=Path, default=None, help="evm binary (default: the pinned go-ethereum evm)")
     parser.add_argument("--revme-bin", type=Path, default=None, help="revme binary (default: the pinned revme 43.0.3)")
-    parser.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.8)")
+    parser.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.10)")
     return parser
 
 
@@ -109,10 +111,10 @@ def tools_for(
 ) -> Tools:
     """The verifiers' binaries (the pinned ones by default), checked; `without` leaves some out."""
     left_out = {name.strip() for name in without.split(",") if name.strip()}
-    unknown = left_out - {verifier.value for verifier in Verifier}
+    unknown = left_out - {verifier.value for verifier in COMMAND_VERIFIERS}
     if unknown:
         raise BadInput(f"--without {without!r}: unknown verifier {sorted(unknown)[0]!r} (geth, revm, engine)")
-    if left_out == {verifier.value for verifier in Verifier}:
+    if left_out == {verifier.value for verifier in COMMAND_VERIFIERS}:
         raise BadInput("--without: every verifier left out, nothing would be checked")
     return Tools(
         evm=None if "geth" in left_out else _binary(evm_bin, "evm", "geth"),
@@ -228,7 +230,7 @@ def rows_table(outcomes: Sequence[Outcome]) -> Table:
 def summary_line(fixture_count: int, outcomes: Sequence[Outcome], tools: Tools) -> str:
     """`N fixtures: geth N/N, revm N/N, engine N/N` (a verifier left out says so)."""
     parts = []
-    for verifier in Verifier:
+    for verifier in COMMAND_VERIFIERS:
         if not tools.runs(verifier):
             parts.append(f"{verifier.value} left out")
             continue

@@ -147,11 +147,11 @@ LEGACY_GAS = GasCosts(
 # for a creation), EIP-8038 (storage write surcharge 10000 on top of the slot
 # access), EIP-8037 (state growth paid as state gas at 1530 per byte: 64 per
 # slot, 120 per account, 1 per code byte), EIP-7976 (floor of 16 gas per token,
-# 4 tokens per byte, zero or not). go-ethereum v1.17.6 to v1.17.8
+# 4 tokens per byte, zero or not). go-ethereum v1.17.6 to v1.17.10
 # (`params/protocol_params.go`: ColdStorageAccessAmsterdam 2100,
 # CreateAccessAmsterdam 12000; MaxTxTotalGas 2^32 - 1 in `core/state_transition.go`).
 AMSTERDAM_GAS = GasCosts(
-    spec="Amsterdam (go-ethereum v1.17.6-v1.17.8)",
+    spec="Amsterdam (go-ethereum v1.17.6-v1.17.10)",
     tx_base=12000 + 3000,
     tx_create_base=12000 + 12000,
     calldata_zero_byte=4,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import BadInput
 
-GO_ETHEREUM_VERSION = "v1.17.8"
+GO_ETHEREUM_VERSION = "v1.17.10"
 EARLIER_AMSTERDAM_VERSION = "v1.17.5"
 """A go-ethereum release with an earlier Amsterdam gas schedule, built into
 `tools/v1.17.5/bin` for the tests that fill and import with it."""
@@ -91,6 +91,11 @@ def pinned_geth() -> Path:
     return _pinned("geth")
 
 
+def pinned_geth_bal_switch() -> Path:
+    """The pinned geth with `--bal.executionmode` (scripts/geth_bal_switch/), for benchmarks by BAL mode."""
+    return _pinned("geth-bal-switch")
+
+
 def release_bin(version: str) -> Path:
     """Folder holding the `evm` and `geth` of another go-ethereum release, next to the pinned ones."""
     return tools_bin().parent / version / "bin"
@@ -102,5 +107,5 @@ def pinned_revme() -> Path:
 
 
 def bundled_reth() -> Path:
-    """The reth build `scripts/install-tools.sh` unpacks when `../shared/clients/reth-*.gz` exists."""
+    """The optimised reth build `scripts/install-tools.sh` unpacks from `../shared/clients/reth-7b3432d-release.gz`."""
     return _pinned("reth")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 class Verifier(str, Enum):
-    """The three verifiers, in the order rows and the summary list them."""
+    """The verifiers, in the order rows and the summary list them."""
 
     GETH = "geth"
     """go-ethereum's `evm blocktest` on `blockchain_test` fixtures."""
@@ -16,6 +16,8 @@ class Verifier(str, Enum):
     """revm's `revme blockchaintest` on `blockchain_test` fixtures."""
     ENGINE = "engine"
     """An Engine API import of engine fixtures into the pinned geth."""
+    ETHEREUMJS = "ethereumjs"
+    """ethereumjs (`balgen.verify.ethereumjs`) on blockchain and engine fixtures, BALs checked against execution."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,233 @@
+"""
+ethereumjs as a third EVM that checks block access lists: `verify.mjs` run on a batch of fixture files.
+
+`make tools` installs `@ethereumjs/vm` 10.1.3 and its sibling packages at the versions
+`scripts/ethereumjs/package-lock.json` pins, with `scripts/ethereumjs/verify.mjs` beside them, into
+`tools/ethereumjs` (next to `tools/bin`, wherever balgen finds its binaries). verify.mjs runs every
+block of `blockchain_test`, `blockchain_test_engine` and `blockchain_test_engine_x` fixtures with the
+fixture's BAL given, so ethereumjs compares the BAL it builds from execution with the fixture's
+(which neither revm 43 nor a header hash check does), then the last block hash and the post-state.
+It prints a version record (the Amsterdam gas schedule ethereumjs charges), then one JSON line per
+fixture, read back here as typed outcomes.
+
+The run is its own process group, killed whole when its deadline passes or balgen is stopped
+(Ctrl-C and the stop signals unwind through here as `KeyboardInterrupt`). The deadline grows with
+the gas the fixtures' blocks use: ethereumjs is an interpreter in JavaScript, far slower than geth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..plumbing.errors import BadInput
+from ..fixtures.reading import read_fixture_document
+from ..plumbing.toolchain import TOOLS_VARIABLE, tools_bin
+from .outcomes import Outcome, Verifier
+
+ETHEREUMJS_VERSION = "10.1.3"
+"""The `@ethereumjs/vm` version scripts/ethereumjs/package.json pins (its siblings at the same)."""
+
+SCRIPT = "verify.mjs"
+
+BASE_SECONDS = 60.0
+"""Node's start, the imports and the genesis states, before any block runs."""
+
+SECONDS_PER_MGAS = 5.0
+"""Deadline per million gas the fixtures' blocks use. The slowest rate measured (ethereumjs 10.1.3,
+Node 20, 2 cores shared with a dozen other processes) was 0.36 Mgas/s of wall time: 86 s for
+`serial_chain-max-30M` (31 Mgas, 12 s of CPU). Setup blocks that deploy contract sets run far faster
+per gas (most of their gas is EIP-8037 state gas), so the deadline is generous there."""
+
+
+@dataclass(frozen=True)
+class EthereumjsInstall:
+    """Where the verifier runs from: Node, and the folder with node_modules and verify.mjs."""
+
+    node: Path
+    folder: Path
+
+    @property
+    def script(self) -> Path:
+        return self.folder / SCRIPT
+
+
+@dataclass(frozen=True)
+class GasSchedule:
+    """The Amsterdam prices ethereumjs charges, which tell EIP-8038's revisions apart."""
+
+    cold_sload: int
+    create: int
+    cold_account_access: int
+    eips: tuple[int, ...]
+    revision: str
+    """verify.mjs's name for the revision: e.g. the EIP-8038 revision of go-ethereum v1.17.6-v1.17.10."""
+
+
+@dataclass(frozen=True)
+class VersionRecord:
+    """The first line verify.mjs prints: what verified the fixtures."""
+
+    version: str
+    """e.g. `@ethereumjs/vm 10.1.3`."""
+    node: str
+    amsterdam_gas: GasSchedule
+
+
+@dataclass(frozen=True)
+class EthereumjsOutcome(Outcome):
+    """One fixture's outcome with ethereumjs's detail: what kind of disagreement, at which block."""
+
+    kind: str | None = None
+    """None when it passed; `bal` (the BAL ethereumjs built differs beyond balance entries), `fees`
+    (only in balance entries: a gas-rule disagreement), `bal_hash`, `execution` (state root, receipts,
+    gas used, or a transaction refused), `header`, `post_state`, `chain` (last block hash), `genesis`,
+    `format` (a block that does not decode or hash as declared), `input`, `error` (ethereumjs threw)."""
+    block: int | None = None
+    """The block it failed at (1 is the first after genesis), or the number of blocks run."""
+    first_difference: str | None = None
+    """The first entry that differs: e.g. `0xADDR storageReads: execution [...], given [...]`."""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class EthereumjsRun:
+    """The version record and one outcome per fixture of the files given."""
+
+    version: VersionRecord | None
+    """None only when the run was killed before it printed one."""
+    outcomes: list[EthereumjsOutcome]
+
+
+def ethereumjs_folder() -> Path:
+    """`tools/ethereumjs` beside the folder balgen takes its binaries from (`BALGEN_TOOLS`, or tools/bin)."""
+    return tools_bin().parent / "ethereumjs"
+
+
+def located_ethereumjs(node: Path | None = None, folder: Path | None = None) -> EthereumjsInstall:
+    """
+    Node (given, else the first `node` on PATH) and the installed verifier (given, else
+    `ethereumjs_folder()`); `BadInput` in one line naming where it looked when either is missing.
+    """
+    found_node = node if node is not None else (Path(on_path) if (on_path := shutil.which("node")) else None)
+    if found_node is None or not (found_node.is_file() and os.access(found_node, os.X_OK)):
+        where = str(node) if node is not None else "PATH"
+        raise BadInput(f"node: not found in {where} (the ethereumjs verifier needs Node >= 20)")
+    install = EthereumjsInstall(found_node, folder if folder is not None else ethereumjs_folder())
+    if not (install.script.is_file() and (install.folder / "node_modules" / "@ethereumjs" / "vm").is_dir()):
+        configured = f" ({TOOLS_VARIABLE}={os.environ[TOOLS_VARIABLE]})" if os.environ.get(TOOLS_VARIABLE) else ""
+        raise BadInput(
+            f"ethereumjs: not installed in {install.folder}{configured} (run `make tools`, which needs npm)"
+        )
+    return install
+
+
+def block_gas(files: Iterable[Path]) -> int:
+    """The gas every block of every fixture in `files` uses (their headers' or payloads' `gasUsed`)."""
+    total = 0
+    for path in files:
+        for fixture in read_fixture_document(path).values():
+            if not isinstance(fixture, dict):
+                continue
+            for block in fixture.get("blocks") or []:
+                total += int(block.get("blockHeader", {}).get("gasUsed", "0x0"), 16)
+            for payload in fixture.get("engineNewPayloads") or []:
+                total += int(payload["params"][0].get("gasUsed", "0x0"), 16)
+    return total
+
+
+def deadline_for(gas: int) -> float:
+    """Seconds the run of fixtures whose blocks use `gas` may take before it is killed."""
+    return BASE_SECONDS + SECONDS_PER_MGAS * gas / 1_000_000
+
+
+def run_ethereumjs(files: Sequence[Path], install: EthereumjsInstall, deadline: float | None = None) -> EthereumjsRun:
+    """
+    verify.mjs on `files` (every fixture in each), within `deadline` seconds (by default
+    `deadline_for` their block gas). Every fixture of every file gets an outcome: one ethereumjs did
+    not report (it crashed or ran out of time) fails with what stopped it. Input verify.mjs refuses
+    (exit 2) is `BadInput` with its line.
+    """
+    if deadline is None:
+        deadline = deadline_for(block_gas(files))
+    command = [str(install.node), str(install.script), *map(str, files)]
+    process = subprocess.Popen(
+        command, cwd=install.folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    timed_out = False
+    try:
+        stdout, stderr = process.communicate(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(process)
+        stdout, stderr = process.communicate()
+    finally:
+        # Ctrl-C or a stop signal raised here: nothing of the run may outlive balgen.
+        if process.poll() is None:
+            _kill_group(process)
+            process.wait()
+    if process.returncode == 2 and not timed_out:
+        raise BadInput(f"ethereumjs verifier: {_last_line(stderr)}")
+    lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    has_version = bool(lines) and "verifier" in lines[0]
+    if not has_version and not timed_out:
+        raise BadInput(f"ethereumjs verifier printed no version record (exit {process.returncode}): {_last_line(stderr)}")
+    stopped = (
+        f"not reported: ethereumjs ran out of its {deadline:.1f} s deadline and was killed" if timed_out
+        else f"not reported: ethereumjs exited with code {process.returncode}: {_last_line(stderr)}"
+    )
+    version = _version(lines[0]) if has_version else None
+    return EthereumjsRun(version, _outcomes(files, lines[1:] if has_version else [], stopped))
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    """SIGKILL the run's whole process group (Node and anything it started)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def _version(record: dict[str, Any]) -> VersionRecord:
+    gas = record["amsterdam_gas"]
+    schedule = GasSchedule(
+        gas["cold_sload"], gas["create"], gas["cold_account_access"], tuple(gas["eips"]), gas["revision"]
+    )
+    return VersionRecord(record["version"], record["node"], schedule)
+
+
+def _outcomes(files: Sequence[Path], reports: list[dict[str, Any]], stopped: str) -> list[EthereumjsOutcome]:
+    """One outcome per fixture of `files`, in file order; a fixture without a report fails with `stopped`."""
+    by_fixture = {(Path(report["file"]), report["name"]): report for report in reports}
+    outcomes = []
+    for path in files:
+        for name in read_fixture_document(path):
+            report = by_fixture.get((path, name))
+            if report is None:
+                outcomes.append(EthereumjsOutcome(Verifier.ETHEREUMJS, name, path, stopped, kind="error"))
+                continue
+            outcomes.append(
+                EthereumjsOutcome(
+                    Verifier.ETHEREUMJS,
+                    name,
+                    path,
+                    None if report["ok"] else str(report["reason"]),
+                    kind=report["kind"],
+                    block=report["block"],
+                    first_difference=report["first_difference"],
+                    seconds=float(report.get("seconds", 0.0)),
+                )
+            )
+    return outcomes

@@ -1,0 +1,74 @@
+"""
+geth-bal-switch (scripts/geth_bal_switch/): each `--bal.executionmode` imports Amsterdam fixtures with
+every payload VALID, and geth's own output proves which mode ran, as the README there says: the
+slow-block counters tell sequential from parallel execution, a per-block log line tells nobatchio.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from balgen.commands.replay import run_replay
+from balgen.plumbing.toolchain import pinned_geth_bal_switch
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not pinned_geth_bal_switch().is_file(), reason="geth-bal-switch not built (make tools)"),
+]
+
+NO_BATCH_IO_LINE = "Executing block in parallel without BAL batch IO"
+
+
+def benchmark_counts(output: Path) -> dict[str, Any]:
+    """geth's slow-block counters of the measured execution of the one benchmark block replayed."""
+    run = json.loads((output / "results.json").read_text())
+    (test,) = run["tests"]
+    (measured,) = [execution for execution in test["executions"] if execution["role"] == "measured"]
+    return measured["geth"]["counts"]
+
+
+@pytest.mark.parametrize("mode", ["full", "nobatchio", "sequential"])
+def test_each_mode_imports_the_fixture_and_geths_output_proves_which_ran(
+    serial_chain_fill: Path, tmp_path: Path, mode: str
+) -> None:
+    log, output = tmp_path / "geth.log", tmp_path / "run"
+    code = run_replay(
+        [
+            str(serial_chain_fill / "blockchain_tests_engine_x"), "--client-bin", str(pinned_geth_bal_switch()),
+            "--client-args", f"--bal.executionmode={mode} --log.file {log}",
+            "--warmup", "0", "--repeat", "1", "--output", str(output),
+        ]
+    )  # fmt: skip
+    assert code == 0, "every payload VALID, the head at lastblockhash"
+    counts = benchmark_counts(output)
+    reads, writes = counts["reads"], counts["writes"]
+    caches = [counts[cache][side] for cache in ("account_cache", "storage_cache", "code_cache") for side in ("hits", "misses")]
+    if mode == "sequential":
+        # Execution's own reads: more accounts and slots than written, the workload's code, the reader's cache.
+        assert reads["accounts"] > writes["accounts"] and reads["storage_slots"] > writes["storage_slots"], counts
+        assert reads["code"] > 0 and sum(caches) > 0, counts
+    else:
+        # The BAL path counts only what applying the list loads: the written accounts and slots.
+        assert (reads["accounts"], reads["storage_slots"]) == (writes["accounts"], writes["storage_slots"]), counts
+        assert reads["code"] == 0 and sum(caches) == 0, counts
+    text = log.read_text()
+    assert ("BAL execution mode" in text) == (mode != "full"), "the start-up line names a mode other than full"
+    batch_io_off = [line for line in text.splitlines() if NO_BATCH_IO_LINE in line]
+    assert len(batch_io_off) == (2 if mode == "nobatchio" else 0), "one line per block executed: setup and benchmark"
+
+
+def test_an_unknown_mode_stops_geth_with_one_line(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [
+            str(pinned_geth_bal_switch()), "--bal.executionmode=parallel", "--datadir", str(tmp_path / "data"),
+            "--nodiscover", "--maxpeers", "0", "--port", "0", "--authrpc.port", "0", "--ipcdisable",
+        ],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert completed.returncode != 0
+    assert 'Fatal: --bal.executionmode must be full, sequential or nobatchio, not "parallel"' in completed.stderr

@@ -1,0 +1,242 @@
+"""
+ethereumjs checks balgen's fixtures with their block access lists: the default suite passes in every
+format, and a fixture whose BAL was altered and re-sealed (the header's `blockAccessListHash` and the
+block hash made consistent, so that only executing the block can tell) or whose post-state was changed
+is refused, with the kind of disagreement and the first differing entry named: a list that differs
+only in balance entries is told apart as a gas-rule disagreement (`fees`) from one that differs in what
+was accessed or written (`bal`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rlp
+
+from balgen.chain.bal import iter_block_access_list
+from balgen.chain.header import Header
+from balgen.plumbing.errors import BadInput
+from balgen.fixtures.files import fixture_files
+from balgen.fixtures.render import fixture_account_changes
+from balgen.ethereum.keccak import keccak
+from balgen.verify.ethereumjs import (
+    ETHEREUMJS_VERSION,
+    EthereumjsInstall,
+    EthereumjsOutcome,
+    located_ethereumjs,
+    run_ethereumjs,
+)
+from balgen.verify.outcomes import Verifier
+
+from fill_runs import shared_suite_fill
+
+NAME = "serial_chain-max-1M"
+FORMATS = ("blockchain_tests", "blockchain_tests_engine", "blockchain_tests_engine_x")
+
+
+def _installed() -> EthereumjsInstall | None:
+    try:
+        return located_ethereumjs()
+    except BadInput:
+        return None
+
+
+requires_ethereumjs = pytest.mark.skipif(_installed() is None, reason="ethereumjs not installed (make tools needs npm)")
+pytestmark = [pytest.mark.integration, requires_ethereumjs]
+
+
+def ethereumjs_outcomes(files: list[Path]) -> list[EthereumjsOutcome]:
+    run = run_ethereumjs(files, located_ethereumjs())
+    assert run.version is not None and run.version.version == f"@ethereumjs/vm {ETHEREUMJS_VERSION}"
+    return run.outcomes
+
+
+@pytest.fixture(scope="module")
+def default_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    completed, output = shared_suite_fill(tmp_path_factory)
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return output
+
+
+def test_the_default_suite_passes_in_every_format_under_the_revised_gas_schedule(default_suite: Path) -> None:
+    files = fixture_files(default_suite)
+    run = run_ethereumjs(files, located_ethereumjs())
+    assert run.version is not None
+    gas = run.version.amsterdam_gas
+    assert (gas.cold_sload, gas.create) == (2100, 12000), "the EIP-8038 revision go-ethereum v1.17.6-v1.17.10 fill with"
+    assert {7928, 8037, 8038} <= set(gas.eips)
+    failed = [(o.test_id, str(o.path), o.difference) for o in run.outcomes if not o.passed]
+    assert not failed
+    names = {o.test_id for o in run.outcomes}
+    by_format = {folder: {o.test_id for o in run.outcomes if o.path.relative_to(default_suite).parts[0] == folder} for folder in FORMATS}
+    assert all(found == names for found in by_format.values()), "every fixture in all three formats"
+    assert all(o.verifier is Verifier.ETHEREUMJS and o.block is not None and o.block >= 1 for o in run.outcomes)
+
+
+# --- re-sealing an altered BAL --------------------------------------------------------------------
+
+RawBal = list[list[Any]]
+"""A BAL as `rlp.decode` gives it: per account [address, storage changes, storage reads, balance
+changes, nonce changes, code changes] (balgen.chain.bal's layout), every value bytes."""
+
+
+def drop_a_storage_read(bal: RawBal) -> str:
+    """Drops the last storage read of the first account that has one; returns that account's address."""
+    account = next(entry for entry in bal if entry[2])
+    account[2].pop()
+    return "0x" + account[0].hex()
+
+
+def change_a_written_value(bal: RawBal) -> str:
+    """Adds one to the last value the first written slot is given; returns the account's address."""
+    account = next(entry for entry in bal if entry[1])
+    change = account[1][0][1][-1]
+    change[1] = rlp.sedes.big_endian_int.serialize(rlp.sedes.big_endian_int.deserialize(change[1]) + 1)
+    return "0x" + account[0].hex()
+
+
+def drop_an_account(bal: RawBal) -> str:
+    """Drops the first account whose nonce changed (a sender); returns its address."""
+    account = next(entry for entry in bal if entry[4])
+    bal.remove(account)
+    return "0x" + account[0].hex()
+
+
+def change_a_balance(bal: RawBal) -> str:
+    """Lowers the last balance the first account with balance changes ends a transaction with by one wei
+    (what a different gas price for one operation does); returns its address."""
+    account = next(entry for entry in bal if entry[3])
+    change = account[3][-1]
+    change[1] = rlp.sedes.big_endian_int.serialize(rlp.sedes.big_endian_int.deserialize(change[1]) - 1)
+    return "0x" + account[0].hex()
+
+
+def resealed(folder: Path, edit: Callable[[RawBal], str]) -> str:
+    """
+    `edit` applied to the benchmark block's BAL in NAME's blockchain_test and engine_x files under
+    `folder`, each re-sealed: the header's `blockAccessListHash` is the new list's hash, the block hash
+    and `lastblockhash` the new header's, the block RLP, the payload and the BAL JSON rebuilt with
+    balgen's header and BAL code. Returns what `edit` returned.
+    """
+    (blockchain_path,) = (folder / "blockchain_tests").rglob(f"{NAME}.json")
+    (engine_x_path,) = (folder / "blockchain_tests_engine_x").rglob(f"{NAME}.json")
+    blockchain = json.loads(blockchain_path.read_text())
+    engine_x = json.loads(engine_x_path.read_text())
+    block = blockchain[NAME]["blocks"][-1]
+    payload = engine_x[NAME]["engineNewPayloads"][-1]["params"][0]
+    assert payload["blockHash"] == block["blockHeader"]["hash"], "the two formats carry the same benchmark block"
+
+    bal = rlp.decode(bytes.fromhex(payload["blockAccessList"][2:]))
+    touched = edit(bal)
+    encoded = rlp.encode(bal)
+    fields = {key: value for key, value in block["blockHeader"].items() if key != "hash"}
+    header = Header.model_validate(fields).with_values(block_access_list_hash=keccak(encoded))
+    new_hash = "0x" + header.hash.hex()
+
+    _, *body = rlp.decode(bytes.fromhex(block["rlp"][2:]))
+    block["rlp"] = "0x" + rlp.encode([header.rlp_fields(), *body]).hex()
+    block["blockHeader"] = header.json_with_hash()
+    block["blockAccessList"] = [fixture_account_changes(account) for account in iter_block_access_list(encoded)]
+    blockchain[NAME]["lastblockhash"] = new_hash
+    payload["blockAccessList"] = "0x" + encoded.hex()
+    payload["blockHash"] = new_hash
+    engine_x[NAME]["lastblockhash"] = new_hash
+    blockchain_path.write_text(json.dumps(blockchain))
+    engine_x_path.write_text(json.dumps(engine_x))
+    return touched
+
+
+def tampered_files(folder: Path) -> list[Path]:
+    return [next((folder / name).rglob(f"{NAME}.json")) for name in ("blockchain_tests", "blockchain_tests_engine_x")]
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "kind", "said"),
+    [
+        (drop_a_storage_read, "storageReads", "bal", "beyond balance changes"),
+        (change_a_written_value, "storageChanges", "bal", "beyond balance changes"),
+        (drop_an_account, "missing from the given BAL", "bal", "beyond balance changes"),
+        (change_a_balance, "balanceChanges", "fees", "only in balance changes (a gas-rule disagreement)"),
+    ],
+    ids=["storage-read-dropped", "written-value-changed", "account-dropped", "balance-changed"],
+)
+def test_a_resealed_bal_that_differs_from_execution_is_refused(
+    serial_chain_fill: Path, tmp_path: Path, edit: Callable[[RawBal], str], field: str, kind: str, said: str
+) -> None:
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
+    address = resealed(folder, edit)
+    outcomes = ethereumjs_outcomes(tampered_files(folder))
+    assert [o.test_id for o in outcomes] == [NAME, NAME]
+    for outcome in outcomes:
+        assert not outcome.passed, f"{outcome.path}: ethereumjs accepted a BAL execution does not produce"
+        # Not a hash or format refusal: the list is well formed and sealed; execution disagrees with it.
+        assert outcome.kind == kind, outcome.difference
+        assert outcome.block == 2, "the benchmark block (1 is the setup block)"
+        assert "invalid block access list" in (outcome.difference or "")
+        assert said in (outcome.difference or "")
+        assert outcome.first_difference is not None and address in outcome.first_difference
+        assert field in outcome.first_difference
+
+
+def test_a_changed_post_state_value_is_refused_naming_the_slot(serial_chain_fill: Path, tmp_path: Path) -> None:
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
+    changed: list[str] = []
+    for path, key in zip(tampered_files(folder), ("postState", "postStateDiff")):
+        document = json.loads(path.read_text())
+        address, account = next((a, acc) for a, acc in document[NAME][key].items() if acc and acc.get("storage"))
+        slot, value = next(iter(account["storage"].items()))
+        account["storage"][slot] = hex(int(value, 16) + 1)
+        changed.append(f"{address}.storage[{slot}]")
+        path.write_text(json.dumps(document))
+    outcomes = ethereumjs_outcomes(tampered_files(folder))
+    for outcome, where in zip(outcomes, changed):
+        assert not outcome.passed and outcome.kind == "post_state", outcome.difference
+        assert outcome.first_difference == where
+        assert where in (outcome.difference or "")
+
+
+def test_a_missing_install_is_one_line_naming_the_folder(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match=f"ethereumjs: not installed in {tmp_path}"):
+        located_ethereumjs(folder=tmp_path)
+
+
+def verifier_processes(file: Path) -> list[str]:
+    """The process ids whose command line runs verify.mjs on `file`."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            arguments = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue  # it ended while being looked at
+        if any(argument.endswith(b"verify.mjs") for argument in arguments) and str(file).encode() in arguments:
+            found.append(cmdline.parent.name)
+    return found
+
+
+def test_a_run_past_its_deadline_is_killed_and_every_fixture_fails(serial_chain_fill: Path) -> None:
+    files = fixture_files(serial_chain_fill)
+    run = run_ethereumjs(files, located_ethereumjs(), deadline=0.5)
+    assert [o.test_id for o in run.outcomes] == [NAME] * 3
+    for outcome in run.outcomes:
+        assert not outcome.passed and "deadline and was killed" in (outcome.difference or ""), outcome.difference
+    assert verifier_processes(files[0]) == [], "the killed run left a process behind"
+
+
+def test_a_pre_state_that_is_not_the_genesis_headers_is_refused_before_any_block(
+    serial_chain_fill: Path, tmp_path: Path
+) -> None:
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
+    (path, _) = tampered_files(folder)
+    document = json.loads(path.read_text())
+    account = next(iter(document[NAME]["pre"].values()))
+    account["balance"] = hex(int(account["balance"], 16) + 1)
+    path.write_text(json.dumps(document))
+    (outcome,) = ethereumjs_outcomes([path])
+    assert not outcome.passed and outcome.kind == "genesis" and outcome.block == 0, outcome.difference
+    assert outcome.first_difference == "genesis.stateRoot"
+    assert "from pre, the genesis header has" in (outcome.difference or "")
