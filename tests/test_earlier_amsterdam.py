@@ -154,3 +154,20 @@ def test_reth_of_the_same_spec_imports_every_fixture(filled: Path, tmp_path: Pat
     engine.close()
     assert len(group.tests) == len(engine_x_fixtures(filled)) and not refused, refused
     shutil.rmtree(tmp_path / "datadir", ignore_errors=True)
+
+
+def test_a_fill_of_the_earlier_amsterdam_is_not_applicable_to_verifiers_of_the_later(
+    filled: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """revm 43.0.3, ethereumjs 10.1.3 and the pinned evm charge v1.17.6+ prices: they say so, they do not fail."""
+    from balgen.commands.verify import run_verify
+    from balgen.ethereum.gas_costs import AMSTERDAM_GAS
+
+    code = run_verify([str(filled / "blockchain_tests"), "-k", "serial_chain", "--without", "engine"])
+    out = capsys.readouterr().out
+    assert code == 0, out[-3000:]
+    summary = out.strip().splitlines()[-1]
+    for verifier in ("geth", "revm", "ethereumjs"):
+        assert f"{verifier} 0/0 (" in summary and "not applicable)" in summary, summary
+    assert f"not applicable: fixture filled for {AMSTERDAM_V1_17_5_GAS.spec}, verifier implements {AMSTERDAM_GAS.spec}" in " ".join(out.split())
+    assert "filled by evm version 1.17.5" in out and f"ethereumjs: @ethereumjs/vm 10.1.3 ({AMSTERDAM_GAS.spec})" in " ".join(out.split())

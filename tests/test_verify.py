@@ -53,7 +53,7 @@ def edit_blockchain_test(root: Path, change: Any) -> None:
 def test_a_filled_fixture_passes_every_verifier(serial_chain_fill: Path) -> None:
     code, output = verified(serial_chain_fill)
     assert code == 0, output
-    assert f"1 fixtures: geth 1/1, revm 1/1, engine 1/1" in output
+    assert "1 fixtures: geth 1/1, revm 1/1, ethereumjs 1/1, engine 1/1" in output
     assert not failing_rows(output)
 
 
@@ -73,10 +73,10 @@ def test_a_changed_post_state_value_fails_both_evms_naming_the_slot(serial_chain
     code, output = verified(root)
     assert code == 1, output
     rows = failing_rows(output)
-    assert [row.split()[3] for row in rows] == ["geth", "revm"], rows  # the engine fixtures are unchanged
+    assert [row.split()[3] for row in rows] == ["geth", "revm", "ethereumjs"], rows  # the engine fixtures are unchanged
     assert all(NAME in row and changed["address"][2:] in row.lower() for row in rows), rows
     assert "account storage mismatch" in rows[0] and "storage_validation" in rows[1], rows
-    assert "1 fixtures: geth 0/1, revm 0/1, engine 1/1" in output
+    assert "1 fixtures: geth 0/1, revm 0/1, ethereumjs 0/1, engine 1/1" in output
 
 
 @pytest.mark.integration
@@ -94,7 +94,7 @@ def test_a_creation_written_to_0x_fails_revm_naming_the_field(serial_chain_fill:
     assert code == 1, output
     (row,) = failing_rows(output)
     assert NAME in row and " revm " in row and 'field "to"' in row and "invalid string length" in row, row
-    assert "1 fixtures: geth 1/1, revm 0/1, engine 1/1" in output
+    assert "1 fixtures: geth 1/1, revm 0/1, ethereumjs 1/1, engine 1/1" in output
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,7 +102,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     cases = [
         ([tmp_path / "absent"], "absent: does not exist"),
         ([tmp_path / "empty", "--without", "revm,engine,gas"], "unknown verifier 'gas'"),
-        ([tmp_path / "empty", "--without", "geth,revm,engine"], "every verifier left out"),
+        ([tmp_path / "empty", "--without", "geth,revm,ethereumjs,engine"], "every verifier left out"),
         ([tmp_path / "empty", "--revme-bin", tmp_path / "no-revme"], "revme " + str(tmp_path / "no-revme") + ": not built"),
         ([tmp_path / "empty", "-k", "a and"], "-k 'a and'"),
     ]
@@ -147,7 +147,7 @@ def test_fill_verify_checks_what_the_fill_wrote(tmp_path: Path) -> None:
     stale.write_text(json.dumps({"old-1M": {"_info": {"fixture-format": "blockchain_test"}, "blocks": []}}))
     completed = run_fill("--verify", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", output)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
-    assert "1 fixtures: geth 1/1, revm 1/1, engine 1/1" in completed.stdout, "only this fill's fixture, not old-1M"
+    assert "1 fixtures: geth 1/1, revm 1/1, ethereumjs 1/1, engine 1/1" in completed.stdout, "only this fill's fixture, not old-1M"
 
 
 def test_fill_verify_without_revme_is_refused_before_filling(tmp_path: Path) -> None:

@@ -1,11 +1,14 @@
 """
 `balgen verify PATH [-k EXPR]`: every fixture under PATH, balgen's or
-execution-spec-tests', checked by geth's `evm blocktest` and revm's `revme
-blockchaintest` (each `blockchain_test`) and by an engine import into the pinned
-geth (each engine fixture, engine_x preferred where a test comes in both).
+execution-spec-tests', checked by geth's `evm blocktest`, revm's `revme
+blockchaintest` and ethereumjs (each `blockchain_test`; ethereumjs also
+compares the BAL it builds with the fixture's) and by an engine import into the
+pinned geth (each engine fixture, engine_x preferred where a test comes in both).
 
 One row per fixture per verifier, with the first difference when one fails,
-and a summary line `N fixtures: geth N/N, revm N/N, engine N/N`. Exit code 0
+and a summary line `N fixtures: geth N/N, revm N/N, ethereumjs N/N, engine N/N`;
+a verifier implementing another Amsterdam than the fixture's says "not
+applicable" (`verify.applicability`) rather than fail. Exit code 0
 when every check passed, 1 when any failed, 2 for bad input (one line, before
 anything runs), 130 on Ctrl-C.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +28,10 @@ from rich.table import Table
 
 from ..plumbing.command_line import KeywordExpression, OneLineParser, keyword_matcher, matches, wide_console
 from ..plumbing.errors import BadInput
+from ..calibration import calibrated_fork
+from ..chain.t8n import TransitionTool
+from ..ethereum.forks import fork_by_name
+from ..ethereum.gas_costs import AMSTERDAM_GAS
 from ..fixtures.files import ENGINE, ENGINE_X, fixture_files, fixture_format
 from ..fixtures.reading import read_fixture_document
 from ..fixtures.models import BlockchainFixture
@@ -31,20 +39,22 @@ from ..replay.discovery import Suite
 from ..plumbing.toolchain import required_tool
 from ..verify.engine_import import engine_outcomes, engine_suite
 from ..verify.evm_runners import RunningVerifiers
+from ..verify.applicability import REVM_SPEC, REVME_VERSION, filled_spec, not_applicable, spec_of_prices
+from ..verify.ethereumjs import ETHEREUMJS_VERSION, EthereumjsInstall, VersionRecord, located_ethereumjs, run_ethereumjs
 from ..verify.outcomes import Outcome, Verifier
 from .runner import run_command
 
 PASSED, FAILED = 0, 1
 BLOCKCHAIN = BlockchainFixture.format_name
-COMMAND_VERIFIERS = (Verifier.GETH, Verifier.REVM, Verifier.ENGINE)
-"""The verifiers `balgen verify` runs and `--without` names (ethereumjs's runner is not wired in yet)."""
+COMMAND_VERIFIERS = tuple(Verifier)
+"""The verifiers `balgen verify` runs and `--without` names."""
 
 
 def verify_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="balgen verify",
         description=(
-            "Check fixtures with two EVMs (geth's evm blocktest, revm's revme blockchaintest) "
+            "Check fixtures with three EVMs (geth's evm blocktest, revm's revme blockchaintest, ethereumjs) "
             "and an engine import into geth."
         ),
     )
@@ -53,10 +63,10 @@ def verify_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--without",
         default="",
-        help="verifiers to leave out, comma-separated: geth, revm, engine (e.g. --without revm where revme is not built)",
+        help="verifiers to leave out, comma-separated: geth, revm, ethereumjs, engine (e.g. --without ethereumjs where node is missing)",
     )
     parser.add_argument("--evm-bin", type=Path, default=None, help="evm binary (default: the pinned go-ethereum evm)")
-    parser.add_argument("--revme-bin", type=Path, default=None, help="revme binary (default: the pinned revme 43.0.3)")
+    parser.add_argument("--revme-bin", type=Path, default=None, help=f"revme binary (default: the pinned revme {REVME_VERSION})")
     parser.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.10)")
     return parser
 
@@ -86,9 +96,17 @@ class Tools:
     evm: Path | None
     revme: Path | None
     geth: Path | None
+    ethereumjs: EthereumjsInstall | None = None
 
     def runs(self, verifier: Verifier) -> bool:
-        return {Verifier.GETH: self.evm, Verifier.REVM: self.revme, Verifier.ENGINE: self.geth}[verifier] is not None
+        return {
+            Verifier.GETH: self.evm, Verifier.REVM: self.revme, Verifier.ETHEREUMJS: self.ethereumjs,
+            Verifier.ENGINE: self.geth,
+        }[verifier] is not None  # fmt: skip
+
+    @property
+    def blockchain_verifiers(self) -> int:
+        return sum(self.runs(verifier) for verifier in (Verifier.GETH, Verifier.REVM, Verifier.ETHEREUMJS))
 
 
 def _binary(given: Path | None, what: str, without: str) -> Path:
@@ -113,14 +131,23 @@ def tools_for(
     left_out = {name.strip() for name in without.split(",") if name.strip()}
     unknown = left_out - {verifier.value for verifier in COMMAND_VERIFIERS}
     if unknown:
-        raise BadInput(f"--without {without!r}: unknown verifier {sorted(unknown)[0]!r} (geth, revm, engine)")
+        raise BadInput(f"--without {without!r}: unknown verifier {sorted(unknown)[0]!r} (geth, revm, ethereumjs, engine)")
     if left_out == {verifier.value for verifier in COMMAND_VERIFIERS}:
         raise BadInput("--without: every verifier left out, nothing would be checked")
     return Tools(
         evm=None if "geth" in left_out else _binary(evm_bin, "evm", "geth"),
         revme=None if "revm" in left_out else _binary(revme_bin, "revme", "revm"),
         geth=None if "engine" in left_out else _binary(geth_bin, "geth", "engine"),
+        ethereumjs=None if "ethereumjs" in left_out else _ethereumjs(),
     )
+
+
+def _ethereumjs() -> EthereumjsInstall:
+    """The installed ethereumjs verifier; `BadInput` saying how to get it or go on without it."""
+    try:
+        return located_ethereumjs()
+    except BadInput as error:
+        raise BadInput(f"{error}, or leave it out with --without ethereumjs") from None
 
 
 @dataclass(frozen=True)
@@ -131,6 +158,8 @@ class Plan:
     engine: Suite | None
     fixture_count: int
     """Distinct test ids over every format verified."""
+    filled: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    """Per test id, the t8n that filled it and the gas schedule it was filled for (`_info`), where it says."""
 
     @property
     def blockchain_count(self) -> int:
@@ -146,12 +175,15 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     blockchain: dict[Path, list[str]] = {}
     ids: set[str] = set()
     has_engine = False
+    filled: dict[str, tuple[str | None, str | None]] = {}
     for file in fixture_files(path):
         for test_id, fixture in read_fixture_document(file).items():
             found = fixture_format(fixture) if isinstance(fixture, dict) else None
             if not selection(test_id) or found not in (BLOCKCHAIN, ENGINE, ENGINE_X):
                 continue
-            if found == BLOCKCHAIN and (tools.evm or tools.revme):
+            info = fixture.get("_info") if isinstance(fixture.get("_info"), dict) else {}
+            filled[test_id] = (info.get("filling-transition-tool"), filled_spec(fixture))
+            if found == BLOCKCHAIN and tools.blockchain_verifiers:
                 blockchain.setdefault(file, []).append(test_id)
                 ids.add(test_id)
             elif found != BLOCKCHAIN and tools.geth:
@@ -162,7 +194,7 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     if not ids:
         what = f"-k {selection.keyword!r} matches no" if selection.keyword else f"{path}: no"
         raise BadInput(f"{what} blockchain_test or engine fixture to verify")
-    return Plan(blockchain, engine, len(ids))
+    return Plan(blockchain, engine, len(ids), filled)
 
 
 class _Progress:
@@ -197,21 +229,84 @@ class _Progress:
             self.console.print(f"verify: {self.finished}/{self.total} checks done", highlight=False)
 
 
-def run_checks(checks: Plan, tools: Tools, progress: _Progress) -> list[Outcome]:
-    """Every check of the plan: the two EVMs file by file (side by side), then the engine groups."""
+@dataclass
+class Specs:
+    """Which Amsterdam each verifier implements (`verify.applicability`), and the versions that say so."""
+
+    implemented: dict[Verifier, str | None]
+    versions: dict[Verifier, str]
+
+    @classmethod
+    def of(cls, tools: Tools) -> Specs:
+        """The evm's schedule measured by calibration (cached per binary); revm's and ethereumjs's as stated."""
+        evm_spec, evm_version = None, ""
+        if tools.evm is not None:
+            t8n = TransitionTool(tools.evm)
+            evm_version = t8n.version()
+            try:
+                with tempfile.TemporaryDirectory(prefix="balgen-verify-calibration-") as scratch:
+                    evm_spec = calibrated_fork(t8n, fork_by_name("Amsterdam"), Path(scratch)).gas.spec
+            except BadInput:
+                evm_spec = None  # an evm balgen cannot calibrate judges every fixture, as before
+        return cls(
+            implemented={
+                Verifier.GETH: evm_spec, Verifier.REVM: REVM_SPEC, Verifier.ETHEREUMJS: AMSTERDAM_GAS.spec,
+                # the engine import's geth is the evm's release where both are the pinned ones
+                Verifier.ENGINE: evm_spec if tools.geth is not None and tools.geth.parent == (tools.evm or Path()).parent else None,
+            },
+            versions={Verifier.GETH: evm_version, Verifier.REVM: f"revme {REVME_VERSION}",
+                      Verifier.ETHEREUMJS: f"@ethereumjs/vm {ETHEREUMJS_VERSION}", Verifier.ENGINE: str(tools.geth or "")},
+        )  # fmt: skip
+
+    def confirm_ethereumjs(self, version: VersionRecord | None) -> None:
+        """ethereumjs's own record of the prices it charges decides its schedule."""
+        if version is not None:
+            gas = version.amsterdam_gas
+            self.implemented[Verifier.ETHEREUMJS] = spec_of_prices(gas.cold_sload, gas.create)
+            self.versions[Verifier.ETHEREUMJS] = version.version
+
+    def judged(self, outcome: Outcome, filled: str | None) -> Outcome:
+        """`outcome`, or a not-applicable one where the verifier implements another schedule than the fixture's."""
+        reason = not_applicable(filled, self.implemented.get(outcome.verifier))
+        return outcome if reason is None else Outcome(outcome.verifier, outcome.test_id, outcome.path, None, reason)
+
+
+def run_checks(checks: Plan, tools: Tools, specs: Specs, progress: _Progress) -> list[Outcome]:
+    """
+    Every check of the plan: the EVMs file by file (geth and revm side by side, then ethereumjs),
+    then the engine groups; ethereumjs skips a file whose every test it cannot judge.
+    """
     outcomes: list[Outcome] = []
-    if tools.evm is not None or tools.revme is not None:
-        for file, names in checks.blockchain.items():
-            progress.doing(file.name)
+    for file, names in checks.blockchain.items():
+        progress.doing(file.name)
+        found: list[Outcome] = []
+        if tools.evm is not None or tools.revme is not None:
             with RunningVerifiers(tools.evm, tools.revme, file, names) as running:
-                found = running.outcomes()
-            for outcome in found:
-                progress.done(outcome)
-            outcomes += found
+                found += running.outcomes()
+        if tools.ethereumjs is not None:
+            applicable = [name for name in names if specs.judged(_probe(file, name), checks.filled[name][1]).passed]
+            if applicable:
+                run = run_ethereumjs([file], tools.ethereumjs)
+                specs.confirm_ethereumjs(run.version)
+                found += [outcome for outcome in run.outcomes if outcome.test_id in names]
+            else:
+                found += [_probe(file, name) for name in names]
+        for outcome in found:
+            outcome = specs.judged(outcome, checks.filled[outcome.test_id][1])
+            progress.done(outcome)
+            outcomes.append(outcome)
     if checks.engine is not None and tools.geth is not None:
         progress.doing("engine import")
-        outcomes += engine_outcomes(checks.engine, tools.geth, progress.done)
+        outcomes += [
+            specs.judged(outcome, checks.filled.get(outcome.test_id, (None, None))[1])
+            for outcome in engine_outcomes(checks.engine, tools.geth, progress.done)
+        ]
     return outcomes
+
+
+def _probe(file: Path, name: str) -> Outcome:
+    """An ethereumjs outcome not run (a fixture it cannot judge): made not applicable by `Specs.judged`."""
+    return Outcome(Verifier.ETHEREUMJS, name, file, None)
 
 
 def rows_table(outcomes: Sequence[Outcome]) -> Table:
@@ -221,33 +316,59 @@ def rows_table(outcomes: Sequence[Outcome]) -> Table:
         table.add_column(column, overflow="fold")
     order = list(Verifier)
     for outcome in sorted(outcomes, key=lambda o: (o.test_id, order.index(o.verifier))):
-        result = "[green]pass[/]" if outcome.passed else "[red]FAIL[/]"
-        difference = "" if outcome.passed else f"{outcome.path}: {outcome.difference}"
+        if outcome.not_applicable is not None:
+            result, difference = "[yellow]n/a[/]", outcome.not_applicable
+        else:
+            result = "[green]pass[/]" if outcome.passed else "[red]FAIL[/]"
+            difference = "" if outcome.passed else f"{outcome.path}: {outcome.difference}"
         table.add_row(outcome.test_id, outcome.verifier.value, result, difference)
     return table
 
 
 def summary_line(fixture_count: int, outcomes: Sequence[Outcome], tools: Tools) -> str:
-    """`N fixtures: geth N/N, revm N/N, engine N/N` (a verifier left out says so)."""
+    """`N fixtures: geth N/N, revm N/N, ethereumjs N/N, engine N/N` (left out, or not applicable, says so)."""
     parts = []
     for verifier in COMMAND_VERIFIERS:
         if not tools.runs(verifier):
             parts.append(f"{verifier.value} left out")
             continue
         mine = [o for o in outcomes if o.verifier is verifier]
-        parts.append(f"{verifier.value} {sum(o.passed for o in mine)}/{len(mine)}")
+        judged = [o for o in mine if o.not_applicable is None]
+        skipped = len(mine) - len(judged)
+        parts.append(
+            f"{verifier.value} {sum(o.passed for o in judged)}/{len(judged)}"
+            + (f" ({skipped} not applicable)" if skipped else "")
+        )
     return f"{fixture_count} fixtures: " + ", ".join(parts)
+
+
+def versions_line(checks: Plan, specs: Specs, tools: Tools) -> str:
+    """The t8n(s) that filled the fixtures next to each verifier's version and the Amsterdam it implements."""
+    filled: dict[tuple[str | None, str | None], int] = {}
+    for tool_and_spec in checks.filled.values():
+        filled[tool_and_spec] = filled.get(tool_and_spec, 0) + 1
+    fills = "; ".join(
+        f"{tool or 'an unnamed t8n'} for {spec or 'an unrecorded schedule'} ({count})"
+        for (tool, spec), count in sorted(filled.items(), key=lambda item: -item[1])
+    )
+    verifiers = "; ".join(
+        f"{verifier.value}: {specs.versions[verifier] or '-'} ({specs.implemented[verifier] or 'schedule not known'})"
+        for verifier in COMMAND_VERIFIERS
+        if tools.runs(verifier)
+    )
+    return f"filled by {fills}\nverified by {verifiers}"
 
 
 def verify(path: Path, selection: Selection, tools: Tools, console: Console) -> int:
     """Verify what `selection` picks under `path`: print rows and summary; the exit code."""
     checks = plan(path, selection, tools)
-    evms = (tools.evm is not None) + (tools.revme is not None)
-    with _Progress(console, checks.blockchain_count * evms + checks.engine_count) as progress:
-        outcomes = run_checks(checks, tools, progress)
+    specs = Specs.of(tools)
+    with _Progress(console, checks.blockchain_count * tools.blockchain_verifiers + checks.engine_count) as progress:
+        outcomes = run_checks(checks, tools, specs, progress)
     console.print(rows_table(outcomes))
+    console.print(versions_line(checks, specs, tools), highlight=False)
     console.print(summary_line(checks.fixture_count, outcomes, tools), highlight=False)
-    return PASSED if all(o.passed for o in outcomes) else FAILED
+    return PASSED if all(o.passed or o.not_applicable is not None for o in outcomes) else FAILED
 
 
 def run_verify(argv: Sequence[str], console: Console | None = None) -> int:

@@ -20,13 +20,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..plumbing import processes
 from ..plumbing.errors import BadInput
 from ..fixtures.reading import read_fixture_document
 from ..plumbing.toolchain import TOOLS_VARIABLE, tools_bin
@@ -158,41 +157,26 @@ def run_ethereumjs(files: Sequence[Path], install: EthereumjsInstall, deadline: 
     if deadline is None:
         deadline = deadline_for(block_gas(files))
     command = [str(install.node), str(install.script), *map(str, files)]
-    process = subprocess.Popen(
-        command, cwd=install.folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    # Its own process group, stopped whole however the call ends (`plumbing.processes`); node finds
+    # its packages beside the script, whatever the working folder.
     timed_out = False
     try:
-        stdout, stderr = process.communicate(timeout=deadline)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(process)
-        stdout, stderr = process.communicate()
-    finally:
-        # Ctrl-C or a stop signal raised here: nothing of the run may outlive balgen.
-        if process.poll() is None:
-            _kill_group(process)
-            process.wait()
-    if process.returncode == 2 and not timed_out:
+        completed = processes.run(command, deadline=deadline)
+        stdout, stderr, returncode = completed.stdout, completed.stderr, completed.returncode
+    except processes.DeadlineExceeded:
+        timed_out, stdout, stderr, returncode = True, "", "", None
+    if returncode == 2 and not timed_out:
         raise BadInput(f"ethereumjs verifier: {_last_line(stderr)}")
     lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     has_version = bool(lines) and "verifier" in lines[0]
     if not has_version and not timed_out:
-        raise BadInput(f"ethereumjs verifier printed no version record (exit {process.returncode}): {_last_line(stderr)}")
+        raise BadInput(f"ethereumjs verifier printed no version record (exit {returncode}): {_last_line(stderr)}")
     stopped = (
         f"not reported: ethereumjs ran out of its {deadline:.1f} s deadline and was killed" if timed_out
-        else f"not reported: ethereumjs exited with code {process.returncode}: {_last_line(stderr)}"
+        else f"not reported: ethereumjs exited with code {returncode}: {_last_line(stderr)}"
     )
     version = _version(lines[0]) if has_version else None
     return EthereumjsRun(version, _outcomes(files, lines[1:] if has_version else [], stopped))
-
-
-def _kill_group(process: subprocess.Popen[str]) -> None:
-    """SIGKILL the run's whole process group (Node and anything it started)."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _last_line(text: str) -> str:

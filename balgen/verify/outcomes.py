@@ -14,10 +14,10 @@ class Verifier(str, Enum):
     """go-ethereum's `evm blocktest` on `blockchain_test` fixtures."""
     REVM = "revm"
     """revm's `revme blockchaintest` on `blockchain_test` fixtures."""
+    ETHEREUMJS = "ethereumjs"
+    """ethereumjs (`balgen.verify.ethereumjs`) on `blockchain_test` fixtures, each BAL checked against execution."""
     ENGINE = "engine"
     """An Engine API import of engine fixtures into the pinned geth."""
-    ETHEREUMJS = "ethereumjs"
-    """ethereumjs (`balgen.verify.ethereumjs`) on blockchain and engine fixtures, BALs checked against execution."""
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,10 @@ class Outcome:
     test_id: str
     path: Path
     difference: str | None
-    """None when the verifier agrees with the fixture."""
+    """None when the verifier agrees with the fixture (or cannot judge it: `not_applicable`)."""
+    not_applicable: str | None = None
+    """Why this verifier cannot judge the fixture (it implements another schedule), when it cannot."""
 
     @property
     def passed(self) -> bool:
-        return self.difference is None
+        return self.difference is None and self.not_applicable is None
