@@ -50,12 +50,9 @@ def osaka_fill(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def replayed_on_reth(fixtures: Path, test_id: str, output: Path, warmup: int) -> dict:
     """
     `balgen replay FIXTURES -k TEST_ID --client reth` as a user runs it, which must succeed; its results.json.
-    The unoptimised build spends a few hundred ms of a 1M block's `newPayload` outside its own block time
-    (decoding the payload): checked for correctness, its agreement is only recorded.
+    Imports and verdicts are tested here, so the agreement margin is only recorded (it is
+    test_replay_modes' subject; an unoptimised build spends hundreds of ms outside its own block time).
     """
-    unoptimised = "Build Profile: release" not in subprocess.run(
-        [str(bundled_reth()), "--version"], capture_output=True, text=True, check=False
-    ).stdout
     agreement = ["--agreement", "record"]  # imports and verdicts are tested here; the margin in test_replay_modes
     completed = subprocess.run(
         [sys.executable, "-m", "balgen.commands.main", "replay", str(fixtures), "-k", test_id, "--client", "reth",

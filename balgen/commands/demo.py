@@ -3,8 +3,9 @@
 
 The demo is the shortest proof that the fixtures are real and the shortest
 tour of the main commands: `balgen fill` writes the default suite, `balgen
-verify` runs every `blockchain_test` through two independent EVMs (geth's and
-revm's) and imports every engine fixture into geth, then `balgen replay`
+verify` runs every `blockchain_test` through three EVMs (geth's, revm's and
+ethereumjs, which also checks every BAL against its own execution) and imports
+every engine fixture into geth, then `balgen replay`
 sends every `blockchain_test_engine_x` group to the pinned
 geth on 127.0.0.1 through the Engine API, checks every step (genesis hash,
 every status, the head at `lastblockhash`, every rollback, no known block
@@ -34,7 +35,7 @@ def main() -> int:
     if code != 0:
         console.print(f"[red]fill failed (exit {code})[/]")
         return code
-    console.print("[bold]2/3 verifying it[/] (balgen verify: geth's evm blocktest, revm's revme, engine import into geth)")
+    console.print("[bold]2/3 verifying it[/] (balgen verify: geth's evm blocktest, revm's revme, ethereumjs, engine import into geth)")
     code = run_verify([str(OUTPUT)], console=console)
     if code != 0:
         console.print(f"[red]verification failed (exit {code})[/]")
