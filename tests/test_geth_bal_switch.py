@@ -29,7 +29,7 @@ def benchmark_counts(output: Path) -> dict[str, Any]:
     run = json.loads((output / "results.json").read_text())
     (test,) = run["tests"]
     (measured,) = [execution for execution in test["executions"] if execution["role"] == "measured"]
-    return measured["geth"]["counts"]
+    return measured["own_timing"]["counts"]
 
 
 @pytest.mark.parametrize("mode", ["full", "nobatchio", "sequential"])
@@ -41,7 +41,7 @@ def test_each_mode_imports_the_fixture_and_geths_output_proves_which_ran(
         [
             str(serial_chain_fill / "blockchain_tests_engine_x"), "--client-bin", str(pinned_geth_bal_switch()),
             "--client-args", f"--bal.executionmode={mode} --log.file {log}",
-            "--warmup", "0", "--repeat", "1", "--output", str(output),
+            "--warmup", "0", "--repeat", "1", "--agreement", "record", "--output", str(output),
         ]
     )  # fmt: skip
     assert code == 0, "every payload VALID, the head at lastblockhash"

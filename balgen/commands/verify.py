@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +27,6 @@ from rich.table import Table
 
 from ..plumbing.command_line import KeywordExpression, OneLineParser, keyword_matcher, matches, wide_console
 from ..plumbing.errors import BadInput
-from ..calibration import calibrated_fork
-from ..chain.t8n import TransitionTool
-from ..ethereum.forks import fork_by_name
-from ..ethereum.gas_costs import AMSTERDAM_GAS
 from ..fixtures.files import ENGINE, ENGINE_X, fixture_files, fixture_format
 from ..fixtures.reading import read_fixture_document
 from ..fixtures.models import BlockchainFixture
@@ -39,8 +34,8 @@ from ..replay.discovery import Suite
 from ..plumbing.toolchain import required_tool
 from ..verify.engine_import import engine_outcomes, engine_suite
 from ..verify.evm_runners import RunningVerifiers
-from ..verify.applicability import REVM_SPEC, REVME_VERSION, filled_spec, not_applicable, spec_of_prices
-from ..verify.ethereumjs import ETHEREUMJS_VERSION, EthereumjsInstall, VersionRecord, located_ethereumjs, run_ethereumjs
+from ..verify.applicability import REVME_VERSION, Filled, Specs
+from ..verify.ethereumjs import EthereumjsInstall, located_ethereumjs, run_ethereumjs
 from ..verify.outcomes import Outcome, Verifier
 from .runner import run_command
 
@@ -158,8 +153,8 @@ class Plan:
     engine: Suite | None
     fixture_count: int
     """Distinct test ids over every format verified."""
-    filled: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
-    """Per test id, the t8n that filled it and the gas schedule it was filled for (`_info`), where it says."""
+    filled: dict[str, Filled] = field(default_factory=dict)
+    """Per test id, what filled it and for which network and gas schedule."""
 
     @property
     def blockchain_count(self) -> int:
@@ -175,14 +170,13 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     blockchain: dict[Path, list[str]] = {}
     ids: set[str] = set()
     has_engine = False
-    filled: dict[str, tuple[str | None, str | None]] = {}
+    filled: dict[str, Filled] = {}
     for file in fixture_files(path):
         for test_id, fixture in read_fixture_document(file).items():
             found = fixture_format(fixture) if isinstance(fixture, dict) else None
             if not selection(test_id) or found not in (BLOCKCHAIN, ENGINE, ENGINE_X):
                 continue
-            info = fixture.get("_info") if isinstance(fixture.get("_info"), dict) else {}
-            filled[test_id] = (info.get("filling-transition-tool"), filled_spec(fixture))
+            filled[test_id] = Filled.of(fixture)
             if found == BLOCKCHAIN and tools.blockchain_verifiers:
                 blockchain.setdefault(file, []).append(test_id)
                 ids.add(test_id)
@@ -229,48 +223,6 @@ class _Progress:
             self.console.print(f"verify: {self.finished}/{self.total} checks done", highlight=False)
 
 
-@dataclass
-class Specs:
-    """Which Amsterdam each verifier implements (`verify.applicability`), and the versions that say so."""
-
-    implemented: dict[Verifier, str | None]
-    versions: dict[Verifier, str]
-
-    @classmethod
-    def of(cls, tools: Tools) -> Specs:
-        """The evm's schedule measured by calibration (cached per binary); revm's and ethereumjs's as stated."""
-        evm_spec, evm_version = None, ""
-        if tools.evm is not None:
-            t8n = TransitionTool(tools.evm)
-            evm_version = t8n.version()
-            try:
-                with tempfile.TemporaryDirectory(prefix="balgen-verify-calibration-") as scratch:
-                    evm_spec = calibrated_fork(t8n, fork_by_name("Amsterdam"), Path(scratch)).gas.spec
-            except BadInput:
-                evm_spec = None  # an evm balgen cannot calibrate judges every fixture, as before
-        return cls(
-            implemented={
-                Verifier.GETH: evm_spec, Verifier.REVM: REVM_SPEC, Verifier.ETHEREUMJS: AMSTERDAM_GAS.spec,
-                # the engine import's geth is the evm's release where both are the pinned ones
-                Verifier.ENGINE: evm_spec if tools.geth is not None and tools.geth.parent == (tools.evm or Path()).parent else None,
-            },
-            versions={Verifier.GETH: evm_version, Verifier.REVM: f"revme {REVME_VERSION}",
-                      Verifier.ETHEREUMJS: f"@ethereumjs/vm {ETHEREUMJS_VERSION}", Verifier.ENGINE: str(tools.geth or "")},
-        )  # fmt: skip
-
-    def confirm_ethereumjs(self, version: VersionRecord | None) -> None:
-        """ethereumjs's own record of the prices it charges decides its schedule."""
-        if version is not None:
-            gas = version.amsterdam_gas
-            self.implemented[Verifier.ETHEREUMJS] = spec_of_prices(gas.cold_sload, gas.create)
-            self.versions[Verifier.ETHEREUMJS] = version.version
-
-    def judged(self, outcome: Outcome, filled: str | None) -> Outcome:
-        """`outcome`, or a not-applicable one where the verifier implements another schedule than the fixture's."""
-        reason = not_applicable(filled, self.implemented.get(outcome.verifier))
-        return outcome if reason is None else Outcome(outcome.verifier, outcome.test_id, outcome.path, None, reason)
-
-
 def run_checks(checks: Plan, tools: Tools, specs: Specs, progress: _Progress) -> list[Outcome]:
     """
     Every check of the plan: the EVMs file by file (geth and revm side by side, then ethereumjs),
@@ -284,7 +236,7 @@ def run_checks(checks: Plan, tools: Tools, specs: Specs, progress: _Progress) ->
             with RunningVerifiers(tools.evm, tools.revme, file, names) as running:
                 found += running.outcomes()
         if tools.ethereumjs is not None:
-            applicable = [name for name in names if specs.judged(_probe(file, name), checks.filled[name][1]).passed]
+            applicable = [name for name in names if specs.judged(_probe(file, name), checks.filled[name]).passed]
             if applicable:
                 run = run_ethereumjs([file], tools.ethereumjs)
                 specs.confirm_ethereumjs(run.version)
@@ -292,13 +244,13 @@ def run_checks(checks: Plan, tools: Tools, specs: Specs, progress: _Progress) ->
             else:
                 found += [_probe(file, name) for name in names]
         for outcome in found:
-            outcome = specs.judged(outcome, checks.filled[outcome.test_id][1])
+            outcome = specs.judged(outcome, checks.filled[outcome.test_id])
             progress.done(outcome)
             outcomes.append(outcome)
     if checks.engine is not None and tools.geth is not None:
         progress.doing("engine import")
         outcomes += [
-            specs.judged(outcome, checks.filled.get(outcome.test_id, (None, None))[1])
+            specs.judged(outcome, checks.filled.get(outcome.test_id, Filled(None, None, None)))
             for outcome in engine_outcomes(checks.engine, tools.geth, progress.done)
         ]
     return outcomes
@@ -345,8 +297,9 @@ def summary_line(fixture_count: int, outcomes: Sequence[Outcome], tools: Tools) 
 def versions_line(checks: Plan, specs: Specs, tools: Tools) -> str:
     """The t8n(s) that filled the fixtures next to each verifier's version and the Amsterdam it implements."""
     filled: dict[tuple[str | None, str | None], int] = {}
-    for tool_and_spec in checks.filled.values():
-        filled[tool_and_spec] = filled.get(tool_and_spec, 0) + 1
+    for fixture in checks.filled.values():
+        key = (fixture.tool, fixture.spec)
+        filled[key] = filled.get(key, 0) + 1
     fills = "; ".join(
         f"{tool or 'an unnamed t8n'} for {spec or 'an unrecorded schedule'} ({count})"
         for (tool, spec), count in sorted(filled.items(), key=lambda item: -item[1])
@@ -362,7 +315,7 @@ def versions_line(checks: Plan, specs: Specs, tools: Tools) -> str:
 def verify(path: Path, selection: Selection, tools: Tools, console: Console) -> int:
     """Verify what `selection` picks under `path`: print rows and summary; the exit code."""
     checks = plan(path, selection, tools)
-    specs = Specs.of(tools)
+    specs = Specs.of(tools.evm, tools.geth)
     with _Progress(console, checks.blockchain_count * tools.blockchain_verifiers + checks.engine_count) as progress:
         outcomes = run_checks(checks, tools, specs, progress)
     console.print(rows_table(outcomes))

@@ -12,10 +12,19 @@ cannot (revm 43.0.3, whose post-states agree with go-ethereum v1.17.6-v1.17.10's
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from ..calibration import calibrated_fork
+from ..chain.t8n import TransitionTool
+from ..ethereum.forks import fork_by_name
 from ..ethereum.gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS, GasCosts
+from ..plumbing.errors import BadInput
+from .ethereumjs import ETHEREUMJS_VERSION, VersionRecord
+from .outcomes import Outcome, Verifier
 
 AMSTERDAM_SPECS: tuple[GasCosts, ...] = (AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS)
 """The Amsterdam schedules balgen knows, by the prices that tell them apart."""
@@ -52,3 +61,70 @@ def not_applicable(filled: str | None, implemented: str | None) -> str | None:
     if filled in known and implemented in known and filled != implemented:
         return f"not applicable: fixture filled for {filled}, verifier implements {implemented}"
     return None
+
+
+ETHEREUMJS_NETWORKS = ("Amsterdam",)
+"""The networks balgen's ethereumjs verifier builds a chain for (verify.mjs): the BAL's fork."""
+
+
+@dataclass(frozen=True)
+class Filled:
+    """What a fixture says of its making: the t8n, the network, the gas schedule (`_info`)."""
+
+    tool: str | None
+    network: str | None
+    spec: str | None
+
+    @classmethod
+    def of(cls, fixture: Mapping[str, Any]) -> Filled:
+        info = fixture.get("_info")
+        tool = info.get("filling-transition-tool") if isinstance(info, dict) else None
+        network = fixture.get("network")
+        return cls(
+            tool if isinstance(tool, str) else None, network if isinstance(network, str) else None, filled_spec(fixture)
+        )
+
+
+@dataclass
+class Specs:
+    """Which Amsterdam each verifier implements, and the versions that say so."""
+
+    implemented: dict[Verifier, str | None]
+    versions: dict[Verifier, str]
+
+    @classmethod
+    def of(cls, evm: Path | None, geth: Path | None) -> Specs:
+        """The evm's schedule measured by calibration (cached per binary); revm's and ethereumjs's as stated."""
+        evm_spec, evm_version = None, ""
+        if evm is not None:
+            t8n = TransitionTool(evm)
+            evm_version = t8n.version()
+            try:
+                with tempfile.TemporaryDirectory(prefix="balgen-verify-calibration-") as scratch:
+                    evm_spec = calibrated_fork(t8n, fork_by_name("Amsterdam"), Path(scratch)).gas.spec
+            except BadInput:
+                evm_spec = None  # an evm balgen cannot calibrate judges every fixture, as before
+        same_release = geth is not None and evm is not None and geth.parent == evm.parent
+        return cls(
+            implemented={
+                Verifier.GETH: evm_spec, Verifier.REVM: REVM_SPEC, Verifier.ETHEREUMJS: AMSTERDAM_GAS.spec,
+                # the engine import's geth is the evm's release where both come from one tools folder
+                Verifier.ENGINE: evm_spec if same_release else None,
+            },
+            versions={Verifier.GETH: evm_version, Verifier.REVM: f"revme {REVME_VERSION}",
+                      Verifier.ETHEREUMJS: f"@ethereumjs/vm {ETHEREUMJS_VERSION}", Verifier.ENGINE: str(geth or "")},
+        )  # fmt: skip
+
+    def confirm_ethereumjs(self, version: VersionRecord | None) -> None:
+        """ethereumjs's own record of the prices it charges decides its schedule."""
+        if version is not None:
+            gas = version.amsterdam_gas
+            self.implemented[Verifier.ETHEREUMJS] = spec_of_prices(gas.cold_sload, gas.create)
+            self.versions[Verifier.ETHEREUMJS] = version.version
+
+    def judged(self, outcome: Outcome, filled: Filled) -> Outcome:
+        """`outcome`, or a not-applicable one where the verifier cannot judge the fixture."""
+        reason = not_applicable(filled.spec, self.implemented.get(outcome.verifier))
+        if outcome.verifier is Verifier.ETHEREUMJS and filled.network is not None and filled.network not in ETHEREUMJS_NETWORKS:
+            reason = f"not applicable: network {filled.network}; the ethereumjs verifier checks {', '.join(ETHEREUMJS_NETWORKS)} blocks"
+        return outcome if reason is None else Outcome(outcome.verifier, outcome.test_id, outcome.path, None, reason)
