@@ -96,3 +96,19 @@ def left_running(before: set[int], wait: float = 3.0) -> dict[int, str]:
     time.sleep(0.05)
     reap_orphans(before)
     return left
+
+
+def processes_mentioning(folder: Path, name: str = "") -> list[int]:
+    """
+    Pids of living (not zombie) processes whose command line mentions `folder`
+    (and `name`, if given): the nodes a test's replay started in its own folder.
+    """
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        stat = _stat(int(entry.name))
+        command = _command_line(int(entry.name))
+        if stat is not None and stat[1] != "Z" and str(folder) in command and name in command:
+            pids.append(int(entry.name))
+    return pids

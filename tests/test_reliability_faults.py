@@ -46,6 +46,7 @@ from balgen.replay.targets import ManagedClient
 from balgen.plumbing.toolchain import pinned_geth
 
 from fill_runs import fill_fixtures
+from processes_left import processes_mentioning
 
 pytestmark = [
     pytest.mark.integration,
@@ -71,28 +72,12 @@ def scratch(tmp_path: Path) -> Iterator[Path]:
     folder = tmp_path / "scratch"
     folder.mkdir()
     yield folder
-    for pid in geth_processes_under(folder):  # never leave a geth behind, even when a check failed
+    for pid in processes_mentioning(folder, "geth"):  # never leave a geth behind, even when a check failed
         os.kill(pid, signal.SIGKILL)
 
 
-def geth_processes_under(folder: Path) -> list[int]:
-    """Pids of running (not zombie) geth processes whose command line mentions `folder`."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if str(folder) in command and "geth" in command and state != "Z":
-            pids.append(int(entry.name))
-    return pids
-
-
 def assert_no_geth_left(scratch: Path) -> None:
-    assert geth_processes_under(scratch) == [], "a geth balgen started is still running"
+    assert processes_mentioning(scratch, "geth") == [], "a geth balgen started is still running"
     assert list(scratch.iterdir()) == [], "datadirs and genesis files are removed"
 
 
@@ -142,7 +127,7 @@ class Fault:
     def execution_done(self, execution: Execution) -> None:
         self.executions += 1
         if self.fired_on is None and self.tests_started == self.test_index and self.executions == self.after:
-            (pid,) = geth_processes_under(self.scratch)
+            (pid,) = processes_mentioning(self.scratch, "geth")
             self.on_disk_when_fired = verdicts(results_on_disk(self.output))
             self.action(pid)
             self.fired_on = execution.test_id
@@ -256,7 +241,7 @@ def test_a_client_that_keeps_dying_is_replaced_twice_then_the_rest_is_not_run(
     class KillEveryClient(Fault):
         def execution_done(self, execution: Execution) -> None:
             if self.executions == 0:
-                kill(geth_processes_under(self.scratch)[0])
+                kill(processes_mentioning(self.scratch, "geth")[0])
             self.executions += 1
 
     killer = KillEveryClient(scratch, output, 0, 0, kill)
@@ -636,7 +621,7 @@ def test_a_stop_signal_stops_geth_and_keeps_what_was_measured(
     output = tmp_path / "run"
     process = _replay_process(filled, scratch, output)
     _wait_for_first_test(output, process)
-    assert geth_processes_under(scratch), "geth runs under the replay"
+    assert processes_mentioning(scratch, "geth"), "geth runs under the replay"
     time.sleep(SECOND_TEST_INTO)  # into the second test's executions
     process.send_signal(stop)
     assert process.wait(timeout=60) == 128 + stop, process.stderr.read() if process.stderr else ""
@@ -655,13 +640,13 @@ def test_sigkill_of_balgen_takes_geth_down_and_keeps_completed_tests(filled: Pat
     output = tmp_path / "run"
     process = _replay_process(filled, scratch, output)
     _wait_for_first_test(output, process)
-    assert geth_processes_under(scratch)
+    assert processes_mentioning(scratch, "geth")
     process.kill()
     process.wait(timeout=10)
     deadline = time.monotonic() + 10
-    while geth_processes_under(scratch) and time.monotonic() < deadline:
+    while processes_mentioning(scratch, "geth") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert geth_processes_under(scratch) == [], "the kernel kills geth when balgen dies (PR_SET_PDEATHSIG)"
+    assert processes_mentioning(scratch, "geth") == [], "the kernel kills geth when balgen dies (PR_SET_PDEATHSIG)"
     run = results_on_disk(output)
     assert run.state is RunState.RUNNING and run.tests and all(t.verdict is Verdict.PASSED for t in run.tests)
     # A SIGKILL can land inside an atomic write: its hidden temporary may stay, never a partial result file.

@@ -33,6 +33,7 @@ from balgen.clients.client_process import ClientProcess
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedClient
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_geth
+from processes_left import processes_mentioning
 
 
 pytestmark = [
@@ -223,20 +224,6 @@ def test_cold_restarts_geth_before_each_measured_execution(filled: Path, tmp_pat
     assert results_of(output)["method"]["agreement"] == "record", "a restart's first-call costs are what --cold measures"
 
 
-def _geth_processes_under(folder: Path) -> list[int]:
-    """Pids of running processes whose command line mentions `folder`."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if str(folder) in command and "geth" in command:
-                pids.append(int(entry.name))
-    return pids
-
-
 class _Boom(Exception):
     pass
 
@@ -263,5 +250,5 @@ def test_geth_is_stopped_when_the_replay_raises(filled: Path, tmp_path: Path) ->
             ReplayOptions(),
             _FailingObserver(),
         )
-    assert _geth_processes_under(tmp_path) == []
+    assert processes_mentioning(tmp_path, "geth") == []
     assert list(tmp_path.iterdir()) == [], "datadir and genesis removed"

@@ -17,6 +17,7 @@ import pytest
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, located, release_bin, required_tool
 
 from fill_runs import shared_earlier_amsterdam_fill, shared_fill
+from processes_left import processes_mentioning
 
 pytestmark = pytest.mark.integration
 
@@ -115,20 +116,6 @@ def test_a_flag_the_binary_does_not_know_is_named_before_anything_starts(tmp_pat
     assert not output.exists(), "nothing written"
 
 
-def _processes_under(folder: Path) -> list[int]:
-    """Pids of running processes whose command line mentions `folder` (the nodes balgen started there)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if str(folder) in command:
-                pids.append(int(entry.name))
-    return pids
-
-
 class _CtrlCInTheSecondRound:
     """Presses Ctrl-C (raises KeyboardInterrupt, as balgen's signal handling does) once every mode has executed."""
 
@@ -144,7 +131,7 @@ class _CtrlCInTheSecondRound:
 
     def execution_done(self, execution: object) -> None:
         if getattr(execution, "round", None) == 1:
-            self.nodes_seen = len(_processes_under(self.folder))
+            self.nodes_seen = len(processes_mentioning(self.folder))
             raise KeyboardInterrupt
 
     def test_finished(self, *_: object) -> None:
@@ -169,5 +156,5 @@ def test_ctrl_c_stops_every_node_of_every_mode(tmp_path_factory: pytest.TempPath
     with pytest.raises(KeyboardInterrupt):
         replay_suite(discover(fixtures, "serial_chain-max-1M"), targets, ReplayOptions(warmup=1, repeat=3), observer)
     assert observer.nodes_seen == 3, "one node per mode was running when Ctrl-C came"
-    assert _processes_under(tmp_path) == []
+    assert processes_mentioning(tmp_path) == []
     assert list(tmp_path.iterdir()) == [], "every node's folder removed"
