@@ -124,7 +124,7 @@ fi
 # next to them (Node resolves its imports from that folder's node_modules), in tools/ethereumjs.
 ethereumjs_source="$root/scripts/ethereumjs"
 ethereumjs_dir="$root/tools/ethereumjs"
-ethereumjs_files=(package.json package-lock.json verify.mjs)
+ethereumjs_files=(package.json package-lock.json verify.mjs bal_checkpoints.mjs bal_checkpoints_check.mjs)
 ethereumjs_stamp="$ethereumjs_dir/.installed-$(cd "$ethereumjs_source" && cat "${ethereumjs_files[@]}" | sha256sum | cut -c1-12)"
 if [[ ! -f "$ethereumjs_stamp" ]]; then
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

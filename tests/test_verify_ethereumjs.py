@@ -10,7 +10,9 @@ was accessed or written (`bal`).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -240,3 +242,39 @@ def test_a_pre_state_that_is_not_the_genesis_headers_is_refused_before_any_block
     assert not outcome.passed and outcome.kind == "genesis" and outcome.block == 0, outcome.difference
     assert outcome.first_difference == "genesis.stateRoot"
     assert "from pre, the genesis header has" in (outcome.difference or "")
+
+
+# --- copy-on-write checkpoints (scripts/ethereumjs/bal_checkpoints.mjs) -----------------------------
+
+
+def test_copy_on_write_checkpoints_leave_the_lists_ethereumjs_own_checkpoints_leave() -> None:
+    install = located_ethereumjs()
+    completed = subprocess.run(
+        [str(install.node), str(install.folder / "bal_checkpoints_check.mjs"), "3000"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    report = json.loads(completed.stdout.splitlines()[-1])
+    assert completed.returncode == 0 and report["ok"], f"they differ: {report}"
+    assert report["sequences"] == 3000 and report["reverts"] > 10_000, "the sequences exercise reverts"
+
+
+def verdicts(files: list[Path], *, cloning: bool) -> list[dict[str, Any]]:
+    """verify.mjs's line per fixture, without its time, with ethereumjs's own checkpoints or balgen's."""
+    install = located_ethereumjs()
+    environment = {**os.environ, "BALGEN_ETHEREUMJS_CLONING_CHECKPOINTS": "1" if cloning else "0"}
+    completed = subprocess.run(
+        [str(install.node), str(install.script), *map(str, files)],
+        capture_output=True, text=True, timeout=600, env=environment, check=False,
+    )  # fmt: skip
+    version, *lines = [json.loads(line) for line in completed.stdout.splitlines()]
+    assert version["bal_checkpoints"] == ("ethereumjs" if cloning else "copy-on-write")
+    return [{key: value for key, value in line.items() if key != "seconds"} for line in lines]
+
+
+def test_both_kinds_of_checkpoint_give_the_same_verdicts(serial_chain_fill: Path, tmp_path: Path) -> None:
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
+    files = fixture_files(serial_chain_fill) + tampered_files(folder)
+    resealed(folder, change_a_written_value)
+    found = verdicts(files, cloning=False)
+    assert [line["ok"] for line in found] == [True, True, True, False, False]
+    assert found == verdicts(files, cloning=True)

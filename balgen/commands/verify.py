@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +37,7 @@ from ..plumbing.toolchain import required_tool
 from ..verify.engine_import import engine_outcomes, engine_suite
 from ..verify.evm_runners import RunningVerifiers
 from ..verify.applicability import REVME_VERSION, Filled, Specs
-from ..verify.ethereumjs import EthereumjsInstall, located_ethereumjs, run_ethereumjs
+from ..verify.ethereumjs import EthereumjsInstall, EthereumjsRuns, block_gas, deadline_for, located_ethereumjs
 from ..verify.outcomes import Outcome, Verifier
 from .runner import run_command
 
@@ -203,6 +205,7 @@ class _Progress:
             TextColumn("{task.description}"), console=console, transient=True, disable=not console.is_terminal,
         )  # fmt: skip
         self._task = self._bar.add_task("", total=total)
+        self._lock = threading.Lock()
 
     def __enter__(self) -> _Progress:
         self._bar.start()
@@ -216,44 +219,72 @@ class _Progress:
 
     def done(self, outcome: Outcome) -> None:
         del outcome
-        self.finished += 1
-        self._bar.advance(self._task)
-        tenth = max(1, self.total // 10)
-        if not self.console.is_terminal and (self.finished % tenth == 0 or self.finished == self.total):
-            self.console.print(f"verify: {self.finished}/{self.total} checks done", highlight=False)
+        self.advance(1)
+
+    def advance(self, checks: int) -> None:
+        """`checks` more done (from any thread: ethereumjs's runs end on their own)."""
+        with self._lock:
+            before, self.finished = self.finished, self.finished + checks
+            self._bar.advance(self._task, checks)
+            tenth = max(1, self.total // 10)
+            if not self.console.is_terminal and (before // tenth < self.finished // tenth or self.finished == self.total):
+                self.console.print(f"verify: {self.finished}/{self.total} checks done", highlight=False)
 
 
 def run_checks(checks: Plan, tools: Tools, specs: Specs, progress: _Progress) -> list[Outcome]:
     """
-    Every check of the plan: the EVMs file by file (geth and revm side by side, then ethereumjs),
-    then the engine groups; ethereumjs skips a file whose every test it cannot judge.
+    Every check of the plan. ethereumjs, by far the slowest, runs file by file on every core
+    (`EthereumjsRuns`, the largest files first) from the start, while geth and revm go through the
+    files side by side and the engine groups are imported; a file whose every test ethereumjs
+    cannot judge is not run there.
     """
     outcomes: list[Outcome] = []
-    for file, names in checks.blockchain.items():
-        progress.doing(file.name)
-        found: list[Outcome] = []
-        if tools.evm is not None or tools.revme is not None:
+    with EthereumjsRuns(tools.ethereumjs, workers=os.cpu_count() or 1) if tools.ethereumjs else nullcontext() as runs:
+        ethereumjs_files = _queued_for_ethereumjs(checks, specs, runs, progress) if runs is not None else []
+        for file, names in checks.blockchain.items() if tools.evm is not None or tools.revme is not None else ():
+            progress.doing(file.name)
             with RunningVerifiers(tools.evm, tools.revme, file, names) as running:
-                found += running.outcomes()
-        if tools.ethereumjs is not None:
-            applicable = [name for name in names if specs.judged(_probe(file, name), checks.filled[name]).passed]
-            if applicable:
-                run = run_ethereumjs([file], tools.ethereumjs)
+                outcomes += [_judged(outcome, checks, specs, progress) for outcome in running.outcomes()]
+        if checks.engine is not None and tools.geth is not None:
+            progress.doing("engine import")
+            outcomes += [
+                specs.judged(outcome, checks.filled.get(outcome.test_id, Filled(None, None, None)))
+                for outcome in engine_outcomes(checks.engine, tools.geth, progress.done)
+            ]
+        if runs is not None:
+            progress.doing("ethereumjs")
+            for file, run in zip(ethereumjs_files, runs.finished(), strict=True):
                 specs.confirm_ethereumjs(run.version)
-                found += [outcome for outcome in run.outcomes if outcome.test_id in names]
-            else:
-                found += [_probe(file, name) for name in names]
-        for outcome in found:
-            outcome = specs.judged(outcome, checks.filled[outcome.test_id])
-            progress.done(outcome)
-            outcomes.append(outcome)
-    if checks.engine is not None and tools.geth is not None:
-        progress.doing("engine import")
-        outcomes += [
-            specs.judged(outcome, checks.filled.get(outcome.test_id, Filled(None, None, None)))
-            for outcome in engine_outcomes(checks.engine, tools.geth, progress.done)
-        ]
+                selected = checks.blockchain[file]
+                outcomes += [specs.judged(o, checks.filled[o.test_id]) for o in run.outcomes if o.test_id in selected]
+            for file, names in checks.blockchain.items():
+                if file not in ethereumjs_files:
+                    outcomes += [_judged(_probe(file, name), checks, specs, progress) for name in names]
     return outcomes
+
+
+def _queued_for_ethereumjs(checks: Plan, specs: Specs, runs: EthereumjsRuns, progress: _Progress) -> list[Path]:
+    """
+    Queue every file with a test ethereumjs can judge, the most gas first (so the last to finish
+    is a short one); the files in the order queued.
+    """
+    judged = [
+        file for file, names in checks.blockchain.items()
+        if any(specs.judged(_probe(file, name), checks.filled[name]).passed for name in names)
+    ]  # fmt: skip
+    gas = {file: block_gas([file]) for file in judged}
+    queued = sorted(judged, key=lambda file: -gas[file])
+    for file in queued:
+        selected = set(checks.blockchain[file])
+        runs.submit([file], deadline_for(gas[file]), when_done=lambda run, selected=selected: progress.advance(
+            sum(outcome.test_id in selected for outcome in run.outcomes)
+        ))  # fmt: skip
+    return queued
+
+
+def _judged(outcome: Outcome, checks: Plan, specs: Specs, progress: _Progress) -> Outcome:
+    progress.done(outcome)
+    return specs.judged(outcome, checks.filled[outcome.test_id])
 
 
 def _probe(file: Path, name: str) -> Outcome:

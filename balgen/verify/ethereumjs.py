@@ -10,9 +10,10 @@ fixture's BAL given, so ethereumjs compares the BAL it builds from execution wit
 It prints a version record (the Amsterdam gas schedule ethereumjs charges), then one JSON line per
 fixture, read back here as typed outcomes.
 
-The run is its own process group, killed whole when its deadline passes or balgen is stopped
+Each run is its own process group, killed whole when its deadline passes or balgen is stopped
 (Ctrl-C and the stop signals unwind through here as `KeyboardInterrupt`). The deadline grows with
-the gas the fixtures' blocks use: ethereumjs is an interpreter in JavaScript, far slower than geth.
+the gas the fixtures' blocks use: ethereumjs is an interpreter in JavaScript, far slower than geth,
+so `EthereumjsRuns` keeps one run per core going while balgen does its other checks.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,18 +159,101 @@ def run_ethereumjs(files: Sequence[Path], install: EthereumjsInstall, deadline: 
     not report (it crashed or ran out of time) fails with what stopped it. Input verify.mjs refuses
     (exit 2) is `BadInput` with its line.
     """
-    if deadline is None:
-        deadline = deadline_for(block_gas(files))
-    command = [str(install.node), str(install.script), *map(str, files)]
-    # Its own process group, stopped whole however the call ends (`plumbing.processes`); node finds
-    # its packages beside the script, whatever the working folder.
-    timed_out = False
-    try:
-        completed = processes.run(command, deadline=deadline)
-        stdout, stderr, returncode = completed.stdout, completed.stderr, completed.returncode
-    except processes.DeadlineExceeded:
-        timed_out, stdout, stderr, returncode = True, "", "", None
-    if returncode == 2 and not timed_out:
+    with EthereumjsRuns(install, workers=1) as runs:
+        runs.submit(files, deadline)
+        return next(iter(runs.finished()))
+
+
+class EthereumjsRuns:
+    """
+    verify.mjs runs going on beside balgen's other work, up to `workers` at a time (ethereumjs is
+    single-threaded and the slowest verifier by far, so it runs on every core while geth, revm and
+    the engine import take their turns). Each run is one node process in its own process group;
+    leaving the context (finished, an error, a stop signal) stops every run still going.
+    """
+
+    def __init__(self, install: EthereumjsInstall, workers: int) -> None:
+        self.install = install
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ethereumjs")
+        self._futures: list[Future[EthereumjsRun]] = []
+        self._running: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+        self._stopping = False
+
+    def __enter__(self) -> EthereumjsRuns:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def submit(
+        self, files: Sequence[Path], deadline: float | None = None, when_done: Callable[[EthereumjsRun], None] | None = None
+    ) -> None:
+        """Queue a run of verify.mjs on `files`; `when_done` is called with its outcome (from a worker thread)."""
+        files = list(files)
+        seconds = deadline_for(block_gas(files)) if deadline is None else deadline
+        future = self._pool.submit(self._run, files, seconds)
+        if when_done is not None:
+            future.add_done_callback(lambda done: _report(done, when_done))
+        self._futures.append(future)
+
+    def finished(self) -> list[EthereumjsRun]:
+        """Every run's outcome, in the order submitted, once all have ended (`BadInput` of the first that raised)."""
+        return [future.result() for future in self._futures]
+
+    def close(self) -> None:
+        """Stop every run still going (their process groups whole) and the workers."""
+        with self._lock:
+            self._stopping = True
+            running = list(self._running)
+        for future in self._futures:
+            future.cancel()
+        for process in running:
+            processes.stop_group(process)
+        self._pool.shutdown(wait=True)
+
+    def _run(self, files: list[Path], deadline: float) -> EthereumjsRun:
+        command = [str(self.install.node), str(self.install.script), *map(str, files)]
+        # Output to files, not pipes: nobody reads a run's output before it ends, and a long stack
+        # trace must not fill a pipe and stall it. node finds its packages beside the script.
+        with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+            with self._lock:
+                if self._stopping:
+                    raise _Stopped
+                process = processes.start(command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+                self._running.add(process)
+            timed_out = False
+            try:
+                process.wait(timeout=deadline)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                processes.stop_group(process)
+                with self._lock:
+                    self._running.discard(process)
+            if self._stopping:
+                raise _Stopped
+            stdout.seek(0)
+            stderr.seek(0)
+            return _read_run(
+                files, stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace"),
+                None if timed_out else process.returncode, deadline,
+            )  # fmt: skip
+
+
+class _Stopped(Exception):
+    """A run ended by `EthereumjsRuns.close`: nobody waits for its outcome."""
+
+
+def _report(done: Future[EthereumjsRun], when_done: Callable[[EthereumjsRun], None]) -> None:
+    if not done.cancelled() and done.exception() is None:
+        when_done(done.result())
+
+
+def _read_run(files: Sequence[Path], stdout: str, stderr: str, returncode: int | None, deadline: float) -> EthereumjsRun:
+    """A run's outcomes from what verify.mjs printed; `returncode` None: killed at its `deadline`."""
+    timed_out = returncode is None
+    if returncode == 2:
         raise BadInput(f"ethereumjs verifier: {_last_line(stderr)}")
     lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     has_version = bool(lines) and "verifier" in lines[0]
@@ -174,7 +262,7 @@ def run_ethereumjs(files: Sequence[Path], install: EthereumjsInstall, deadline: 
     stopped = (
         f"not reported: ethereumjs ran out of its {deadline:.1f} s deadline and was killed" if timed_out
         else f"not reported: ethereumjs exited with code {returncode}: {_last_line(stderr)}"
-    )
+    )  # fmt: skip
     version = _version(lines[0]) if has_version else None
     return EthereumjsRun(version, _outcomes(files, lines[1:] if has_version else [], stopped))
 

@@ -46,6 +46,13 @@ import { createVM, runBlock } from '@ethereumjs/vm'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 
+import { useCopyOnWriteCheckpoints } from './bal_checkpoints.mjs'
+
+// ethereumjs 10.1.3 copies the whole access list at every call frame; bal_checkpoints.mjs says why
+// that is replaced and how the replacement keeps its verdicts.
+const CLONING_CHECKPOINTS = process.env.BALGEN_ETHEREUMJS_CLONING_CHECKPOINTS === '1'
+if (!CLONING_CHECKPOINTS) useCopyOnWriteCheckpoints()
+
 const VM_VERSION = JSON.parse(
   readFileSync(new URL('./node_modules/@ethereumjs/vm/package.json', import.meta.url), 'utf8'),
 ).version
@@ -392,7 +399,7 @@ async function versionRecord() {
     : schedule.cold_sload === 3000 && schedule.create === 11000
       ? 'EIP-8038 draft before 2026-08-04 (go-ethereum v1.17.5)'
       : 'an Amsterdam gas schedule of neither go-ethereum release'
-  return { verifier: 'ethereumjs', version: `@ethereumjs/vm ${VM_VERSION}`, node: process.version, amsterdam_gas: { ...schedule, revision } }
+  return { verifier: 'ethereumjs', version: `@ethereumjs/vm ${VM_VERSION}`, node: process.version, bal_checkpoints: CLONING_CHECKPOINTS ? 'ethereumjs' : 'copy-on-write', amsterdam_gas: { ...schedule, revision } }
 }
 
 function fail(message) {
