@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .main import run_fill
+from .fill import run_fill
 from .replay import run_replay
 from ..replay.outputs import default_output
 from .verify import run_verify
