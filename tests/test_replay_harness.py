@@ -41,7 +41,7 @@ from balgen.clients.client_presets import GETH as GETH_PRESET
 from balgen.clients.client_process import ClientError, ClientProcess
 from balgen.replay.discovery import discover
 from balgen.results.schema import FixtureResult
-from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.runner import INTAKE_PROBES, ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedClient, preset_with_client_args
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION
 from balgen.clients.jwt_auth import (
@@ -839,3 +839,36 @@ def test_replay_of_geth_built_chains(tmp_path: Path, network: str) -> None:
     engine = results["two_blocks_in_engine_format"]
     assert engine.passed and engine.format == "blockchain_test_engine"
     assert [e.role.value for e in engine.executions] == ["setup", "warmup", "measured", "measured"]
+
+
+@integration
+@needs_geth
+def test_where_the_agreement_is_checked_the_client_s_intake_of_the_payload_is_measured_first(tmp_path: Path) -> None:
+    """
+    Three misnamed siblings go before the benchmark executions: geth refuses each at its block hash
+    (so nothing was executed), and their median time, the intake, is what the margin allows for on top
+    of the client's own block time.
+    """
+    genesis, pre, chain, _ = _geth_built_chain(tmp_path, "Amsterdam")
+    last = chain[-1]["params"][0]["blockHash"]
+    folder = _write_engine_x(
+        tmp_path / "engine_x", {"network": "Amsterdam", "chainId": "0x01", "genesis": genesis, "pre": pre},
+        [("two_blocks", _fixture("Amsterdam", chain, last))],
+    )  # fmt: skip
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (result,) = _replay(folder, scratch, warmup=1, repeat=2, agreement_check=True).results
+    roles = [e.role.value for e in result.executions]
+    assert roles[:1 + INTAKE_PROBES] == ["setup"] + ["intake"] * INTAKE_PROBES
+    probes = result.executions[1 : 1 + INTAKE_PROBES]
+    for probe in probes:
+        assert probe.status == "INVALID" and (probe.validation_error or "").startswith("blockhash mismatch")
+        assert probe.variant is None and probe.own_timing is None and probe.new_payload_ns > 0
+    intake_ms = sorted(p.new_payload_ns for p in probes)[INTAKE_PROBES // 2] / 1e6
+    benchmark = result.executions[1 + INTAKE_PROBES :]
+    assert benchmark and all(e.intake_ms == intake_ms for e in benchmark), "each execution carries the intake"
+    for execution in benchmark:
+        assert execution.own_ms is not None and execution.overhead_ms is not None
+        assert execution.within_margin == (execution.overhead_ms <= intake_ms + 10.0 + 0.1 * execution.own_ms)
+    # A loaded machine may still put the median outside the margin; then the failure says so, with the intake.
+    assert result.failure is None or "the client's intake of the payload" in result.failure, result.failure

@@ -66,6 +66,7 @@ EXECUTION_COLUMNS = (
     "own_ms",
     "overhead_ms",
     "within_margin",
+    "intake_ms",
 )
 """The columns from `mode` on are a modes run's and the agreement check's (docs/replay.md, "Modes and the method")."""
 
@@ -172,6 +173,7 @@ def execution_row(label: str, execution: Execution) -> list[object]:
         "" if (own := execution.own_ms) is None else f"{own:.3f}",
         "" if (overhead := execution.overhead_ms) is None else f"{overhead:.3f}",
         "" if (within := execution.within_margin) is None else int(within),
+        "" if (intake := execution.intake_ms) is None else f"{intake:.3f}",
     ]
 
 

@@ -40,6 +40,10 @@ MAX_EXTRA_DATA = 32
 """Bytes of `extraData` every client accepts (the yellow paper's limit)."""
 VARIANT_MARKER = b"balgen sibling "
 """What a variant's `extraData` starts with, followed by its number: readable in a client's log."""
+INTAKE_MARKER = b"balgen intake "
+"""What an intake probe's `extraData` starts with, followed by its number."""
+INTAKE_REFUSAL = "BlockException.INVALID_BLOCK_HASH"
+"""What a client must answer an intake probe with: INVALID for its block hash, nothing later."""
 
 
 class UnknownPayloadShape(Exception):
@@ -110,12 +114,12 @@ def payload_header(version: int, params: Sequence[Any]) -> Header:
     return Header(**fields)
 
 
-def variant_extra_data(original: bytes, number: int) -> bytes:
+def variant_extra_data(original: bytes, number: int, marker: bytes = VARIANT_MARKER) -> bytes:
     """
     `extraData` of variant `number` (1, 2, ...): the marker and the number,
     never the original's (the original's own bytes would give its own hash).
     """
-    marked = VARIANT_MARKER + str(number).encode()
+    marked = marker + str(number).encode()
     if marked == original:
         marked = b"~" + marked
     if len(marked) > MAX_EXTRA_DATA:
@@ -150,7 +154,25 @@ class SiblingBlocks:
         if number == 0:
             return self.original
         header = self.header.with_values(extra_data=variant_extra_data(self.header.extra_data, number))
+        return self._sent_as(header, data_hex(header.hash))
+
+    def misnamed(self, number: int) -> PayloadDirective:
+        """
+        Intake probe `number` (1, 2, ...): a sibling with `extraData` `balgen intake N`, sent under a
+        `blockHash` that is not its hash (the hash of its hash). A client decodes the payload and
+        rebuilds and hashes its block as it does for every payload, then refuses it at the hash,
+        before executing anything (go-ethereum's `ExecutableDataToBlock`, reth's
+        `ensure_well_formed_payload`). The time of that refusal is the client's intake of the
+        payload: the part of a `newPayload` before, and outside, the client's own block timer.
+        """
+        header = self.header.with_values(extra_data=variant_extra_data(self.header.extra_data, number, INTAKE_MARKER))
+        return replace(
+            self._sent_as(header, data_hex(keccak(header.hash))), validation_error=INTAKE_REFUSAL, error_code=None
+        )
+
+    def _sent_as(self, header: Header, block_hash: str) -> PayloadDirective:
+        """The benchmark payload with `header`'s `extraData`, claiming `block_hash`."""
         params = copy.deepcopy(self.original.params)
         params[0]["extraData"] = data_hex(header.extra_data)
-        params[0]["blockHash"] = data_hex(header.hash)
-        return replace(self.original, params=params, block_hash=data_hex(header.hash))
+        params[0]["blockHash"] = block_hash
+        return replace(self.original, params=params, block_hash=block_hash)
