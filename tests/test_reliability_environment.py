@@ -1,10 +1,11 @@
 """
-Issue 34 (third round), findings 1 and 10 to 14: what a hostile environment
+Issue 34 (third round), findings 1, 8 and 10 to 14: what a hostile environment
 does to balgen on main d38d8d4, one test per finding and its class (see the
 table in docs/reliability.md). A process balgen starts is stopped with its
 whole process group, whatever it is (a wrapper script, a hung tool); a
 subprocess call has a deadline that grows with its work and says so when it
-fires; a t8n's state roots are checked; a t8n without the access tracer, a
+fires; a t8n's state roots are checked; a pre-alloc group file's genesis is
+computed when it is read; a t8n without the access tracer, a
 missing tool and a collection error are one line before or instead of
 pytest's; every file a user names is looked at before it is read; the
 memory a file may take is bounded by ulimit and cgroup limits.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -322,6 +324,75 @@ def test_a_collection_error_names_its_cause(tmp_path: Path) -> None:
     assert completed.returncode == 2, completed.stderr
     assert line.startswith("balgen fill: cannot collect fillers/test_"), line
     assert "more filler modules: balgen-state-root: not found in BALGEN_TOOLS=" in line, line
+    assert not output.exists()
+
+
+# -- finding 8: a pre-alloc group file holding another genesis is refused when it is read ---------
+
+
+def _group_of_another_genesis(tmp_path: Path, serial_chain_fill: Path) -> tuple[Path, Path, Path, str]:
+    """
+    A copy of the fill's engine_x fixture and its group file, one balance of
+    the group's `pre` changed, the test still in its `testIds`: (the suite,
+    the fixture, the group file, the parent hash the fixture's payloads start from).
+    """
+    suite = tmp_path / "suite"
+    shutil.copytree(serial_chain_fill / "blockchain_tests_engine_x", suite)
+    fixture = next(suite.rglob(f"{NAME}.json"))
+    test = json.loads(fixture.read_text())[NAME]
+    group = suite / "pre_alloc" / f"{test['preHash']}.json"
+    document = json.loads(group.read_text())
+    assert NAME in document["testIds"]
+    account = next(iter(document["pre"].values()))
+    account["balance"] = hex(int(account.get("balance", "0x0"), 16) + 1)
+    group.write_text(json.dumps(document))
+    return suite, fixture, group, test["engineNewPayloads"][0]["params"][0]["parentHash"]
+
+
+def _refused_as_another_genesis(line: str, command: str, fixture: Path, group: Path, parent: str) -> None:
+    """The one line naming the fixture, the test, the group file and both hashes."""
+    start = f"balgen {command}: {fixture}: test {NAME}: {group}: environment and pre give genesis 0x"
+    end = f", but engineNewPayloads[0].parentHash is {parent}: the file named by preHash holds another genesis"
+    assert line.startswith(start) and line.endswith(end), line
+    given = line.removeprefix(start).removesuffix(end)
+    assert len(given) == 64 and "0x" + given != parent, line
+
+
+@integration
+def test_replay_refuses_a_group_file_of_another_genesis_before_a_client_starts(tmp_path: Path, serial_chain_fill: Path) -> None:
+    """Before: the client started on the file's genesis, `genesis mismatch`, exit 1."""
+    suite, fixture, group, parent = _group_of_another_genesis(tmp_path, serial_chain_fill)
+    started = tmp_path / "client-started"
+    client = script(tmp_path / "geth", f'touch {started}\nexec {pinned_geth()} "$@"\n')
+    output = tmp_path / "results"
+    completed = balgen_subprocess("replay", suite, "--client-bin", client, "--output", output, env=tools_env())
+    assert completed.returncode == 2, completed.stderr
+    _refused_as_another_genesis(one_line(completed.stderr, "replay"), "replay", fixture, group, parent)
+    assert not started.exists(), "a client was started"
+    assert not output.exists()
+
+
+@integration
+def test_genesis_refuses_a_group_file_of_another_genesis_and_writes_nothing(tmp_path: Path, serial_chain_fill: Path) -> None:
+    """Before: exit 0, the file's genesis written into a folder and README named by the payloads' parent hash."""
+    suite, fixture, group, parent = _group_of_another_genesis(tmp_path, serial_chain_fill)
+    output = tmp_path / "genesis"
+    completed = balgen_subprocess("genesis", suite, "--client", "geth", "--output", output, env=tools_env())
+    assert completed.returncode == 2, completed.stderr
+    _refused_as_another_genesis(one_line(completed.stderr, "genesis"), "genesis", fixture, group, parent)
+    assert not output.exists()
+    assert not list(tmp_path.glob(".balgen-genesis-*"))
+
+
+@integration
+def test_a_group_file_without_balgen_state_root_is_one_line(tmp_path: Path, serial_chain_fill: Path) -> None:
+    """The group's genesis hash needs the tool: without it, the missing-tool line, nothing written."""
+    output = tmp_path / "genesis"
+    env = _tools_without_state_root(tmp_path)
+    completed = balgen_subprocess("genesis", serial_chain_fill, "--client", "geth", "--output", output, env=env)
+    assert completed.returncode == 2, completed.stderr
+    line = one_line(completed.stderr, "genesis")
+    assert line.startswith(f"balgen genesis: balgen-state-root: not found in BALGEN_TOOLS={tmp_path / 'tools'} (run `make tools`"), line
     assert not output.exists()
 
 

@@ -233,31 +233,48 @@ ENVIRONMENT = {
 }  # fmt: skip
 
 
-def _environment_group(root: Path, second_parent: str) -> Path:
+ENVIRONMENT_GENESIS_HASH = "0x56447b3abaf3f5f66402c33449ac77340386c154695df30df10dbde03ad467bc"
+"""The Prague genesis of ENVIRONMENT and an empty pre: the hash `geth init` reports for balgen's genesis file of it."""
+
+
+def _environment_group(root: Path, second_parent: str, first_parent: str = ENVIRONMENT_GENESIS_HASH) -> Path:
     """A group in execution-spec-tests' layout (an environment, no genesis header) and two tests on it."""
     (root / "pre_alloc").mkdir(parents=True)
     group = {"testIds": ["alpha-1M", "beta-1M"], "environment": ENVIRONMENT, "network": "Prague", "chainId": 1, "pre": {}}
     (root / "pre_alloc" / "0x00aa.json").write_text(json.dumps(group))
-    second = _engine_x(engineNewPayloads=[_payload(1, second_parent, "0x" + "03" * 32)])
-    (root / "a.json").write_text(json.dumps({"alpha-1M": _engine_x(), "beta-1M": second}))
+    first, second = (
+        _engine_x(engineNewPayloads=[_payload(1, parent, "0x" + "03" * 32)]) for parent in (first_parent, second_parent)
+    )
+    (root / "a.json").write_text(json.dumps({"alpha-1M": first, "beta-1M": second}))
     return root
 
 
-def test_group_without_genesis_header_starts_from_its_tests_first_parent(tmp_path: Path) -> None:
-    (group,) = discover(_environment_group(tmp_path, GENESIS["hash"])).groups
-    assert group.genesis.genesis_hash == GENESIS["hash"] and group.genesis.chain_id == 1
+def test_group_without_genesis_header_has_the_genesis_its_environment_and_pre_give(tmp_path: Path) -> None:
+    (group,) = discover(_environment_group(tmp_path, ENVIRONMENT_GENESIS_HASH)).groups
+    assert group.genesis.genesis_hash == ENVIRONMENT_GENESIS_HASH and group.genesis.chain_id == 1
     assert list(group.genesis.accounts()) == []
     assert group.genesis.header.json_dict() == {
         "coinbase": "0x" + "00" * 20, "gasLimit": "0x1000000", "number": "0x0", "timestamp": "0x0",
         "extraData": "0x00", "mixHash": "0x" + "00" * 32, "difficulty": "0x0", "baseFeePerGas": "0x7",
         "excessBlobGas": "0x0", "blobGasUsed": "0x0", "parentBeaconBlockRoot": "0x" + "00" * 32,
-        "hash": GENESIS["hash"], "nonce": "0x" + "00" * 8, "gasUsed": "0x0", "parentHash": "0x" + "00" * 32,
+        "hash": ENVIRONMENT_GENESIS_HASH, "nonce": "0x" + "00" * 8, "gasUsed": "0x0", "parentHash": "0x" + "00" * 32,
     }  # fmt: skip
 
 
-def test_group_tests_that_start_from_different_parents_are_bad_input(tmp_path: Path) -> None:
-    with pytest.raises(BadInput, match=r"test beta-1M: engineNewPayloads\[0\]\.parentHash 0x0909.* is not the genesis of 0x00aa\.json"):
-        discover(_environment_group(tmp_path, "0x" + "09" * 32))
+@pytest.mark.parametrize("test_id", ["alpha-1M", "beta-1M"])
+def test_a_group_test_that_starts_from_another_genesis_is_bad_input(tmp_path: Path, test_id: str) -> None:
+    """The first test to name the file or a later one: the genesis is the file's, not a test's parent."""
+    other = "0x" + "09" * 32
+    parents = (ENVIRONMENT_GENESIS_HASH, other) if test_id == "beta-1M" else (other, ENVIRONMENT_GENESIS_HASH)
+    root = _environment_group(tmp_path, second_parent=parents[1], first_parent=parents[0])
+    expected = (
+        f"{root / 'a.json'}: test {test_id}: {root / 'pre_alloc' / '0x00aa.json'}: environment and pre give genesis "
+        f"{ENVIRONMENT_GENESIS_HASH}, but engineNewPayloads[0].parentHash is {other}: the file named by preHash "
+        "holds another genesis"
+    )
+    with pytest.raises(BadInput) as raised:
+        discover(root)
+    assert str(raised.value) == expected
 
 
 @pytest.mark.parametrize(

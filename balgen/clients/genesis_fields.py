@@ -33,6 +33,23 @@ from ..ethereum.hextypes import data_hex
 from .chain_config import geth_blob_schedule, network_fork
 
 
+DERIVED_HEADER_FIELDS: dict[str, bytes] = {
+    "ommers_hash": EMPTY_OMMERS_HASH,
+    "transactions_trie": EMPTY_TRIE_ROOT,
+    "receipts_root": EMPTY_TRIE_ROOT,
+    "logs_bloom": EMPTY_BLOOM,
+    "withdrawals_root": EMPTY_TRIE_ROOT,
+    "parent_beacon_block_root": ZERO_HASH,
+    "requests_hash": EMPTY_REQUESTS_HASH,
+    "block_access_list_hash": EMPTY_BLOCK_ACCESS_LIST_HASH,
+}
+"""The genesis header fields (`Header`'s names) a client derives itself whatever its genesis file
+says, each where the fork has it (go-ethereum's `Genesis.ToBlock`)."""
+
+INITIAL_BASE_FEE = 1_000_000_000
+"""The base fee of a London genesis whose file gives none (go-ethereum's `params.InitialBaseFee`)."""
+
+
 def fixture_blob_schedule(fixture_config: FixtureConfig) -> dict[str, BlobParams]:
     """The `config.blobSchedule` of a fixture, by lower-cased fork name."""
     return {
@@ -70,19 +87,9 @@ def derived_header_mismatches(network: str, header: FixtureGenesisHeader) -> lis
     constants are the usual suspects, so the replay lists them.
     """
     fork = network_fork(network)
-    derived = {
-        "ommers_hash": EMPTY_OMMERS_HASH,
-        "transactions_trie": EMPTY_TRIE_ROOT,
-        "receipts_root": EMPTY_TRIE_ROOT,
-        "logs_bloom": EMPTY_BLOOM,
-        "withdrawals_root": EMPTY_TRIE_ROOT,
-        "parent_beacon_block_root": ZERO_HASH,
-        "requests_hash": EMPTY_REQUESTS_HASH,
-        "block_access_list_hash": EMPTY_BLOCK_ACCESS_LIST_HASH,
-    }
     expected = {
         Header.model_fields[field].alias or field: data_hex(value)
-        for field, value in derived.items()
+        for field, value in DERIVED_HEADER_FIELDS.items()
         if Header.requires(fork, field)
     }
     fields = header.json_dict()
@@ -125,6 +132,36 @@ def genesis_header_fields(network: str, header: FixtureGenesisHeader) -> dict[st
     }
     fields.update((key, hex(value)) for key, value in optional.items() if value is not None)
     return fields
+
+
+def client_genesis_header(network: str, header: FixtureGenesisHeader, state_root: bytes) -> Header:
+    """
+    The genesis block header a client builds from the genesis file balgen
+    writes for `header` (`genesis_header_fields`) over an alloc whose state
+    root is `state_root`, as go-ethereum's `Genesis.ToBlock` builds it: the
+    copied fields, the derived ones (`DERIVED_HEADER_FIELDS`), and for an
+    optional field the file leaves out its default (the initial base fee,
+    zero blob gas, slot 0). Its `hash` is the genesis hash the client reports.
+    """
+    return Header.for_fork(
+        network_fork(network),
+        parent_hash=header.parent_hash,
+        fee_recipient=header.coinbase,
+        state_root=state_root,
+        difficulty=header.difficulty,
+        number=header.number,
+        gas_limit=header.gas_limit,
+        gas_used=header.gas_used,
+        timestamp=header.timestamp,
+        extra_data=header.extra_data,
+        prev_randao=header.mix_hash,
+        nonce=header.nonce,
+        base_fee_per_gas=INITIAL_BASE_FEE if header.base_fee_per_gas is None else header.base_fee_per_gas,
+        blob_gas_used=header.blob_gas_used or 0,
+        excess_blob_gas=header.excess_blob_gas or 0,
+        slot_number=header.slot_number or 0,
+        **DERIVED_HEADER_FIELDS,
+    )
 
 
 def _word_hex(value: int) -> str:

@@ -20,13 +20,16 @@ shows it at once: the replay compares the hash with the fixture's.
 
 from __future__ import annotations
 
+import itertools
 import json
+import tempfile
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..ethereum.chain_constants import CHAIN_ID, ZERO_HASH
+from ..chain.state_roots import StateRoots, state_root_tool
+from ..ethereum.chain_constants import CHAIN_ID, EMPTY_TRIE_ROOT, ZERO_HASH
 from ..fixtures.models import FixtureAccount, FixtureGenesisHeader
 from ..ethereum.hextypes import data_hex
 from ..plumbing.output_files import atomic_text_writer
@@ -91,18 +94,25 @@ def _top_level(
     return {"config": chain_config(fork, chain_id), **fields}, "alloc"
 
 
-def _write_streamed(
-    stream: TextIO, top: Mapping[str, Any], alloc_key: str, accounts: Iterable[tuple[bytes, FixtureAccount]]
-) -> None:
-    """The small fields first, then the alloc one account at a time (it can be large)."""
+def _write_alloc(stream: TextIO, accounts: Iterable[tuple[bytes, FixtureAccount]]) -> None:
+    """The alloc object, as go-ethereum reads it, one account at a time (it can be large)."""
     stream.write("{")
-    for key, value in top.items():
-        stream.write(f"\n {json.dumps(key)}: {json.dumps(value)},")
-    stream.write(f"\n {json.dumps(alloc_key)}: {{")
     for index, (address, account) in enumerate(accounts):
         stream.write("," if index else "")
         stream.write(f"\n{json.dumps(data_hex(address))}:{json.dumps(geth_alloc_account(account), separators=(',', ':'))}")
-    stream.write("\n}\n}\n")
+    stream.write("\n}")
+
+
+def _write_streamed(
+    stream: TextIO, top: Mapping[str, Any], alloc_key: str, accounts: Iterable[tuple[bytes, FixtureAccount]]
+) -> None:
+    """The small fields first, then the alloc."""
+    stream.write("{")
+    for key, value in top.items():
+        stream.write(f"\n {json.dumps(key)}: {json.dumps(value)},")
+    stream.write(f"\n {json.dumps(alloc_key)}: ")
+    _write_alloc(stream, accounts)
+    stream.write("\n}\n")
 
 
 def write_client_genesis(
@@ -122,3 +132,25 @@ def write_client_genesis(
     top, alloc_key = _top_level(genesis_format, network, header, chain_id)
     with atomic_text_writer(Path(path)) as stream:
         _write_streamed(stream, top, alloc_key, accounts)
+
+
+def alloc_state_root(accounts: Iterable[tuple[bytes, FixtureAccount]]) -> bytes:
+    """
+    The state root of `accounts`, taken one at a time (a `StreamedPre`'s), as
+    go-ethereum's trie computes it: they are written as a genesis file's alloc
+    into a scratch file (under `TMPDIR`, removed afterwards) that
+    `balgen-state-root` reads. No accounts: the empty trie's root, without the
+    tool. Without the tool otherwise: `BadInput` saying how to build it.
+    """
+    remaining = iter(accounts)
+    first = next(remaining, None)
+    if first is None:
+        return EMPTY_TRIE_ROOT
+    binary = state_root_tool()
+    with tempfile.TemporaryDirectory(prefix="balgen-state-root-") as scratch:
+        alloc_path = Path(scratch) / "alloc.json"
+        with alloc_path.open("w", encoding="utf-8") as stream:
+            _write_alloc(stream, itertools.chain([first], remaining))
+        roots = StateRoots(binary, alloc_path)
+        roots.close()
+    return roots.base_root

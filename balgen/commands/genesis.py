@@ -15,6 +15,10 @@ layouts:
   the tree benchmarkoor's EEST source reads (`local_genesis_dir: DIR`,
   `GetGenesisPathForGroup`), for pre-alloc groups only.
 
+The `<genesis hash>` of a pre-alloc group is the one its file gives,
+computed from its `environment` and `pre` when discovery reads it; a group
+file whose tests start from another is bad input.
+
 Bad input (a path without replayable fixtures, an unknown client, an
 unwritable folder, a malformed genesis) is one line and exit code 2, and
 nothing is written: every file is converted into a hidden staging folder
