@@ -253,6 +253,16 @@ def test_the_client_side_time_must_agree_with_the_clients_own() -> None:
     assert _execution(5.0, None).within_margin is None
 
 
+def test_the_margin_allows_for_the_client_s_intake_of_the_payload() -> None:
+    """A 60M payload geth takes 35 ms to decode and hash before its block timer starts is not a disagreement."""
+    own = _reth_timing(bal=True).model_copy(update={"insert_ms": None, "total_ms": 130.0})
+    assert allowed_overhead_ms(130.0, intake_ms=35.0) == pytest.approx(58.0)
+    decoded = _execution(130.0 + 45.0, own)
+    assert decoded.within_margin is False, "without the intake: 45 ms over 23 ms allowed"
+    assert decoded.model_copy(update={"intake_ms": 35.0}).within_margin is True
+    assert decoded.model_copy(update={"intake_ms": 10.0}).within_margin is False, "the intake is measured, not assumed"
+
+
 def test_rounds_rotate_so_no_mode_is_always_first() -> None:
     modes = ["sequential", "full", "nobatchio"]
     orders = [rotated(modes, round_number) for round_number in range(3)]

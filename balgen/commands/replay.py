@@ -45,7 +45,7 @@ from ..replay.discovery import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, d
 from ..replay.outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
 from ..replay.page_cache import drop_caches_problem
 from ..replay.progress import ReplayProgress, summary_table
-from ..replay.runner import ReplayObserver, ReplayOptions, replay_suite
+from ..replay.runner import INTAKE_PROBES, ReplayObserver, ReplayOptions, replay_suite
 from ..replay.targets import ExternalClient, ManagedClient, check_http_url, preset_with_client_args, target_description
 from .runner import StopNote, run_command
 
@@ -403,6 +403,7 @@ def run_method(request: ReplayRequest) -> dict[str, object]:
         "agreement_margin_ms": AGREEMENT_MARGIN_MS,
         "agreement_margin_fraction": AGREEMENT_MARGIN_FRACTION,
         "agreement": "record" if not request.options.agreement_check or request.options.cold else "check",
+        "intake_probes": 0 if not request.options.agreement_check or request.options.cold else INTAKE_PROBES,
         "own_time": {"geth": "slow-block total_ms", "reth": "'Block added' elapsed (whole insertion)"},
         "rounds": "each round executes every mode once, the order rotated by one per round" if request.modes else None,
     }

@@ -306,9 +306,8 @@ class _TestReplay:
                 # The fixture's own block is sent first all the same: a client that refuses it (a wrong
                 # block hash) names the fixture's fault better than balgen's rebuilt header can.
                 self.sibling_problem = f"payload {self.test.benchmark.index}: no sibling can be made: {error}"
-            else:
-                if self.checks_agreement:
-                    self.measure_intake()
+        if self.checks_agreement:  # siblings were made
+            self.measure_intake()
 
     def measure_intake(self) -> None:
         """
