@@ -3,9 +3,10 @@ Does balgen time the block's execution and nothing else? Per run and mode,
 how the client-side `newPayload` time of each benchmark execution compares
 with the client's own time for the same block (geth's slow-block
 `total_ms`, reth's `Block added ... elapsed`): how many executions lie
-within the agreement margin (10 ms + 10% of the client's time,
-`results.measurements.AGREEMENT_MARGIN_*`), and the overhead (client-side
-minus own) as median, quartiles and most. Warm-up, measured and discarded
+within the agreement margin (the client's intake of the payload + 10 ms +
+10% of the client's time, `results.measurements.allowed_overhead_ms`), the
+overhead (client-side minus own) as median, quartiles and most, and the
+intake the intake probes measured (median over executions). Warm-up, measured and discarded
 executions all count: the question is the method's, not a test's.
 
     .venv/bin/balgen replay FIXTURES --client reth --modes sequential,full,nobatchio --output RUN
@@ -34,7 +35,7 @@ def judged_executions(run: RunResult) -> dict[str, list[Execution]]:
     by_mode: dict[str, list[Execution]] = {}
     for test in run.tests:
         for execution in test.executions:
-            if execution.role is not Role.SETUP and execution.within_margin is not None:
+            if execution.role not in (Role.SETUP, Role.INTAKE) and execution.within_margin is not None:
                 by_mode.setdefault(test.mode or "-", []).append(execution)
     return by_mode
 
@@ -49,6 +50,9 @@ def summary_line(mode: str, executions: Sequence[Execution]) -> tuple[str, bool]
         f"  {mode:12s} within the margin {inside:4d}/{len(executions):<4d} ({share:6.1%})   overhead ms: "
         f"median {statistics.median(overheads):7.2f}  q1 {quartiles[0]:7.2f}  q3 {quartiles[2]:7.2f}  most {overheads[-1]:8.2f}"
     )
+    intakes = [e.intake_ms for e in executions if e.intake_ms is not None]
+    if intakes:
+        line += f"   intake ms: median {statistics.median(intakes):7.2f}  most {max(intakes):8.2f}"
     return line, share >= TARGET_SHARE
 
 

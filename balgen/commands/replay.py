@@ -403,7 +403,10 @@ def run_method(request: ReplayRequest) -> dict[str, object]:
         "agreement_margin_ms": AGREEMENT_MARGIN_MS,
         "agreement_margin_fraction": AGREEMENT_MARGIN_FRACTION,
         "agreement": "record" if not request.options.agreement_check or request.options.cold else "check",
-        "intake_probes": 0 if not request.options.agreement_check or request.options.cold else INTAKE_PROBES,
+        "intake_probes": {
+            "per_test": 0 if not request.options.agreement_check or request.options.cold else INTAKE_PROBES,
+            "clients": "those whose own time starts after the payload's intake (geth's slow-block total_ms), not reth's whole insertion",
+        },
         "own_time": {"geth": "slow-block total_ms", "reth": "'Block added' elapsed (whole insertion)"},
         "rounds": "each round executes every mode once, the order rotated by one per round" if request.modes else None,
     }
