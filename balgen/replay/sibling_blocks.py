@@ -14,6 +14,11 @@ in full on the parent's state, as it would a competing block at that height.
 Nothing but `extraData`, and so the hash, differs from the fixture's block:
 execution, state root, receipts and access list are the same.
 
+A misnamed sibling (`SiblingBlocks.misnamed`) claims a hash that is not its
+own: the client refuses it after decoding and hashing it, before executing,
+and the time of that refusal is its intake of the payload (the agreement
+check's allowance for what comes before the client's own block timer).
+
 The header is rebuilt from the Engine API payload with balgen's own header
 model (`chain.header.Header`), and the rebuilt original must hash to the
 payload's `blockHash` before a variant is made: a payload shape this code
