@@ -299,6 +299,11 @@ def with_accounts_of(encoded: bytes, replacements: bytes) -> bytes:
     return encoded_list(entries[address] for address in sorted(entries))
 
 
+def item_count(accounts: Iterable[AccountChanges]) -> int:
+    """EIP-7928's item count of a list: every address plus every storage key written or read."""
+    return sum(1 + len(account.storage_changes) + len(account.storage_reads) for account in accounts)
+
+
 def encoded_list(entries: Iterable[bytes]) -> bytes:
     """A block access list from its account entries' RLP, in the order given."""
     body = b"".join(entries)

@@ -16,7 +16,7 @@ import rlp
 
 from ..ethereum.keccak import keccak
 from ..model.invalid_access_list import Corruption, HeaderHash, InvalidAccessList
-from .bal import AccountChanges, encoded_list, iter_block_access_list, raw_accounts
+from .bal import AccountChanges, encoded_list, item_count, iter_block_access_list, raw_accounts
 from .builder import BuiltBlock
 
 
@@ -56,15 +56,6 @@ def _entries(encoded: bytes) -> list[Entry]:
     return entries
 
 
-def _replaced(entries: list[Entry], position: int, account: AccountChanges | None) -> bytes:
-    """The list with the entry at `position` replaced by `account` (or left out, for None)."""
-    kept = [raw for _, raw, _ in entries[:position]]
-    if account is not None:
-        kept.append(encoded_account(account))
-    kept += [raw for _, raw, _ in entries[position + 1 :]]
-    return encoded_list(kept)
-
-
 @dataclass(frozen=True)
 class TrueList:
     """The list execution produced, entry by entry, and what a lie about it may change."""
@@ -94,7 +85,7 @@ class TrueList:
     @property
     def items(self) -> int:
         """Its items as EIP-7928 counts them."""
-        return sum(1 + len(a.storage_changes) + len(a.storage_reads) for _, _, a in self.entries)
+        return item_count(account for _, _, account in self.entries)
 
 
 def _missing_read(true: TrueList) -> bytes:

@@ -13,10 +13,10 @@ numbers an order of magnitude apart (`Build Profile` in `reth --version`).
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..plumbing import processes
 from ..plumbing.errors import BadInput
 from .client_modes import ClientMode, mode_flag_names
 from .client_presets import ClientPreset, render_command
@@ -28,11 +28,9 @@ HELP_TIMEOUT = 60.0
 def _output(template: str, binary: Path) -> str | None:
     """The stdout and stderr of a `{bin}` command template, or None if it cannot be run or fails."""
     try:
-        completed = subprocess.run(
-            render_command(template, {"bin": str(binary)}),
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=HELP_TIMEOUT, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
+        # Its own process group: a launcher script's JVM goes with it at the deadline.
+        completed = processes.run(render_command(template, {"bin": str(binary)}), deadline=HELP_TIMEOUT, text=False)
+    except (OSError, processes.DeadlineExceeded):
         return None
     if completed.returncode != 0:
         return None

@@ -104,11 +104,6 @@ MODES: dict[str, dict[str, ClientMode]] = {
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
-def known_modes(client: str) -> tuple[str, ...]:
-    """The mode names `client`'s preset defines (none for a client without a table)."""
-    return tuple(MODES.get(client, {}))
-
-
 def _user_mode(entry: str) -> ClientMode:
     """`NAME=FLAGS`: a mode the user defines, its flags split like a shell does."""
     name, _, text = entry.partition("=")

@@ -25,6 +25,7 @@ from ..ethereum.chain_constants import (
     EMPTY_OMMERS_HASH,
     EMPTY_REQUESTS_HASH,
     EMPTY_TRIE_ROOT,
+    INITIAL_BASE_FEE,
     ZERO_HASH,
 )
 from ..fixtures.models import FixtureAccount, FixtureConfig, FixtureGenesisHeader
@@ -45,10 +46,6 @@ DERIVED_HEADER_FIELDS: dict[str, bytes] = {
 }
 """The genesis header fields (`Header`'s names) a client derives itself whatever its genesis file
 says, each where the fork has it (go-ethereum's `Genesis.ToBlock`)."""
-
-INITIAL_BASE_FEE = 1_000_000_000
-"""The base fee of a London genesis whose file gives none (go-ethereum's `params.InitialBaseFee`)."""
-
 
 def fixture_blob_schedule(fixture_config: FixtureConfig) -> dict[str, BlobParams]:
     """The `config.blobSchedule` of a fixture, by lower-cased fork name."""

@@ -232,25 +232,7 @@ class SlowBlockLogReader:
         """Every slow-block entry logged since the last call, with what reth's other lines add to it."""
         self._read_lines()
         lines, self._pending = self._pending, []
-        inserted = _reth_insert_times(lines)
-        timings = []
-        path: ExecutionPath | None = None
-        no_batch_io = False
-        for line in lines:
-            # reth's `Executed block` line and geth-bal-switch's no-batch-IO line name no block hash
-            # (reth's span at that level names only the parent, geth abbreviates hashes): each belongs
-            # to the slow-block entry that follows it, logged by the same insertion.
-            path = _execution_path(line) or path
-            no_batch_io = no_batch_io or _GETH_NO_BATCH_IO in line
-            timing = parse_slow_block_line(line)
-            if timing is None:
-                continue
-            update: dict[str, Any] = {"insert_ms": inserted.get(timing.block_hash), "execution_path": path}
-            if "reth::slow_block" not in line:
-                update["without_batch_io_logged"] = no_batch_io
-            timings.append(timing.model_copy(update=update))
-            path, no_batch_io = None, False
-        return timings
+        return _timings(lines)
 
     def timing_of(self, block_hash: str, wait: float = 0.0, needs_insert: bool = False) -> ClientBlockTiming | None:
         """
@@ -273,8 +255,28 @@ class SlowBlockLogReader:
             time.sleep(self.POLL_INTERVAL)
 
     def _peek(self) -> list[ClientBlockTiming]:
-        """The entries of the pending lines, leaving the lines pending."""
-        pending = list(self._pending)
-        timings = self.read_new()
-        self._pending = pending
-        return timings
+        """The entries of the pending lines, leaving the lines pending (the caller has just read them)."""
+        return _timings(self._pending)
+
+
+def _timings(lines: list[str]) -> list[ClientBlockTiming]:
+    """The slow-block entries among `lines`, with what reth's other lines add to each."""
+    inserted = _reth_insert_times(lines)
+    timings = []
+    path: ExecutionPath | None = None
+    no_batch_io = False
+    for line in lines:
+        # reth's `Executed block` line and geth-bal-switch's no-batch-IO line name no block hash
+        # (reth's span at that level names only the parent, geth abbreviates hashes): each belongs
+        # to the slow-block entry that follows it, logged by the same insertion.
+        path = _execution_path(line) or path
+        no_batch_io = no_batch_io or _GETH_NO_BATCH_IO in line
+        timing = parse_slow_block_line(line)
+        if timing is None:
+            continue
+        update: dict[str, Any] = {"insert_ms": inserted.get(timing.block_hash), "execution_path": path}
+        if "reth::slow_block" not in line:
+            update["without_batch_io_logged"] = no_batch_io
+        timings.append(timing.model_copy(update=update))
+        path, no_batch_io = None, False
+    return timings

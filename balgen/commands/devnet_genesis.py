@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..chain.alloc import account_json, system_accounts
-from ..ethereum.chain_constants import ZERO_HASH
+from ..ethereum.chain_constants import INITIAL_BASE_FEE, ZERO_HASH
 from ..plumbing.errors import BadInput
 from ..ethereum.forks import FORKS, Fork, fork_by_name
 from ..ethereum.hextypes import data_hex
@@ -33,7 +33,6 @@ DEV_CHAIN_ID = 1337
 FUNDING = 10**30
 """Wei given to each funded address: enough for any export's wallets."""
 GAS_LIMIT = 60_000_000
-INITIAL_BASE_FEE = 10**9
 
 
 MIN_GAS_LIMIT = MIN_GAS_VALUE

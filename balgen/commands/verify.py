@@ -37,7 +37,7 @@ from ..plumbing.toolchain import required_tool
 from ..verify.engine_import import engine_outcomes, engine_suite
 from ..verify.evm_runners import RunningVerifiers
 from ..verify.applicability import REVME_VERSION, Filled, Specs
-from ..verify.ethereumjs import EthereumjsInstall, EthereumjsRuns, block_gas, deadline_for, located_ethereumjs
+from ..verify.ethereumjs import EthereumjsInstall, EthereumjsRuns, deadline_for, fixture_block_gas, located_ethereumjs
 from ..verify.outcomes import Outcome, Verifier
 from .runner import run_command
 
@@ -157,6 +157,8 @@ class Plan:
     """Distinct test ids over every format verified."""
     filled: dict[str, Filled] = field(default_factory=dict)
     """Per test id, what filled it and for which network and gas schedule."""
+    gas: dict[Path, int] = field(default_factory=dict)
+    """Per blockchain_test file, the gas its blocks use (every fixture of it: ethereumjs runs them all)."""
 
     @property
     def blockchain_count(self) -> int:
@@ -173,9 +175,12 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     ids: set[str] = set()
     has_engine = False
     filled: dict[str, Filled] = {}
+    gas: dict[Path, int] = {}
     for file in fixture_files(path):
         for test_id, fixture in read_fixture_document(file).items():
             found = fixture_format(fixture) if isinstance(fixture, dict) else None
+            if found == BLOCKCHAIN:
+                gas[file] = gas.get(file, 0) + fixture_block_gas(fixture)
             if not selection(test_id) or found not in (BLOCKCHAIN, ENGINE, ENGINE_X):
                 continue
             filled[test_id] = Filled.of(fixture)
@@ -190,7 +195,7 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     if not ids:
         what = f"-k {selection.keyword!r} matches no" if selection.keyword else f"{path}: no"
         raise BadInput(f"{what} blockchain_test or engine fixture to verify")
-    return Plan(blockchain, engine, len(ids), filled)
+    return Plan(blockchain, engine, len(ids), filled, gas)
 
 
 class _Progress:
@@ -253,33 +258,30 @@ def run_checks(checks: Plan, tools: Tools, specs: Specs, progress: _Progress) ->
             ]
         if runs is not None:
             progress.doing("ethereumjs")
-            for file, run in zip(ethereumjs_files, runs.finished(), strict=True):
+            for run in runs.finished():
                 specs.confirm_ethereumjs(run.version)
-                selected = checks.blockchain[file]
-                outcomes += [specs.judged(o, checks.filled[o.test_id]) for o in run.outcomes if o.test_id in selected]
+                outcomes += [specs.judged(o, checks.filled[o.test_id]) for o in run.outcomes]
             for file, names in checks.blockchain.items():
                 if file not in ethereumjs_files:
-                    outcomes += [_judged(_probe(file, name), checks, specs, progress) for name in names]
+                    outcomes += [_judged(_not_run(file, name, checks, specs), checks, specs, progress) for name in names]
     return outcomes
 
 
 def _queued_for_ethereumjs(checks: Plan, specs: Specs, runs: EthereumjsRuns, progress: _Progress) -> list[Path]:
     """
     Queue every file with a test ethereumjs can judge, the most gas first (so the last to finish
-    is a short one); the files in the order queued.
+    is a short one); the files queued.
     """
     judged = [
         file for file, names in checks.blockchain.items()
-        if any(specs.judged(_probe(file, name), checks.filled[name]).passed for name in names)
+        if any(specs.reason(Verifier.ETHEREUMJS, checks.filled[name]) is None for name in names)
     ]  # fmt: skip
-    gas = {file: block_gas([file]) for file in judged}
-    queued = sorted(judged, key=lambda file: -gas[file])
-    for file in queued:
-        selected = set(checks.blockchain[file])
-        runs.submit([file], deadline_for(gas[file]), when_done=lambda run, selected=selected: progress.advance(
-            sum(outcome.test_id in selected for outcome in run.outcomes)
-        ))  # fmt: skip
-    return queued
+    for file in sorted(judged, key=lambda file: -checks.gas[file]):
+        runs.submit(
+            [file], deadline_for(checks.gas[file]), names={file: checks.blockchain[file]},
+            when_done=lambda run: progress.advance(len(run.outcomes)),
+        )  # fmt: skip
+    return judged
 
 
 def _judged(outcome: Outcome, checks: Plan, specs: Specs, progress: _Progress) -> Outcome:
@@ -287,9 +289,9 @@ def _judged(outcome: Outcome, checks: Plan, specs: Specs, progress: _Progress) -
     return specs.judged(outcome, checks.filled[outcome.test_id])
 
 
-def _probe(file: Path, name: str) -> Outcome:
-    """An ethereumjs outcome not run (a fixture it cannot judge): made not applicable by `Specs.judged`."""
-    return Outcome(Verifier.ETHEREUMJS, name, file, None)
+def _not_run(file: Path, name: str, checks: Plan, specs: Specs) -> Outcome:
+    """The ethereumjs outcome of a test it cannot judge, and so was not run on: not applicable."""
+    return Outcome(Verifier.ETHEREUMJS, name, file, None, specs.reason(Verifier.ETHEREUMJS, checks.filled[name]))
 
 
 def rows_table(outcomes: Sequence[Outcome]) -> Table:

@@ -15,12 +15,13 @@ never a traceback in the check that would have used it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
 from ..clients.engine_client import RpcClient, RpcError
+from ..ethereum.hextypes import exactly
 from ..plumbing.errors import BadInput
 
 _HEX = re.compile(r"0x[0-9a-fA-F]*")
@@ -40,19 +41,10 @@ def _rpc_data(value: object) -> bytes:
     raise ValueError(f"{value!r:.80} is not 0x-hex data")
 
 
-def _of_length(length: int) -> Callable[[bytes], bytes]:
-    def check(value: bytes) -> bytes:
-        if len(value) != length:
-            raise ValueError(f"0x{value.hex()[:80]} is {len(value)} bytes, not {length}")
-        return value
-
-    return check
-
-
 RpcQuantity = Annotated[int, BeforeValidator(_rpc_quantity)]
 RpcData = Annotated[bytes, BeforeValidator(_rpc_data)]
-RpcAddress = Annotated[bytes, BeforeValidator(_rpc_data), AfterValidator(_of_length(20))]
-RpcHash = Annotated[str, AfterValidator(lambda text: "0x" + _of_length(32)(_rpc_data(text)).hex())]
+RpcAddress = Annotated[bytes, BeforeValidator(_rpc_data), AfterValidator(exactly(20))]
+RpcHash = Annotated[str, AfterValidator(lambda text: "0x" + exactly(32)(_rpc_data(text)).hex())]
 
 
 class ChainModel(BaseModel):

@@ -41,3 +41,6 @@ EMPTY_TRIE_ROOT = keccak(rlp.encode(b""))
 
 EMPTY_REQUESTS_HASH = hashlib.sha256(b"").digest()
 """EIP-7685: the requests hash of a block without requests, sha256 of nothing."""
+
+INITIAL_BASE_FEE = 1_000_000_000
+"""The base fee of a London genesis whose file gives none (go-ethereum's `params.InitialBaseFee`)."""

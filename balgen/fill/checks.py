@@ -27,7 +27,7 @@ from ..analysis import (
 )
 from ..analysis.tracer import blockhash_reads, touched_addresses
 from ..chain.alloc import iter_alloc_among, iter_alloc_texts_among, state_diff, system_addresses
-from ..chain.bal import access_list_addresses
+from ..chain.bal import access_list_addresses, item_count
 from ..chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from ..chain.header import has_block_access_list
 from ..plumbing.errors import FillCheckFailed
@@ -78,7 +78,7 @@ def check_block_size(fork: Fork, block: BuiltBlock) -> None:
 
 def access_list_items(block: BuiltBlock) -> int:
     """EIP-7928's item count: every address plus every storage key written or read."""
-    return sum(1 + len(entry.storage_changes) + len(entry.storage_reads) for entry in block.access_list_accounts())
+    return item_count(block.access_list_accounts())
 
 
 def check_access_list_items(fork: Fork, block: BuiltBlock, gas_limit: int) -> None:

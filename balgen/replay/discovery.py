@@ -293,7 +293,7 @@ def _environment_genesis(
     except BadInput as error:
         raise BadInput(f"{found_by}: {error}") from None
     block = client_genesis_header(network, header, alloc_state_root(pre.accounts(where)))
-    return validated(FixtureGenesisHeader, {**fields, "hash": data_hex(block.hash)}, where, "environment")
+    return header.model_copy(update={"hash": block.hash})
 
 
 def read_pre_alloc_genesis(path: Path, found_by: str) -> GenesisSource:
@@ -379,14 +379,12 @@ class _GenesisResolver:
             )
         if genesis.network != test.network:
             raise BadInput(f"{where}: network {test.network} differs from {path.name}'s {genesis.network}")
-        if parent != genesis.genesis_hash and genesis.computed:
+        if parent != genesis.genesis_hash:
             raise BadInput(
                 f"{where}: {path}: environment and pre give genesis {genesis.genesis_hash}, but "
                 f"engineNewPayloads[0].parentHash is {parent}: the file named by preHash holds another genesis"
-            )
-        if parent != genesis.genesis_hash:
-            raise BadInput(
-                f"{where}: engineNewPayloads[0].parentHash {parent} is not the genesis of {path.name} "
+                if genesis.computed
+                else f"{where}: engineNewPayloads[0].parentHash {parent} is not the genesis of {path.name} "
                 f"({genesis.genesis_hash})"
             )
         return genesis

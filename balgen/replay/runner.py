@@ -226,8 +226,6 @@ class _TestReplay:
         """Why this test failed on this client; it then takes no further part in the rounds."""
         self.placement: tuple[int, int] | None = None
         """(round, place in the round) of the next execution in a modes run."""
-        self.agreement: str | None = None
-        """How many executions agreed with the client's own time (`agreement_summary`)."""
         self.intake_ms: float | None = None
         """The median time the client took to refuse the intake probes (`measure_intake`)."""
 
@@ -306,20 +304,24 @@ class _TestReplay:
                 # The fixture's own block is sent first all the same: a client that refuses it (a wrong
                 # block hash) names the fixture's fault better than balgen's rebuilt header can.
                 self.sibling_problem = f"payload {self.test.benchmark.index}: no sibling can be made: {error}"
-        if self.measures_intake:
+        if self.siblings is not None and self.intake_probes:
             self.measure_intake()
 
     @property
-    def measures_intake(self) -> bool:
+    def intake_probes(self) -> int:
         """
-        Whether intake probes go before the benchmark executions: where the agreement is checked
-        (`checks_agreement`; a run that only records it sends nothing but the fixture's payloads and
-        their siblings) against an own time that starts after the intake. geth's slow-block
-        `total_ms` does; reth's own time is its whole insertion (`logs_insertion`), intake included,
-        and its hash-mismatch refusal is no measure of it (140-600 ms at 30M and 60M, against 4 ms
-        of overhead over its insertion time), so reth is held to the plain margin.
+        How many intake probes go before the benchmark executions: `INTAKE_PROBES` where the
+        agreement will be checked (`checks_agreement`; a run that only records it sends nothing but
+        the fixture's payloads and their siblings) against an own time that starts after the intake.
+        geth's slow-block `total_ms` does; reth's own time is its whole insertion (`logs_insertion`),
+        intake included, and its hash-mismatch refusal is no measure of it (140-600 ms at 30M and
+        60M, against 4 ms of overhead over its insertion time), so reth is held to the plain margin.
         """
-        return self.checks_agreement and self.client.slow_blocks is not None and not self.client.logs_insertion
+        checked = (
+            self.test.benchmark.expected_status == VALID and self.options.agreement_check and not self.options.cold
+        )
+        timer_after_intake = self.client.slow_blocks is not None and not self.client.logs_insertion
+        return INTAKE_PROBES if checked and timer_after_intake else 0
 
     def measure_intake(self) -> None:
         """
@@ -329,7 +331,7 @@ class _TestReplay:
         timer starts after the intake.
         """
         assert self.siblings is not None
-        for number in range(1, INTAKE_PROBES + 1):
+        for number in range(1, self.intake_probes + 1):
             self.send(self.siblings.misnamed(number), Role.INTAKE, number - 1, restarted=False, dropped=False)
         probes = [e.new_payload_ns for e in self.executions if e.role is Role.INTAKE]
         self.intake_ms = statistics.median(probes) / 1e6
@@ -411,7 +413,6 @@ class _TestReplay:
         Engine API decoding), and the test fails saying so.
         """
         measured = [e for e in self.executions if e.role is Role.MEASURED and e.overhead_ms is not None]
-        self.agreement = agreement_summary(self.executions)
         if not self.checks_agreement or not measured:
             return
         own = statistics.median(e.own_ms for e in measured if e.own_ms is not None)
@@ -422,7 +423,7 @@ class _TestReplay:
             raise CheckFailed(
                 f"the measured executions took a median {overhead:.2f} ms longer client-side than the client's own "
                 f"time for the block (median {own:.2f} ms{intake}; {allowed:.2f} ms allowed): the time "
-                f"measured is not the block's execution ({self.agreement}; `--agreement record` keeps such a run)"
+                f"measured is not the block's execution ({agreement_summary(self.executions)}; `--agreement record` keeps such a run)"
             )
 
     def finish(self) -> None:
@@ -722,7 +723,7 @@ def _result(
         mode_proof=[] if replay is None else list(replay.proof[0]),
         mode_unproven=[] if replay is None else list(replay.proof[1]),
         discarded=0 if replay is None else replay.discarded,
-        agreement=None if replay is None else replay.agreement or agreement_summary(replay.executions),
+        agreement=None if replay is None else agreement_summary(replay.executions),
     )
 
 
@@ -827,8 +828,7 @@ def replay_test(
     total, _ = benchmark_executions(test.benchmark, options)
     replays = [_TestReplay(client, test, options, observer, mode) for mode, client in clients]
     total += len(test.rejected) * replays[0].rejection_executions()[0]
-    for _ in clients:
-        observer.test_started(ref, len(test.setup) + total)
+    observer.test_started(ref, sum(len(test.setup) + total + replay.intake_probes for replay in replays))
     lost = False
     broken: str | None = None
     try:
@@ -836,7 +836,7 @@ def replay_test(
     except KeyboardInterrupt:  # the run stops, but what this test measured is kept
         for replay in replays:
             done = len(replay.executions)
-            reason = f"interrupted after {done} of {len(test.setup) + total} payload executions"
+            reason = f"interrupted after {done} of {len(test.setup) + total + replay.intake_probes} payload executions"
             observer.test_finished(_result(ref, genesis_hash, reason, test=test, replay=replay, started=started))
         raise
     except (RpcTransportError, ClientLost) as error:

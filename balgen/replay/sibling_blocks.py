@@ -27,7 +27,6 @@ does not know fails loudly instead of producing a block the client rejects.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -177,7 +176,6 @@ class SiblingBlocks:
 
     def _sent_as(self, header: Header, block_hash: str) -> PayloadDirective:
         """The benchmark payload with `header`'s `extraData`, claiming `block_hash`."""
-        params = copy.deepcopy(self.original.params)
-        params[0]["extraData"] = data_hex(header.extra_data)
-        params[0]["blockHash"] = block_hash
-        return replace(self.original, params=params, block_hash=block_hash)
+        # Only the payload's two top-level fields change: the transactions and the list are shared, not copied.
+        payload = {**self.original.params[0], "extraData": data_hex(header.extra_data), "blockHash": block_hash}
+        return replace(self.original, params=[payload, *self.original.params[1:]], block_hash=block_hash)

@@ -20,14 +20,14 @@ from typing import Any
 
 from ..calibration import calibrated_fork
 from ..chain.t8n import TransitionTool
-from ..ethereum.forks import fork_by_name
-from ..ethereum.gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS, GasCosts
+from ..ethereum.forks import AMSTERDAM, fork_by_name
+from ..ethereum.gas_costs import AMSTERDAM_GAS, GasCosts
 from ..plumbing.errors import BadInput
 from .ethereumjs import ETHEREUMJS_VERSION, VersionRecord
 from .outcomes import Outcome, Verifier
 
-AMSTERDAM_SPECS: tuple[GasCosts, ...] = (AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS)
-"""The Amsterdam schedules balgen knows, by the prices that tell them apart."""
+AMSTERDAM_SPECS: tuple[GasCosts, ...] = AMSTERDAM.known_gas
+"""The Amsterdam schedules balgen knows (the fork's), by the prices that tell them apart."""
 
 REVME_VERSION = "43.0.3"
 """The revme `make tools` builds (scripts/install-tools.sh pins the same)."""
@@ -122,9 +122,13 @@ class Specs:
             self.implemented[Verifier.ETHEREUMJS] = spec_of_prices(gas.cold_sload, gas.create)
             self.versions[Verifier.ETHEREUMJS] = version.version
 
+    def reason(self, verifier: Verifier, filled: Filled) -> str | None:
+        """Why `verifier` cannot judge a fixture `filled` so, or None when it can."""
+        if verifier is Verifier.ETHEREUMJS and filled.network is not None and filled.network not in ETHEREUMJS_NETWORKS:
+            return f"not applicable: network {filled.network}; the ethereumjs verifier checks {', '.join(ETHEREUMJS_NETWORKS)} blocks"
+        return not_applicable(filled.spec, self.implemented.get(verifier))
+
     def judged(self, outcome: Outcome, filled: Filled) -> Outcome:
         """`outcome`, or a not-applicable one where the verifier cannot judge the fixture."""
-        reason = not_applicable(filled.spec, self.implemented.get(outcome.verifier))
-        if outcome.verifier is Verifier.ETHEREUMJS and filled.network is not None and filled.network not in ETHEREUMJS_NETWORKS:
-            reason = f"not applicable: network {filled.network}; the ethereumjs verifier checks {', '.join(ETHEREUMJS_NETWORKS)} blocks"
+        reason = self.reason(outcome.verifier, filled)
         return outcome if reason is None else Outcome(outcome.verifier, outcome.test_id, outcome.path, None, reason)

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +34,7 @@ from ..plumbing import processes
 from ..plumbing.errors import BadInput
 from ..fixtures.reading import read_fixture_document
 from ..plumbing.toolchain import TOOLS_VARIABLE, tools_bin
-from .outcomes import Outcome, Verifier
+from .outcomes import Outcome, Verifier, last_line
 
 ETHEREUMJS_VERSION = "10.1.3"
 """The `@ethereumjs/vm` version scripts/ethereumjs/package.json pins (its siblings at the same)."""
@@ -69,10 +69,7 @@ class GasSchedule:
 
     cold_sload: int
     create: int
-    cold_account_access: int
     eips: tuple[int, ...]
-    revision: str
-    """verify.mjs's name for the revision: e.g. the EIP-8038 revision of go-ethereum v1.17.6-v1.17.10."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,6 @@ class VersionRecord:
 
     version: str
     """e.g. `@ethereumjs/vm 10.1.3`."""
-    node: str
     amsterdam_gas: GasSchedule
 
 
@@ -98,7 +94,6 @@ class EthereumjsOutcome(Outcome):
     """The block it failed at (1 is the first after genesis), or the number of blocks run."""
     first_difference: str | None = None
     """The first entry that differs: e.g. `0xADDR storageReads: execution [...], given [...]`."""
-    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -133,18 +128,18 @@ def located_ethereumjs(node: Path | None = None, folder: Path | None = None) -> 
     return install
 
 
+def fixture_block_gas(fixture: Any) -> int:
+    """The gas every block of one fixture uses (its headers' or payloads' `gasUsed`); 0 for a non-fixture."""
+    if not isinstance(fixture, dict):
+        return 0
+    headers = sum(int(block.get("blockHeader", {}).get("gasUsed", "0x0"), 16) for block in fixture.get("blocks") or [])
+    payloads = sum(int(p["params"][0].get("gasUsed", "0x0"), 16) for p in fixture.get("engineNewPayloads") or [])
+    return headers + payloads
+
+
 def block_gas(files: Iterable[Path]) -> int:
-    """The gas every block of every fixture in `files` uses (their headers' or payloads' `gasUsed`)."""
-    total = 0
-    for path in files:
-        for fixture in read_fixture_document(path).values():
-            if not isinstance(fixture, dict):
-                continue
-            for block in fixture.get("blocks") or []:
-                total += int(block.get("blockHeader", {}).get("gasUsed", "0x0"), 16)
-            for payload in fixture.get("engineNewPayloads") or []:
-                total += int(payload["params"][0].get("gasUsed", "0x0"), 16)
-    return total
+    """The gas every block of every fixture in `files` uses."""
+    return sum(fixture_block_gas(fixture) for path in files for fixture in read_fixture_document(path).values())
 
 
 def deadline_for(gas: int) -> float:
@@ -187,12 +182,20 @@ class EthereumjsRuns:
         self.close()
 
     def submit(
-        self, files: Sequence[Path], deadline: float | None = None, when_done: Callable[[EthereumjsRun], None] | None = None
+        self,
+        files: Sequence[Path],
+        deadline: float | None = None,
+        when_done: Callable[[EthereumjsRun], None] | None = None,
+        names: Mapping[Path, Sequence[str]] | None = None,
     ) -> None:
-        """Queue a run of verify.mjs on `files`; `when_done` is called with its outcome (from a worker thread)."""
+        """
+        Queue a run of verify.mjs on `files`; `when_done` is called with its outcome (from a worker
+        thread). With `names` (per file, the tests the caller has already read), the outcomes are
+        those tests', and no file is read again here.
+        """
         files = list(files)
         seconds = deadline_for(block_gas(files)) if deadline is None else deadline
-        future = self._pool.submit(self._run, files, seconds)
+        future = self._pool.submit(self._run, files, seconds, names)
         if when_done is not None:
             future.add_done_callback(lambda done: _report(done, when_done))
         self._futures.append(future)
@@ -212,7 +215,7 @@ class EthereumjsRuns:
             processes.stop_group(process)
         self._pool.shutdown(wait=True)
 
-    def _run(self, files: list[Path], deadline: float) -> EthereumjsRun:
+    def _run(self, files: list[Path], deadline: float, names: Mapping[Path, Sequence[str]] | None) -> EthereumjsRun:
         command = [str(self.install.node), str(self.install.script), *map(str, files)]
         # Output to files, not pipes: nobody reads a run's output before it ends, and a long stack
         # trace must not fill a pipe and stall it. node finds its packages beside the script.
@@ -237,7 +240,7 @@ class EthereumjsRuns:
             stderr.seek(0)
             return _read_run(
                 files, stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace"),
-                None if timed_out else process.returncode, deadline,
+                None if timed_out else process.returncode, deadline, names,
             )  # fmt: skip
 
 
@@ -250,42 +253,42 @@ def _report(done: Future[EthereumjsRun], when_done: Callable[[EthereumjsRun], No
         when_done(done.result())
 
 
-def _read_run(files: Sequence[Path], stdout: str, stderr: str, returncode: int | None, deadline: float) -> EthereumjsRun:
+def _read_run(
+    files: Sequence[Path], stdout: str, stderr: str, returncode: int | None, deadline: float,
+    names: Mapping[Path, Sequence[str]] | None,
+) -> EthereumjsRun:  # fmt: skip
     """A run's outcomes from what verify.mjs printed; `returncode` None: killed at its `deadline`."""
     timed_out = returncode is None
     if returncode == 2:
-        raise BadInput(f"ethereumjs verifier: {_last_line(stderr)}")
+        raise BadInput(f"ethereumjs verifier: {last_line(stderr)}")
     lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     has_version = bool(lines) and "verifier" in lines[0]
     if not has_version and not timed_out:
-        raise BadInput(f"ethereumjs verifier printed no version record (exit {returncode}): {_last_line(stderr)}")
+        raise BadInput(f"ethereumjs verifier printed no version record (exit {returncode}): {last_line(stderr)}")
     stopped = (
         f"not reported: ethereumjs ran out of its {deadline:.1f} s deadline and was killed" if timed_out
-        else f"not reported: ethereumjs exited with code {returncode}: {_last_line(stderr)}"
+        else f"not reported: ethereumjs exited with code {returncode}: {last_line(stderr)}"
     )  # fmt: skip
     version = _version(lines[0]) if has_version else None
-    return EthereumjsRun(version, _outcomes(files, lines[1:] if has_version else [], stopped))
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
+    return EthereumjsRun(version, _outcomes(files, lines[1:] if has_version else [], stopped, names))
 
 
 def _version(record: dict[str, Any]) -> VersionRecord:
     gas = record["amsterdam_gas"]
-    schedule = GasSchedule(
-        gas["cold_sload"], gas["create"], gas["cold_account_access"], tuple(gas["eips"]), gas["revision"]
-    )
-    return VersionRecord(record["version"], record["node"], schedule)
+    return VersionRecord(record["version"], GasSchedule(gas["cold_sload"], gas["create"], tuple(gas["eips"])))
 
 
-def _outcomes(files: Sequence[Path], reports: list[dict[str, Any]], stopped: str) -> list[EthereumjsOutcome]:
-    """One outcome per fixture of `files`, in file order; a fixture without a report fails with `stopped`."""
+def _outcomes(
+    files: Sequence[Path], reports: list[dict[str, Any]], stopped: str, names: Mapping[Path, Sequence[str]] | None
+) -> list[EthereumjsOutcome]:
+    """
+    One outcome per fixture of `files` (or per test `names` lists), in file order; a fixture without
+    a report fails with `stopped`.
+    """
     by_fixture = {(Path(report["file"]), report["name"]): report for report in reports}
     outcomes = []
     for path in files:
-        for name in read_fixture_document(path):
+        for name in read_fixture_document(path) if names is None else names[path]:
             report = by_fixture.get((path, name))
             if report is None:
                 outcomes.append(EthereumjsOutcome(Verifier.ETHEREUMJS, name, path, stopped, kind="error"))
@@ -299,7 +302,6 @@ def _outcomes(files: Sequence[Path], reports: list[dict[str, Any]], stopped: str
                     kind=report["kind"],
                     block=report["block"],
                     first_difference=report["first_difference"],
-                    seconds=float(report.get("seconds", 0.0)),
                 )
             )
     return outcomes

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..plumbing import processes
-from .outcomes import Outcome, Verifier
+from .outcomes import Outcome, Verifier, last_line
 
 _REVME_TEST_FAILED = re.compile(r"Test execution failed for (?P<name>.+?) in .+?: (?P<error>.*)$", re.S)
 _SERDE_LOCATION = re.compile(r"at line (?P<line>\d+) column (?P<column>\d+)")
@@ -106,18 +106,13 @@ def _start(command: list[str]) -> subprocess.Popen[str]:
     return processes.start(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
-
-
 def geth_outcomes(path: Path, selected: Sequence[str], stdout: str, stderr: str, code: int) -> list[Outcome]:
     """`evm blocktest`'s verdict on each selected test of `path`."""
     try:
         reports = {entry["name"]: entry for entry in json.loads(stdout)} if code == 0 else {}
     except (json.JSONDecodeError, TypeError, KeyError):
         reports = {}
-    whole_file = None if reports else f"evm blocktest failed on the file (exit {code}): {_last_line(stderr or stdout)}"
+    whole_file = None if reports else f"evm blocktest failed on the file (exit {code}): {last_line(stderr or stdout)}"
     outcomes = []
     for name in selected:
         report = reports.get(name)
@@ -161,7 +156,7 @@ def _revme_error(text: str) -> str:
     for line in text.splitlines():
         if line.startswith("✗") and " - " in line:
             return line.split(" - ", 1)[1].strip()
-    return _last_line(text)
+    return last_line(text)
 
 
 def field_of_decode_error(path: Path, error: str) -> str:

@@ -35,3 +35,9 @@ class Outcome:
     @property
     def passed(self) -> bool:
         return self.difference is None and self.not_applicable is None
+
+
+def last_line(text: str) -> str:
+    """A tool's last non-empty output line (its error, as a rule), or "no output"."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"

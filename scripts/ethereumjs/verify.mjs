@@ -183,10 +183,18 @@ function environmentHeader(environment, stateRoot) {
 }
 
 /** The `pre_alloc/<hash>.json` group of an engine_x fixture: in the file's folder or the nearest above. */
+let lastGroup = { path: null, group: null }
+
+/** The group file, parsed once for a run of fixtures that share it (the last one read is kept; it is only read). */
+function parsedGroup(candidate) {
+  if (lastGroup.path !== candidate) lastGroup = { path: candidate, group: JSON.parse(readFileSync(candidate, 'utf8')) }
+  return lastGroup.group
+}
+
 function preAllocGroup(file, preHash) {
   for (let folder = path.dirname(path.resolve(file)); ; folder = path.dirname(folder)) {
     const candidate = path.join(folder, 'pre_alloc', `${preHash}.json`)
-    if (existsSync(candidate)) return JSON.parse(readFileSync(candidate, 'utf8'))
+    if (existsSync(candidate)) return parsedGroup(candidate)
     if (path.dirname(folder) === folder) {
       throw new Disagreement('input', `pre_alloc/${preHash}.json not found in ${path.dirname(file)} or above`)
     }
@@ -393,13 +401,9 @@ async function gasSchedule() {
 }
 
 async function versionRecord() {
+  // The prices only: balgen names the schedule they belong to (verify/applicability.spec_of_prices).
   const schedule = await gasSchedule()
-  const revision = schedule.cold_sload === 2100 && schedule.create === 12000
-    ? 'EIP-8038 revision of 2026-08-04 (go-ethereum v1.17.6-v1.17.10)'
-    : schedule.cold_sload === 3000 && schedule.create === 11000
-      ? 'EIP-8038 draft before 2026-08-04 (go-ethereum v1.17.5)'
-      : 'an Amsterdam gas schedule of neither go-ethereum release'
-  return { verifier: 'ethereumjs', version: `@ethereumjs/vm ${VM_VERSION}`, node: process.version, bal_checkpoints: CLONING_CHECKPOINTS ? 'ethereumjs' : 'copy-on-write', amsterdam_gas: { ...schedule, revision } }
+  return { verifier: 'ethereumjs', version: `@ethereumjs/vm ${VM_VERSION}`, node: process.version, bal_checkpoints: CLONING_CHECKPOINTS ? 'ethereumjs' : 'copy-on-write', amsterdam_gas: schedule }
 }
 
 function fail(message) {
