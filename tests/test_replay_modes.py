@@ -123,6 +123,8 @@ class _CtrlCInTheSecondRound:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.nodes_seen = 0
+        self.finished: list[str] = []
+        """Each mode's result that ended before Ctrl-C came: why no second round came, if none did."""
 
     def group_started(self, *_: object) -> None:
         pass
@@ -135,8 +137,8 @@ class _CtrlCInTheSecondRound:
             self.nodes_seen = len(processes_mentioning(self.folder))
             raise KeyboardInterrupt
 
-    def test_finished(self, *_: object) -> None:
-        pass
+    def test_finished(self, result: object) -> None:
+        self.finished.append(f"{getattr(result, 'mode', None)}: {getattr(result, 'failure', None)}")
 
 
 @pytest.mark.skipif(
@@ -156,6 +158,7 @@ def test_ctrl_c_stops_every_node_of_every_mode(tmp_path_factory: pytest.TempPath
     observer = _CtrlCInTheSecondRound(tmp_path)
     with pytest.raises(KeyboardInterrupt):
         replay_suite(discover(fixtures, "serial_chain-max-1M"), targets, ReplayOptions(warmup=1, repeat=3), observer)
+        pytest.fail(f"no second round came; the modes ended: {observer.finished}")
     assert observer.nodes_seen == 3, "one node per mode was running when Ctrl-C came"
     assert processes_mentioning(tmp_path) == []
     assert list(tmp_path.iterdir()) == [], "every node's folder removed"
