@@ -56,8 +56,21 @@ def fund_funder_from_dev_account(rpc: RpcClient) -> None:
     wait_receipt(rpc, rpc.call("eth_sendTransaction", [{"from": dev, "to": "0x" + FUNDER.address.hex(), "value": value}]).result)
 
 
+TXPOOL_CATCH_UP = 5.0
+"""Seconds geth's transaction pool may take to see a block already mined (it moves to a new head on its
+own, after the receipt is visible): a wallet funded one block ago can read as empty until then."""
+
+
 def send_signed(rpc: RpcClient, spec: TxSpec) -> dict:
-    return wait_receipt(rpc, rpc.call("eth_sendRawTransaction", ["0x" + sign(spec, DEV_CHAIN_ID).raw.hex()]).result)
+    raw = "0x" + sign(spec, DEV_CHAIN_ID).raw.hex()
+    deadline = time.monotonic() + TXPOOL_CATCH_UP
+    while True:
+        try:
+            return wait_receipt(rpc, rpc.call("eth_sendRawTransaction", [raw]).result)
+        except RpcError as error:
+            if "insufficient funds" not in error.message or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
 
 
 def resolved(text: str, contracts: dict[int, bytes]) -> bytes:
