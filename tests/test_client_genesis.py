@@ -15,9 +15,13 @@ from typing import Any
 
 import pytest
 
-from balgen.clients.chain_config import besu_config, chain_config, geth_blob_schedule, nethermind_params
+from balgen.clients.chain_config import chain_config, geth_blob_schedule
+from balgen.clients.kinds.besu import GENESIS as BESU_GENESIS, besu_chain_config
+from balgen.clients.kinds.nethermind import GENESIS as NETHERMIND_GENESIS, chainspec_params
 from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
-from balgen.clients.client_presets import PRESETS, check_template, preset_placeholders, render_command
+from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
+from balgen.clients.kinds import KINDS
+from balgen.clients.presets import check_template, preset_placeholders, render_command
 from balgen.plumbing.errors import BadInput
 from balgen.fixtures.models import FixtureGenesisHeader
 from balgen.fixtures.reading import held_accounts, validated
@@ -59,7 +63,7 @@ def _written(tmp_path: Path, genesis_format: GenesisFormat, network: str) -> dic
 
 
 def test_geth_style_genesis_has_the_test_config_and_the_alloc(tmp_path: Path) -> None:
-    genesis = _written(tmp_path, GenesisFormat.GETH, "Amsterdam")
+    genesis = _written(tmp_path, GETH_GENESIS, "Amsterdam")
     config = genesis["config"]
     assert config["amsterdamTime"] == 0 and config["bpo2Time"] == 0 and config["osakaTime"] == 0
     assert config["blobSchedule"]["bpo2"] == {"target": 14, "max": 21, "baseFeeUpdateFraction": 11684671}
@@ -75,17 +79,17 @@ def test_geth_style_genesis_has_the_test_config_and_the_alloc(tmp_path: Path) ->
 
 
 def test_osaka_has_no_amsterdam_or_bpo_in_any_format(tmp_path: Path) -> None:
-    geth = _written(tmp_path, GenesisFormat.GETH, "Osaka")["config"]
+    geth = _written(tmp_path, GETH_GENESIS, "Osaka")["config"]
     assert "amsterdamTime" not in geth and "bpo1Time" not in geth and geth["osakaTime"] == 0
-    params = _written(tmp_path, GenesisFormat.NETHERMIND, "Osaka")["params"]
+    params = _written(tmp_path, NETHERMIND_GENESIS, "Osaka")["params"]
     assert params["eip7594TransitionTimestamp"] == "0x0" and "eip7928TransitionTimestamp" not in params
     assert params["blobSchedule"] == [{"timestamp": "0x0", "target": "0x6", "max": "0x9", "baseFeeUpdateFraction": "0x4c6964"}]
-    besu = _written(tmp_path, GenesisFormat.BESU, "Osaka")["config"]
+    besu = _written(tmp_path, BESU_GENESIS, "Osaka")["config"]
     assert "builderExitRequestContractAddress" not in besu and "amsterdamTime" not in besu
 
 
 def test_nethermind_chainspec_turns_forks_into_eip_transitions(tmp_path: Path) -> None:
-    chainspec = _written(tmp_path, GenesisFormat.NETHERMIND, "Amsterdam")
+    chainspec = _written(tmp_path, NETHERMIND_GENESIS, "Amsterdam")
     params = chainspec["params"]
     for eip in (4895, 4844, 7702, 7825, 7928, 8037):  # Shanghai, Cancun, Prague, Osaka, Amsterdam
         assert params[f"eip{eip}TransitionTimestamp"] == "0x0"
@@ -108,12 +112,12 @@ def test_an_upgrade_without_blob_parameters_keeps_the_previous_ones() -> None:
 
 
 def test_every_format_takes_the_chain_id_given() -> None:
-    assert nethermind_params(OSAKA, 1337)["chainID"] == "0x539"
-    assert besu_config(OSAKA, 1337)["chainId"] == 1337 == chain_config(OSAKA, 1337)["chainId"]
+    assert chainspec_params(OSAKA, 1337)["chainID"] == "0x539"
+    assert besu_chain_config(OSAKA, 1337)["chainId"] == 1337 == chain_config(OSAKA, 1337)["chainId"]
 
 
 def test_besu_genesis_names_the_request_contracts(tmp_path: Path) -> None:
-    config = _written(tmp_path, GenesisFormat.BESU, "Amsterdam")["config"]
+    config = _written(tmp_path, BESU_GENESIS, "Amsterdam")["config"]
     assert config["ethash"] == {} and config["amsterdamTime"] == 0
     assert config["withdrawalRequestContractAddress"] == "0x" + system_address("eip7002").hex()
     assert config["builderExitRequestContractAddress"] == "0x" + system_address("eip8282_exit").hex()
@@ -122,12 +126,12 @@ def test_besu_genesis_names_the_request_contracts(tmp_path: Path) -> None:
 def test_a_malformed_account_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "genesis.json"
     with pytest.raises(BadInput, match=r"pre\[0x.*\]\.balance"):
-        write_genesis_of_dicts(path, GenesisFormat.NETHERMIND, "Osaka", HEADER, {"0x" + "cc" * 20: {"balance": "lots"}}, chain_id=1)
+        write_genesis_of_dicts(path, NETHERMIND_GENESIS, "Osaka", HEADER, {"0x" + "cc" * 20: {"balance": "lots"}}, chain_id=1)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_every_preset_command_is_a_valid_template() -> None:
-    for preset in PRESETS.values():
+    for preset in (kind.preset for kind in KINDS.values()):
         values = {name: f"<{name}>" for name in preset_placeholders(preset)}
         command = render_command(preset.node_command, values)
         assert command[0] == "<bin>" and "<engine_port>" in " ".join(command) and "<jwt>" in " ".join(command)
@@ -144,18 +148,18 @@ def test_a_user_s_config_file_is_merged_under_the_geth_preset_s(tmp_path: Path, 
     the preset's, whose own (the Engine API write timeout) win; the flag is taken out of the arguments."""
     user = tmp_path / "mine.toml"
     user.write_text("[Eth]\nDatabaseCache = 1234\n\n[Node.HTTPTimeouts]\nReadTimeout = 5\nWriteTimeout = 1\n")
-    preset, arguments = preset_with_client_args("--cache.gc 10 " + spelling.format(user), PRESETS["geth"])
+    preset, arguments = preset_with_client_args("--cache.gc 10 " + spelling.format(user), KINDS["geth"].preset)
     assert arguments == ("--cache.gc", "10")
-    preset_own = tomllib.loads(PRESETS["geth"].config_file or "")["Node"]["HTTPTimeouts"]["WriteTimeout"]
+    preset_own = tomllib.loads(KINDS["geth"].preset.config_file or "")["Node"]["HTTPTimeouts"]["WriteTimeout"]
     assert tomllib.loads(preset.config_file or "") == {
         "Eth": {"DatabaseCache": 1234},
         "Node": {"HTTPTimeouts": {"ReadTimeout": 5, "WriteTimeout": preset_own}},
     }
-    assert preset_with_client_args("--cache.gc 10", PRESETS["geth"]) == (PRESETS["geth"], ("--cache.gc", "10"))
+    assert preset_with_client_args("--cache.gc 10", KINDS["geth"].preset) == (KINDS["geth"].preset, ("--cache.gc", "10"))
 
 
 def test_a_preset_without_a_config_file_passes_config_on() -> None:
-    assert preset_with_client_args("--config reth.toml", PRESETS["reth"]) == (PRESETS["reth"], ("--config", "reth.toml"))
+    assert preset_with_client_args("--config reth.toml", KINDS["reth"].preset) == (KINDS["reth"].preset, ("--config", "reth.toml"))
 
 
 def _balgen(*args: str | Path) -> subprocess.CompletedProcess[str]:

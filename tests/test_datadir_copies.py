@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from balgen.clients.client_presets import RETH
-from balgen.clients.client_process import ClientError, UncleanStop
+from balgen.clients.kinds.reth import PRESET as RETH
+from balgen.clients.process import ClientError, UncleanStop
 from balgen.replay.client_chain import RollbackFailed
 from balgen.replay.targets import _ManagedClient
 

@@ -28,7 +28,7 @@ import pytest
 
 from balgen.devnet.exported import read_exported
 from balgen.clients.engine_client import RpcClient, RpcTransportError
-from balgen.clients.client_process import free_loopback_ports
+from balgen.clients.process import free_loopback_ports
 from balgen.plumbing.toolchain import pinned_geth
 from balgen.model.workload import TxSpec
 from devnet_sender import FUNDER, MAX_FEE, TIP, fund, fund_funder_from_dev_account, send_payload_file, send_signed

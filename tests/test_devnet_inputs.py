@@ -11,7 +11,7 @@ from balgen.devnet.chain_reader import ChainForkConfig, ChainHeader
 from balgen.commands.devnet_check import run_devnet_check
 from balgen.commands.export import run_export
 from balgen.ethereum.forks import AMSTERDAM, OSAKA
-from balgen.clients.client_process import free_loopback_ports
+from balgen.clients.process import free_loopback_ports
 
 WORKLOAD = "serial_chain-max-1M"
 AMSTERDAM_CONTRACTS = {

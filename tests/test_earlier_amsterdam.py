@@ -22,7 +22,8 @@ import httpx
 import pytest
 
 from balgen.ethereum.gas_costs import AMSTERDAM_V1_17_5_GAS
-from balgen.clients.client_presets import RETH, render_command
+from balgen.clients.kinds.reth import PRESET as RETH
+from balgen.clients.presets import render_command
 from balgen.commands.replay import run_replay
 from balgen.clients.engine_client import EngineClient
 from balgen.replay.discovery import discover, load_test

@@ -42,7 +42,7 @@ def test_only_the_fill_command_imports_the_pytest_plugin() -> None:
         ("balgen.chain.header", "balgen.fixtures.render"),
         ("balgen.analysis.fixture_chain", "balgen.replay.discovery"),
         ("balgen.fixtures.models", "balgen.fill.session"),
-        ("balgen.clients.client_process", "balgen.results.schema"),
+        ("balgen.clients.process", "balgen.results.schema"),
         ("balgen.results.measurements", "balgen.replay.runner"),
         ("balgen.model.workload", "balgen.chain.builder"),
         ("balgen.export.spamoor_export", "balgen.devnet.chain_fit"),

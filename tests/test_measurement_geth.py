@@ -24,9 +24,10 @@ from typing import Any
 import httpx
 import pytest
 
-from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
-from balgen.clients.client_presets import GETH as GETH_PRESET
-from balgen.clients.client_process import ClientProcess
+from balgen.clients.genesis_files import write_client_genesis
+from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
+from balgen.clients.kinds.geth import PRESET as GETH_PRESET
+from balgen.clients.process import ClientProcess
 from balgen.commands.replay import run_replay
 from balgen.replay.discovery import discover
 from balgen.replay.page_cache import drop_caches_problem
@@ -95,7 +96,7 @@ def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """A geth the user runs, on the suite's group genesis (runs rewind it to where they start)."""
     scratch = tmp_path_factory.mktemp("geth")
     (group,) = discover(filled / "blockchain_tests_engine_x").groups
-    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
+    write_client_genesis(scratch / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts())
     with ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch) as geth:
         yield geth
 

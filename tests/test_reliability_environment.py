@@ -27,9 +27,10 @@ from pathlib import Path
 import pytest
 
 from balgen.chain.t8n import TransitionTool
-from balgen.clients.client_presets import GETH as GETH_PRESET
-from balgen.clients.client_presets import GenesisFormat, custom_preset
-from balgen.clients.client_process import ClientError, ClientProcess
+from balgen.clients.kinds.geth import PRESET as GETH_PRESET
+from balgen.clients.presets import custom_preset
+from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
+from balgen.clients.process import ClientError, ClientProcess
 from balgen.plumbing.errors import TransitionToolError
 from balgen.plumbing.toolchain import pinned_evm, pinned_geth
 from balgen.verify import evm_runners
@@ -118,7 +119,7 @@ def test_a_stop_signal_during_a_call_stops_its_group() -> None:
 
 def _genesis(tmp_path: Path) -> Path:
     path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    write_genesis_of_dicts(path, GETH_GENESIS, "Prague", _header("Prague", _pre()), _pre())
     return path
 
 
@@ -143,7 +144,7 @@ def test_a_client_that_is_a_wrapper_script_stops_with_its_binary_in_the_normal_t
 @integration
 def test_a_client_command_that_leaves_a_background_process_leaves_nothing(tmp_path: Path) -> None:
     """`--client-cmd "{bin} -c 'sleep 900 & exit 3'"`: before, the sleep outlived balgen."""
-    preset = custom_preset("{bin} -c 'sleep 900 & exit 3'", None, GenesisFormat.GETH)
+    preset = custom_preset("{bin} -c 'sleep 900 & exit 3'", None, GETH_GENESIS)
     before = set(descendants())
     with pytest.raises(ClientError, match="exited with code 3"):
         with ClientProcess(preset, Path("/bin/bash"), _genesis(tmp_path), temp_parent=tmp_path, startup_timeout=30):

@@ -31,12 +31,13 @@ from typing import Any
 import httpx
 import pytest
 
-from balgen.clients import client_process
+from balgen.clients import process
 from balgen.commands.replay import run_replay
 from balgen.replay.discovery import FixtureRef, ReplayGroup, discover
-from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
-from balgen.clients.client_presets import GETH as GETH_PRESET
-from balgen.clients.client_process import ClientProcess
+from balgen.clients.genesis_files import write_client_genesis
+from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
+from balgen.clients.kinds.geth import PRESET as GETH_PRESET
+from balgen.clients.process import ClientProcess
 from balgen.clients.jwt_auth import make_jwt_token
 from balgen.results.measurements import Execution
 from balgen.replay.outputs import RESULTS_JSON, RunWriter, prepare_output
@@ -275,7 +276,7 @@ def test_hung_client_times_out_its_test_and_is_replaced(filled: Path, scratch: P
 def test_a_stopped_geth_is_continued_and_exits_cleanly(filled: Path, scratch: Path) -> None:
     """A SIGSTOPped geth ignores the stop signal until continued: balgen continues it, so it ends cleanly, not by SIGKILL."""
     (group,) = discover(filled).groups
-    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
+    write_client_genesis(scratch / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts())
     geth = ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
     with geth:
         assert geth.pid is not None
@@ -298,7 +299,7 @@ def test_a_stop_signal_before_geth_handles_it_is_ignored_not_fatal(
     ignores the signal, starts, and still stops cleanly when asked.
     """
     (group,) = discover(filled).groups
-    write_client_genesis(scratch / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
+    write_client_genesis(scratch / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts())
     spawn = ClientProcess._spawn_node
     signalled: list[int] = []
 
@@ -395,7 +396,7 @@ def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """
     (group,) = discover(filled).groups
     own = tmp_path_factory.mktemp("user-geth")
-    write_client_genesis(own / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
+    write_client_genesis(own / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts())
     with ClientProcess(GETH_PRESET, pinned_geth(), own / "genesis.json", temp_parent=own) as geth:
         yield geth
 
@@ -507,14 +508,14 @@ def test_a_port_taken_before_geth_binds_it_is_retried(
     holder.listen()
     taken = holder.getsockname()[1]
     picks: list[list[int]] = []
-    real = client_process.free_loopback_ports
+    real = process.free_loopback_ports
 
     def first_pick_taken(count: int) -> list[int]:
         ports = real(count)
         picks.append([taken, *ports[1:]] if not picks else ports)
         return picks[-1]
 
-    monkeypatch.setattr(client_process, "free_loopback_ports", first_pick_taken)
+    monkeypatch.setattr(process, "free_loopback_ports", first_pick_taken)
     output = tmp_path / "run"
     try:
         state = replay(filled, scratch, output, ReplayOptions(warmup=0, repeat=1, agreement_check=False))

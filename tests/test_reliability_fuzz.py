@@ -50,7 +50,8 @@ from balgen.commands.replay import run_replay
 from balgen.fixtures.files import fixture_files
 from balgen.fixtures.reading import read_fixture_document
 from balgen.replay.discovery import discover, load_test
-from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
+from balgen.clients.genesis_files import write_client_genesis
+from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
 from balgen.replay.outputs import RESULTS_JSON
 from balgen.results.schema import RunResult
 
@@ -210,7 +211,7 @@ def test_fuzz_fixture_loader(suite: Suite) -> None:
             outcomes["loaded"] += 1
             for group in found.groups:  # what balgen's geth is given; discovery checked it all but the fork
                 try:
-                    write_client_genesis(root / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts(), chain_id=group.genesis.chain_id)
+                    write_client_genesis(root / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts(), chain_id=group.genesis.chain_id)
                 except BadInput as error:
                     assert str(error).startswith(f"network {group.genesis.network!r}: no geth chain config"), str(error)
 

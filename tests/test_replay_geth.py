@@ -27,9 +27,10 @@ from fill_runs import fill_fixtures
 from balgen.chain.header import Header
 from balgen.commands.replay import run_replay
 from balgen.replay.discovery import discover
-from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
-from balgen.clients.client_presets import GETH as GETH_PRESET
-from balgen.clients.client_process import ClientProcess
+from balgen.clients.genesis_files import write_client_genesis
+from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
+from balgen.clients.kinds.geth import PRESET as GETH_PRESET
+from balgen.clients.process import ClientProcess
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedClient
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_geth
@@ -173,7 +174,7 @@ class _SetHeadSwallower(BaseHTTPRequestHandler):
 def user_geth(filled: Path, tmp_path: Path) -> Iterator[ClientProcess]:
     """A geth the user runs themselves, on the suite's group genesis."""
     (group,) = discover(filled / "blockchain_tests_engine_x").groups
-    write_client_genesis(tmp_path / "genesis.json", GenesisFormat.GETH, group.genesis.network, group.genesis.header, group.genesis.accounts())
+    write_client_genesis(tmp_path / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts())
     with ClientProcess(GETH_PRESET, pinned_geth(), tmp_path / "genesis.json", temp_parent=tmp_path) as geth:
         yield geth
 

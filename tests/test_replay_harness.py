@@ -28,6 +28,7 @@ from balgen.fixtures.models import FixtureConfig, FixtureGenesisHeader
 from balgen.fixtures.reading import held_accounts, validated
 from balgen.clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
 from balgen.clients.genesis_files import GenesisFormat, write_client_genesis
+from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
 from balgen.ethereum.chain_constants import (
     EMPTY_BLOCK_ACCESS_LIST_HASH,
     EMPTY_OMMERS_HASH,
@@ -37,8 +38,8 @@ from balgen.ethereum.chain_constants import (
 from balgen.clients.chain_config import geth_chain_config, network_fork
 from balgen.clients.genesis_fields import fixture_config_mismatches
 from balgen.ethereum.hextypes import data_hex
-from balgen.clients.client_presets import GETH as GETH_PRESET
-from balgen.clients.client_process import ClientError, ClientProcess
+from balgen.clients.kinds.geth import PRESET as GETH_PRESET
+from balgen.clients.process import ClientError, ClientProcess
 from balgen.replay.discovery import discover
 from balgen.results.schema import FixtureResult
 from balgen.replay.runner import INTAKE_PROBES, ReplayOptions, replay_suite
@@ -201,7 +202,7 @@ def test_unknown_network_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="Cancun"):
         network_fork("Cancun")
     with pytest.raises(BadInput):
-        write_genesis_of_dicts(tmp_path / "g.json", GenesisFormat.GETH, "Cancun", {"gasLimit": "0x01"}, {})
+        write_genesis_of_dicts(tmp_path / "g.json", GETH_GENESIS, "Cancun", {"gasLimit": "0x01"}, {})
     assert not list(tmp_path.iterdir())
 
 
@@ -312,7 +313,7 @@ def test_genesis_json_has_geths_keys(tmp_path: Path) -> None:
     }
     header = _header("Amsterdam", _pre())
     path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(path, GenesisFormat.GETH, "Amsterdam", header, pre)
+    write_genesis_of_dicts(path, GETH_GENESIS, "Amsterdam", header, pre)
     genesis = json.loads(path.read_text())
     assert genesis["config"].pop("terminalTotalDifficultyPassed") is True  # erigon reads it, geth ignores it
     assert genesis["config"] == EXPECTED_CONFIGS["Amsterdam"]
@@ -347,7 +348,7 @@ def test_genesis_json_has_geths_keys(tmp_path: Path) -> None:
 def test_genesis_must_be_block_zero(tmp_path: Path) -> None:
     header = _header("Prague", _pre()) | {"number": "0x01"}
     with pytest.raises(BadInput, match="number 0"):
-        write_genesis_of_dicts(tmp_path / "genesis.json", GenesisFormat.GETH, "Prague", header, _pre())
+        write_genesis_of_dicts(tmp_path / "genesis.json", GETH_GENESIS, "Prague", header, _pre())
     assert not list(tmp_path.iterdir()), "a rejected genesis leaves no file"
 
 
@@ -368,7 +369,7 @@ def _process_gone(pid: int) -> bool:
 def test_geth_genesis_hash_matches_the_header(tmp_path: Path, network: str) -> None:
     header = _header(network, _pre())
     genesis_path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, network, header, _pre())
+    write_genesis_of_dicts(genesis_path, GETH_GENESIS, network, header, _pre())
     with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth:
         pid, datadir = geth.pid, geth.datadir
         assert pid is not None and datadir.is_dir()
@@ -400,7 +401,7 @@ def test_geth_answers_engine_calls_longer_than_balgen_waits(tmp_path: Path) -> N
     node holds its own) shows what geth made of them.
     """
     genesis_path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    write_genesis_of_dicts(genesis_path, GETH_GENESIS, "Prague", _header("Prague", _pre()), _pre())
     with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth:
         command = [str(tmp_path / "other") if word == str(geth.datadir) else word for word in geth.node_command()]
         dumped = subprocess.run([*command, "dumpconfig"], capture_output=True, text=True, timeout=60, check=True)
@@ -415,7 +416,7 @@ def test_geth_runs_with_a_user_s_config_file_merged_into_the_preset_s(tmp_path: 
     (tmp_path / "mine.toml").write_text("[Eth]\nDatabaseCache = 1234\n")
     preset, arguments = preset_with_client_args(f"--config {tmp_path / 'mine.toml'}", GETH_PRESET)
     genesis_path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    write_genesis_of_dicts(genesis_path, GETH_GENESIS, "Prague", _header("Prague", _pre()), _pre())
     with ClientProcess(preset, GETH, genesis_path, extra_args=arguments, temp_parent=tmp_path) as geth:
         command = [str(tmp_path / "other") if word == str(geth.datadir) else word for word in geth.node_command()]
         dumped = tomllib.loads(
@@ -436,7 +437,7 @@ def test_geth_answers_a_call_that_runs_past_its_default_write_timeout(tmp_path: 
     `-32002 request timed out` at 29.9 s. Marked scale: it takes 35 s.
     """
     genesis_path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    write_genesis_of_dicts(genesis_path, GETH_GENESIS, "Prague", _header("Prague", _pre()), _pre())
     with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth, geth.rpc_client(timeout=90) as rpc:
         answer = rpc.call("debug_blockProfile", [str(tmp_path / "block.prof"), 35])
     assert answer.result is None
@@ -448,7 +449,7 @@ def test_geth_answers_a_call_that_runs_past_its_default_write_timeout(tmp_path: 
 def test_engine_api_auth_forkchoice_and_errors(tmp_path: Path) -> None:
     header = _header("Prague", _pre())
     genesis_path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", header, _pre())
+    write_genesis_of_dicts(genesis_path, GETH_GENESIS, "Prague", header, _pre())
     with (
         ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth,
         geth.engine_client() as engine,
@@ -491,7 +492,7 @@ def test_geth_is_stopped_and_removed_when_the_body_raises(
     tmp_path: Path, interruption: type[BaseException]
 ) -> None:
     genesis_path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, "Prague", _header("Prague", _pre()), _pre())
+    write_genesis_of_dicts(genesis_path, GETH_GENESIS, "Prague", _header("Prague", _pre()), _pre())
     geth = ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path)
     with pytest.raises(interruption), geth:
         pid, datadir = geth.pid, geth.datadir
@@ -743,7 +744,7 @@ def _geth_built_chain(
     pre = _builder_pre(network, sender.address)
     genesis_path = tmp_path / "builder-genesis.json"
     # geth fills in the derived header fields; only the stored ones matter here.
-    write_genesis_of_dicts(genesis_path, GenesisFormat.GETH, network, _header(network, _pre()), pre)
+    write_genesis_of_dicts(genesis_path, GETH_GENESIS, network, _header(network, _pre()), pre)
     with (
         ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth,
         geth.rpc_client() as rpc,

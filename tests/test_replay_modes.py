@@ -146,15 +146,15 @@ class _CtrlCInTheSecondRound:
     reason="needs tools/bin/reth and go-ethereum v1.17.5's evm (make tools)",
 )
 def test_ctrl_c_stops_every_node_of_every_mode(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    from balgen.clients.client_modes import parse_modes
-    from balgen.clients.client_presets import RETH
+    from balgen.clients.kinds import reth
+    from balgen.clients.modes import parse_modes
     from balgen.replay.discovery import discover
     from balgen.replay.runner import ReplayOptions, replay_suite
     from balgen.replay.targets import ManagedClient
 
     fixtures = shared_earlier_amsterdam_fill(tmp_path_factory)
-    modes = parse_modes("sequential,full,nobatchio", "reth")
-    targets = tuple((mode, ManagedClient(RETH, bundled_reth(), mode.flags, temp_parent=tmp_path)) for mode in modes)
+    modes = parse_modes("sequential,full,nobatchio", reth.KIND.name, reth.MODES)
+    targets = tuple((mode, ManagedClient(reth.PRESET, bundled_reth(), mode.flags, temp_parent=tmp_path)) for mode in modes)
     observer = _CtrlCInTheSecondRound(tmp_path)
     with pytest.raises(KeyboardInterrupt):
         replay_suite(discover(fixtures, "serial_chain-max-1M"), targets, ReplayOptions(warmup=1, repeat=3), observer)

@@ -15,8 +15,11 @@ import rlp
 from trie import HexaryTrie
 
 from balgen.chain.ordered_trie import ordered_trie_root
-from balgen.clients.client_modes import MODES, parse_modes
-from balgen.clients.mode_evidence import ModeNotInEffect, prove_mode
+from balgen.clients.kind import prove_mode
+from balgen.clients.kinds import KINDS, geth, reth
+from balgen.clients.mode_evidence import ModeNotInEffect
+from balgen.clients.modes import ClientMode
+from balgen.clients.modes import parse_modes as parse_modes_of
 from balgen.clients.slow_block_log import ExecutionPath, ClientBlockTiming, SlowBlockLogReader
 from balgen.plumbing.errors import BadInput
 from balgen.replay.discovery import discover, load_test
@@ -113,17 +116,22 @@ def test_a_payload_whose_header_does_not_rebuild_makes_no_sibling(engine_fixture
 # -- modes -------------------------------------------------------------------
 
 
+def parse_modes(text: str, client: str) -> tuple[ClientMode, ...]:
+    """`--modes TEXT` for the client named `client` (one balgen has no preset for knows no mode)."""
+    return parse_modes_of(text, client, KINDS[client].modes if client in KINDS else {})
+
+
 def test_the_reports_three_modes_for_reth_and_geth() -> None:
-    reth = MODES["reth"]
+    reth = KINDS["reth"].modes
     assert reth["sequential"].flags == (
         "--engine.disable-bal-parallel-execution", "--engine.disable-bal-parallel-state-root", "--engine.disable-bal-batch-io",
     )  # fmt: skip
     assert reth["full"].flags == ()
     assert reth["nobatchio"].flags == ("--engine.disable-bal-batch-io",)
-    assert [MODES["geth"][name].flags for name in ("sequential", "full", "nobatchio")] == [
+    assert [KINDS["geth"].modes[name].flags for name in ("sequential", "full", "nobatchio")] == [
         ("--bal.executionmode=sequential",), ("--bal.executionmode=full",), ("--bal.executionmode=nobatchio",),
     ]  # fmt: skip
-    assert not MODES["besu"]["full"].verified and not MODES["nethermind"]["full"].verified
+    assert not KINDS["besu"].modes["full"].verified and not KINDS["nethermind"].modes["full"].verified
 
 
 def test_a_mode_listed_twice_is_an_aa_pair_with_names_apart() -> None:
@@ -133,7 +141,7 @@ def test_a_mode_listed_twice_is_an_aa_pair_with_names_apart() -> None:
 
 
 def test_a_user_defined_mode_works_for_any_client() -> None:
-    (mode,) = parse_modes("small=--engine.cross-block-cache-size 64", "erigon")
+    (mode,) = parse_modes("small=--engine.cross-block-cache-size 64", "custom")
     assert (mode.name, mode.flags, mode.switches) == ("small", ("--engine.cross-block-cache-size", "64"), None)
 
 
@@ -141,7 +149,7 @@ def test_a_user_defined_mode_works_for_any_client() -> None:
     ("text", "client", "complaint"),
     [
         ("fast", "reth", "--modes 'fast': unknown mode for --client reth (known: sequential, full, nobatchio"),
-        ("full", "erigon", "unknown mode for --client erigon (known: none"),
+        ("full", "custom", "unknown mode for --client custom (known: none"),
         ("full,,sequential", "reth", "a comma-separated list of modes"),
         ("2x=--flag", "reth", "a mode's name is a letter"),
     ],
@@ -158,13 +166,13 @@ def test_bad_modes_name_what_is_wrong(text: str, client: str, complaint: str) ->
 def test_reth_lines_give_the_execution_path_and_the_whole_insertion_time(tmp_path: Path) -> None:
     log = tmp_path / "reth.log"
     log.write_text("\n".join(reth_block_lines(HASH, bal=True, elapsed="9.810867ms")) + "\n")
-    timing = SlowBlockLogReader(log).timing_of(HASH, wait=0.0, needs_insert=True)
+    timing = SlowBlockLogReader(log, reth.timings).timing_of(HASH, wait=0.0, needs_insert=True)
     assert timing is not None
     assert timing.execution_path is ExecutionPath.BAL
     assert timing.insert_ms == pytest.approx(9.810867)
     assert timing.total_ms == 8.0 and timing.own_ms == pytest.approx(9.810867)
     log.write_text("\n".join(reth_block_lines(HASH, bal=False, elapsed="1.15880221s")) + "\n")
-    timing = SlowBlockLogReader(log).timing_of(HASH)
+    timing = SlowBlockLogReader(log, reth.timings).timing_of(HASH)
     assert timing is not None and timing.execution_path is ExecutionPath.SEQUENTIAL
     assert timing.insert_ms == pytest.approx(1158.80221)
 
@@ -174,33 +182,27 @@ def test_the_reader_waits_for_reths_insertion_line(tmp_path: Path) -> None:
     log = tmp_path / "reth.log"
     lines = reth_block_lines(HASH, bal=True)
     log.write_text("\n".join(lines[:2]) + "\n")
-    reader = SlowBlockLogReader(log)
+    reader = SlowBlockLogReader(log, reth.timings)
     timing = reader.timing_of(HASH, wait=0.05, needs_insert=True)
     assert timing is not None and timing.insert_ms is None, "given up after the wait, the entry is still kept"
 
 
 def _reth_timing(bal: bool) -> ClientBlockTiming:
-    timing = next(t for line in reth_block_lines(HASH, bal=bal) if (t := _parse(line)) is not None)
+    timing = next(t for line in reth_block_lines(HASH, bal=bal) if (t := reth.parse_line(line)) is not None)
     return timing.model_copy(update={"execution_path": ExecutionPath.BAL if bal else ExecutionPath.SEQUENTIAL})
-
-
-def _parse(line: str) -> ClientBlockTiming | None:
-    from balgen.clients.slow_block_log import parse_slow_block_line
-
-    return parse_slow_block_line(line)
 
 
 def test_reth_in_the_wrong_mode_fails_naming_the_mode() -> None:
     sequential = parse_modes("sequential", "reth")[0]
-    proof = prove_mode("reth", sequential, [_reth_timing(bal=False)] * 3)
+    proof = prove_mode(reth.KIND, sequential, [_reth_timing(bal=False)] * 3)
     assert proof.proven == ("parallel execution off (reth's execution path (Executed block [via BAL path]), 3 of 3 executions)",)
     assert any("batch IO off" in line for line in proof.unproven)
     with pytest.raises(ModeNotInEffect, match=r"mode sequential \(--engine.disable-bal-parallel-execution .*parallel execution should be off.* in 2 of 3"):
-        prove_mode("reth", sequential, [_reth_timing(bal=True), _reth_timing(bal=False), _reth_timing(bal=True)])
+        prove_mode(reth.KIND, sequential, [_reth_timing(bal=True), _reth_timing(bal=False), _reth_timing(bal=True)])
 
 
 def test_geth_read_counters_and_its_no_batch_io_line_prove_its_three_modes(tmp_path: Path) -> None:
-    sequential_entry = _parse(f"WARN [11-21|20:08:29.123] {SLOW_BLOCK_JSON}")  # reads 3 accounts, 1 code: sequential
+    sequential_entry = geth.parse_line(f"WARN [11-21|20:08:29.123] {SLOW_BLOCK_JSON}")  # reads 3 accounts, 1 code: sequential
     assert sequential_entry is not None
     parallel_counts = sequential_entry.counts.model_copy(  # type: ignore[union-attr]
         update={"reads": sequential_entry.counts.reads.model_copy(update={"code": 0, "accounts": 2})}  # type: ignore[union-attr]
@@ -208,13 +210,13 @@ def test_geth_read_counters_and_its_no_batch_io_line_prove_its_three_modes(tmp_p
     parallel = sequential_entry.model_copy(update={"counts": parallel_counts, "without_batch_io_logged": False})
     no_batch_io = parallel.model_copy(update={"without_batch_io_logged": True})
     modes = {mode.name: mode for mode in parse_modes("sequential,full,nobatchio", "geth")}
-    assert prove_mode("geth", modes["sequential"], [sequential_entry]).proven[0].startswith("parallel execution off")
-    assert len(prove_mode("geth", modes["full"], [parallel]).proven) == 2
-    assert len(prove_mode("geth", modes["nobatchio"], [no_batch_io]).proven) == 2
+    assert prove_mode(geth.KIND, modes["sequential"], [sequential_entry]).proven[0].startswith("parallel execution off")
+    assert len(prove_mode(geth.KIND, modes["full"], [parallel]).proven) == 2
+    assert len(prove_mode(geth.KIND, modes["nobatchio"], [no_batch_io]).proven) == 2
     with pytest.raises(ModeNotInEffect, match="mode nobatchio .*batch IO should be off"):
-        prove_mode("geth", modes["nobatchio"], [parallel])
+        prove_mode(geth.KIND, modes["nobatchio"], [parallel])
     with pytest.raises(ModeNotInEffect, match="mode full .*parallel execution should be on"):
-        prove_mode("geth", modes["full"], [sequential_entry])
+        prove_mode(geth.KIND, modes["full"], [sequential_entry])
 
 
 def test_geths_no_batch_io_line_belongs_to_the_entry_after_it(tmp_path: Path) -> None:
@@ -223,10 +225,10 @@ def test_geths_no_batch_io_line_belongs_to_the_entry_after_it(tmp_path: Path) ->
         "INFO [11-27|18:00:00.000] Executing block in parallel without BAL batch IO number=2 hash=abcdef..123456\n"
         f"WARN [11-27|18:00:00.010] {SLOW_BLOCK_JSON}\n"
     )
-    timing = SlowBlockLogReader(log).timing_of(HASH)
+    timing = SlowBlockLogReader(log, geth.timings).timing_of(HASH)
     assert timing is not None and timing.without_batch_io_logged is True
     log.write_text(f"WARN [11-27|18:00:00.010] {SLOW_BLOCK_JSON}\n")
-    timing = SlowBlockLogReader(log).timing_of(HASH)
+    timing = SlowBlockLogReader(log, geth.timings).timing_of(HASH)
     assert timing is not None and timing.without_batch_io_logged is False
 
 

@@ -28,7 +28,8 @@ from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 from balgen.replay.client_chain import CheckFailed
 from balgen.replay.engine_payloads import VALID
 from balgen.replay.runner import _check_status, fixture_name
-from balgen.clients.slow_block_log import SlowBlockLogReader, parse_slow_block_line
+from balgen.clients.kinds import geth, reth
+from balgen.clients.slow_block_log import SlowBlockLogReader
 
 HASH = "0x" + "ab" * 32
 SLOW_BLOCK_JSON = (
@@ -46,7 +47,7 @@ SLOW_BLOCK_JSON = (
 
 
 def test_slow_block_line_in_geths_terminal_format() -> None:
-    timing = parse_slow_block_line(f"WARN [11-21|20:08:29.123] {SLOW_BLOCK_JSON}")
+    timing = geth.parse_line(f"WARN [11-21|20:08:29.123] {SLOW_BLOCK_JSON}")
     assert timing is not None
     assert (timing.block_number, timing.block_hash, timing.gas_used) == (2, HASH, 999963)
     assert (timing.execution_ms, timing.state_read_ms, timing.state_hash_ms) == (15.68, 0.02, 0.09)
@@ -58,7 +59,7 @@ def test_slow_block_line_in_geths_terminal_format() -> None:
 
 def test_slow_block_line_in_geths_json_log_format() -> None:
     line = json.dumps({"t": "2026-11-21T20:08:29Z", "lvl": "warn", "msg": SLOW_BLOCK_JSON})
-    timing = parse_slow_block_line(line)
+    timing = geth.parse_line(line)
     assert timing is not None and timing.total_ms == 15.85
 
 
@@ -77,7 +78,7 @@ RETH_SLOW_BLOCK = (
 
 def test_reth_slow_block_line_reads_like_geths(tmp_path: Path) -> None:
     executed = RETH_SLOW_BLOCK.format(hash=HASH, commit="")
-    timing = parse_slow_block_line(executed)
+    timing = reth.parse_line(executed)
     assert timing is not None
     assert (timing.block_number, timing.block_hash, timing.gas_used) == (2, HASH, 999134)
     assert (timing.execution_ms, timing.state_hash_ms, timing.commit_ms, timing.total_ms) == (425, 6, 0, 432)
@@ -85,7 +86,7 @@ def test_reth_slow_block_line_reads_like_geths(tmp_path: Path) -> None:
     # reth logs the block again once persisted; the execution's line is the one kept
     log = tmp_path / "reth.log"
     log.write_text(executed + "\n" + RETH_SLOW_BLOCK.format(hash=HASH, commit="timing.commit_ms=481 ") + "\n")
-    kept = SlowBlockLogReader(log).timing_of(HASH)
+    kept = SlowBlockLogReader(log, reth.timings).timing_of(HASH)
     assert kept is not None and kept.commit_ms == 0 and kept.total_ms == 432
 
 
@@ -98,13 +99,13 @@ def test_reth_slow_block_line_reads_like_geths(tmp_path: Path) -> None:
     ],
 )
 def test_other_lines_are_no_timing(line: str) -> None:
-    assert parse_slow_block_line(line) is None
+    assert geth.parse_line(line) is None and reth.parse_line(line) is None
 
 
 def test_log_reader_takes_whole_lines_once(tmp_path: Path) -> None:
     log = tmp_path / "geth.log"
     log.write_text(f"INFO start\nWARN [x] {SLOW_BLOCK_JSON}\nWARN [x] {SLOW_BLOCK_JSON[:50]}")
-    reader = SlowBlockLogReader(log)
+    reader = SlowBlockLogReader(log, geth.timings)
     assert reader.timing_of(HASH) is not None
     assert reader.timing_of(HASH) is None, "an entry is consumed once"
     with log.open("a") as stream:

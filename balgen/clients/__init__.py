@@ -1,12 +1,13 @@
 """
 Execution clients, as balgen starts and talks to them.
 
-The Engine API and JSON-RPC clients (`engine_client`) with their JWT
-(`jwt_auth`), how each client is started (`client_presets`) and the process
-balgen runs it in (`client_process`), the chain config and genesis fields of
-a fixture's genesis (`genesis`) and the genesis file in each client's format
-(`client_genesis`), and what geth and reth log per block: timings
-(`slow_block_log`) and read/write counters (`block_counts`). Nothing here
-knows about a replay run or its results: the replay (`balgen.replay`)
-drives these pieces.
+Each client balgen knows has its own module in `kinds/` declaring its
+`ClientKind` (`kind`): its preset (`presets`), its modes (`modes`) and their
+proof (`mode_evidence`), its own block log (read by `slow_block_log`, with the
+read/write counters of `block_counts`), its rejection reasons, its genesis
+format (written by `genesis_files`, from `chain_config` and
+`genesis_fields`). The Engine API and JSON-RPC clients (`engine_client`) with
+their JWT (`jwt_auth`) and the process balgen runs a client in (`process`)
+serve every client. Nothing here knows about a replay run or its results:
+the replay (`balgen.replay`) drives these pieces.
 """

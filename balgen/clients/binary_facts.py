@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ..plumbing import processes
 from ..plumbing.errors import BadInput
-from .client_modes import ClientMode, mode_flag_names
-from .client_presets import ClientPreset, render_command
+from .modes import ClientMode, mode_flag_names
+from .presets import ClientPreset, render_command
 
 HELP_TIMEOUT = 60.0
 """Seconds a binary may take to print its help or version (a loaded machine, a cold JVM)."""

@@ -44,7 +44,7 @@ ENGINE_TIMEOUT = 600.0
 """Seconds to wait for an Engine API answer: a 1,000M-gas block's `engine_newPayload`
 took geth 29 s under load here, and a slower client or machine may need minutes. A
 client preset whose server cuts requests short is started with a longer server-side
-limit (`client_presets.GETH_CONFIG`), so that this is the deadline that binds."""
+limit (`presets.GETH_CONFIG`), so that this is the deadline that binds."""
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,12 @@
 """
 A fixture's genesis in the file each execution client starts from.
 
-Three formats cover the clients balgen drives:
-
-- `geth`: go-ethereum's `genesis.json`, which geth, reth, erigon and ethrex
-  read (reth with `--chain`, erigon and geth with `init`, ethrex with
-  `--network`);
-- `nethermind`: Nethermind's chainspec (`chainspec.json`), where each fork is
-  a set of per-EIP `eip<N>TransitionTimestamp` parameters and the blob
-  schedule a list by activation time;
-- `besu`: Besu's `genesis.json`, geth's layout plus the keys Besu wants on
-  top (`ethash`, the request contract addresses).
-
-The chain configuration of each format comes from the fork the fixture's
-network names (`chain_config`); this module adds the genesis header fields
-and the alloc. A client that computes a different genesis hash from the file
+A format is data (`GenesisFormat`): its file name, the folder benchmarkoor
+looks for it in, and the fields beside the alloc, from the fork the
+fixture's network names and the genesis header fields. Each format is
+declared by the client whose format it is (`balgen/clients/kinds/`): go-ethereum's
+`genesis.json`, which several clients read; Nethermind's chainspec; Besu's
+`genesis.json`. This module writes any of them, the alloc streamed. A client that computes a different genesis hash from the file
 shows it at once: the replay compares the hash with the fixture's.
 """
 
@@ -23,75 +15,45 @@ from __future__ import annotations
 import itertools
 import json
 import tempfile
-from collections.abc import Iterable, Mapping
-from enum import StrEnum
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..chain.state_roots import StateRoots, state_root_tool
-from ..ethereum.chain_constants import CHAIN_ID, EMPTY_TRIE_ROOT, ZERO_HASH
+from ..ethereum.chain_constants import CHAIN_ID, EMPTY_TRIE_ROOT
 from ..fixtures.models import FixtureAccount, FixtureGenesisHeader
 from ..ethereum.hextypes import data_hex
 from ..plumbing.output_files import atomic_text_writer
-from .chain_config import besu_config, chain_config, nethermind_params, network_fork
+from .chain_config import network_fork
+from ..ethereum.forks import Fork
 from .genesis_fields import genesis_header_fields, geth_alloc_account
 
 
-class GenesisFormat(StrEnum):
-    """The genesis file formats of the clients balgen knows."""
-
-    GETH = "geth"
-    NETHERMIND = "nethermind"
-    BESU = "besu"
-
-    @property
-    def file_name(self) -> str:
-        """The name the client's docs (and benchmarkoor) give the file."""
-        return "chainspec.json" if self is GenesisFormat.NETHERMIND else "genesis.json"
-
-    @property
-    def benchmarkoor_folder(self) -> str:
-        """The folder benchmarkoor's EEST source looks in (`resolveClientGenesis`)."""
-        return "go-ethereum" if self is GenesisFormat.GETH else self.value
+TopLevel = Callable[[Fork, str, dict[str, Any], int], dict[str, Any]]
+"""The fields of a genesis file beside the alloc, from the fork, the network's name, go-ethereum's genesis
+header fields (`genesis_header_fields`) and the chain id."""
 
 
-def nethermind_genesis(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """The chainspec `genesis` object for the `core.Genesis` header fields."""
-    genesis: dict[str, Any] = {
-        "seal": {"ethereum": {"nonce": "0x" + int(fields["nonce"], 16).to_bytes(8, "big").hex(), "mixHash": fields["mixHash"]}},
-        "difficulty": fields["difficulty"],
-        "author": fields["coinbase"],
-        "timestamp": fields["timestamp"],
-        "parentHash": fields["parentHash"],
-        "extraData": fields["extraData"],
-        "gasLimit": fields["gasLimit"],
-    }
-    for key in ("baseFeePerGas", "blobGasUsed", "excessBlobGas"):
-        if key in fields:
-            genesis[key] = fields[key]
-    genesis["parentBeaconBlockRoot"] = data_hex(ZERO_HASH)
-    return genesis
+@dataclass(frozen=True)
+class GenesisFormat:
+    """A genesis file format: what the file is called, where benchmarkoor looks for it, what it holds."""
+
+    name: str
+    """Its name on balgen's command line (`--genesis-format`)."""
+    file_name: str
+    """The name the client's docs (and benchmarkoor) give the file."""
+    benchmarkoor_folder: str
+    """The folder benchmarkoor's EEST source looks in (`resolveClientGenesis`)."""
+    top_level: TopLevel
+    alloc_key: str = "alloc"
+    """The key the accounts go under."""
+
+    def __str__(self) -> str:
+        return self.name
 
 
 # -- writing ------------------------------------------------------------------
-
-
-def _top_level(
-    genesis_format: GenesisFormat, network: str, header: FixtureGenesisHeader, chain_id: int
-) -> tuple[dict[str, Any], str]:
-    """Everything but the alloc, and the key the alloc goes under."""
-    fork = network_fork(network)
-    fields = genesis_header_fields(network, header)
-    if genesis_format is GenesisFormat.NETHERMIND:
-        return {
-            "name": f"balgen {network}",
-            "engine": {"Ethash": {}},
-            "params": nethermind_params(fork, chain_id),
-            "genesis": nethermind_genesis(fields),
-        }, "accounts"
-    if genesis_format is GenesisFormat.BESU:
-        return {"config": besu_config(fork, chain_id), **fields}, "alloc"
-    return {"config": chain_config(fork, chain_id), **fields}, "alloc"
 
 
 def _write_alloc(stream: TextIO, accounts: Iterable[tuple[bytes, FixtureAccount]]) -> None:
@@ -129,9 +91,9 @@ def write_client_genesis(
     atomically, taking `accounts` one at a time (a `StreamedPre`'s): an
     account that fails to read raises `BadInput` and leaves nothing under `path`.
     """
-    top, alloc_key = _top_level(genesis_format, network, header, chain_id)
+    top = genesis_format.top_level(network_fork(network), network, genesis_header_fields(network, header), chain_id)
     with atomic_text_writer(Path(path)) as stream:
-        _write_streamed(stream, top, alloc_key, accounts)
+        _write_streamed(stream, top, genesis_format.alloc_key, accounts)
 
 
 def alloc_state_root(accounts: Iterable[tuple[bytes, FixtureAccount]]) -> bytes:

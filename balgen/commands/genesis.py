@@ -34,13 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..clients.genesis_files import GenesisFormat, write_client_genesis
-from ..clients.client_presets import PRESETS, ClientPreset, preset_by_name, start_instructions
+from ..clients.presets import ClientPreset, start_instructions
 from ..plumbing.command_line import OneLineParser
 from ..plumbing.errors import BadInput
 from ..fixtures.files import ENGINE_X
 from ..plumbing.output_files import staged_folder, write_text_atomically
 from .replay import check_networks
 from ..replay.discovery import ReplayGroup, discover
+from .client_options import add_client_choice, chosen_kinds
 from .runner import run_command
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -53,11 +54,7 @@ def genesis_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("path", type=Path, help="fixture file or folder")
     parser.add_argument("-k", dest="keyword", default=None, help="only tests whose id matches EXPR (pytest -k syntax)")
-    parser.add_argument(
-        "--client",
-        required=True,
-        help=f"one of {', '.join(PRESETS)}, a comma-separated list, or all",
-    )
+    add_client_choice(parser, several=True)
     parser.add_argument("--output", type=Path, required=True, help="folder to write into (created)")
     parser.add_argument(
         "--layout",
@@ -69,13 +66,8 @@ def genesis_parser() -> argparse.ArgumentParser:
 
 
 def chosen_presets(text: str) -> tuple[ClientPreset, ...]:
-    """The presets `--client` names (comma-separated, or `all`), in the order given."""
-    if text.strip().lower() == "all":
-        return tuple(PRESETS.values())
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names:
-        raise BadInput("--client: no client named")
-    return tuple(dict.fromkeys(preset_by_name(name) for name in names))
+    """The presets of the clients `--client` names (comma-separated, or `all`), in the order given."""
+    return tuple(kind.preset for kind in chosen_kinds(text))
 
 
 def group_name(group: ReplayGroup) -> str:
@@ -101,7 +93,7 @@ def balgen_layout(groups: Sequence[ReplayGroup], formats: Sequence[GenesisFormat
     for group in groups:
         folder = Path(f"{group_name(group)}-{group.genesis.genesis_hash.removeprefix('0x')}")
         for genesis_format in formats:
-            name = genesis_format.file_name if len(formats) == 1 else f"{genesis_format.value}-{genesis_format.file_name}"
+            name = genesis_format.file_name if len(formats) == 1 else f"{genesis_format.name}-{genesis_format.file_name}"
             planned.append(PlannedFile(group, genesis_format, folder / name))
     return planned
 

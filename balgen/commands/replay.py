@@ -24,10 +24,10 @@ from rich.console import Console
 
 from .. import __version__
 from ..clients.binary_facts import check_mode_flags, client_build
-from ..clients.genesis_files import GenesisFormat
-from ..clients.client_modes import ClientMode, parse_modes
-from ..clients.client_presets import PRESETS, ClientPreset, custom_preset, managed_flags, preset_by_name
-from ..clients.client_process import check_executable
+from ..clients.modes import ClientMode, parse_modes
+from ..clients.kinds import DEFAULT, KINDS, geth, kind_named, kind_of_preset
+from ..clients.presets import ClientPreset, custom_preset, managed_flags
+from ..clients.process import check_executable
 from ..clients.chain_config import network_fork
 from ..clients.jwt_auth import read_jwt_secret
 from ..plumbing.command_line import (
@@ -47,6 +47,7 @@ from ..replay.page_cache import drop_caches_problem
 from ..replay.progress import ReplayProgress, summary_table
 from ..replay.runner import INTAKE_PROBES, ReplayObserver, ReplayOptions, replay_suite
 from ..replay.targets import ExternalClient, ManagedClient, check_http_url, preset_with_client_args, target_description
+from .client_options import add_started_client_options, genesis_format_named
 from .runner import StopNote, run_command
 
 FAILED = 1
@@ -59,8 +60,8 @@ def replay_parser() -> argparse.ArgumentParser:
         prog="balgen replay",
         description=(
             "Replay blockchain_test_engine / blockchain_test_engine_x fixtures against a client "
-            "balgen starts (the pinned geth by default, or --client reth/nethermind/besu/erigon/ethrex, "
-            "or --client-cmd) or one you run, check every step, measure every execution."
+            f"balgen starts (the pinned {DEFAULT.name} by default, or --client NAME, or --client-cmd) "
+            "or one you run, check every step, measure every execution."
         ),
     )
     parser.add_argument("path", type=Path, help="fixture file or folder")
@@ -71,30 +72,7 @@ def replay_parser() -> argparse.ArgumentParser:
         default="auto",
         help="fixture format to replay (auto: both, engine_x where a test comes in both)",
     )
-    started = parser.add_argument_group("a client balgen starts per genesis group (default: the pinned geth)")
-    started.add_argument("--client", default=None, help=f"preset: {', '.join(PRESETS)} (default geth)")
-    started.add_argument("--client-bin", type=Path, default=None, help="its binary (default: tools/bin/geth or tools/bin/reth)")
-    started.add_argument("--geth-bin", type=Path, default=None, help="the same as --client geth --client-bin PATH")
-    started.add_argument(
-        "--client-cmd",
-        default=None,
-        help="any other client: its node command, with {bin} {genesis} {datadir} {engine_port} {rpc_port} {p2p_port} {jwt}",
-    )
-    started.add_argument("--client-init", default=None, help="with --client-cmd: a command run once on the fresh datadir first")
-    started.add_argument(
-        "--genesis-format",
-        choices=[item.value for item in GenesisFormat],
-        default=None,
-        help="with --client-cmd: the genesis file {genesis} is written in (default geth)",
-    )
-    started.add_argument("--client-args", default=None, help='extra flags for it, e.g. "--cache 4096" (quoted, split like a shell)')
-    started.add_argument("--cold", action="store_true", help="restart the client before each measured execution")
-    started.add_argument(
-        "--modes",
-        default=None,
-        help="one client per mode, measured in interleaved rounds: modes of the preset (reth, geth: "
-        "sequential, full, nobatchio) or NAME=FLAGS, comma-separated; a mode listed twice is an A/A pair",
-    )
+    add_started_client_options(parser)
     client = parser.add_argument_group("a client you run")
     client.add_argument("--engine-url", default=None, help="its authenticated Engine API URL")
     client.add_argument("--jwt-secret", type=Path, default=None, help="its JWT secret file (hex)")
@@ -121,7 +99,7 @@ def replay_parser() -> argparse.ArgumentParser:
         "block by more than 10 ms + 10%%, fail a test whose median does; record: only record it (an unoptimised build)",
     )
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed test")
-    parser.add_argument("--label", default=None, help="name of the run (default: geth, or external)")
+    parser.add_argument("--label", default=None, help=f"name of the run (default: the client's name, {DEFAULT.name}, or external)")
     parser.add_argument("--output", type=Path, default=None, help="results folder (default results/<timestamp>-<label>/)")
     return parser
 
@@ -197,35 +175,32 @@ def _preset(args: argparse.Namespace) -> ClientPreset:
         for option, value in (("--client", args.client), ("--geth-bin", args.geth_bin)):
             if value is not None:
                 raise BadInput(f"{option}: not with --client-cmd (the template says how to start the client)")
-        return custom_preset(args.client_cmd, args.client_init, GenesisFormat(args.genesis_format or "geth"))
+        return custom_preset(args.client_cmd, args.client_init, genesis_format_named(args.genesis_format))
     for option, value in (("--client-init", args.client_init), ("--genesis-format", args.genesis_format)):
         if value is not None:
             raise BadInput(f"{option}: only with --client-cmd (a preset has its own)")
     if args.geth_bin is not None:
-        if args.client not in (None, "geth") or args.client_bin is not None:
-            raise BadInput("--geth-bin: the same as --client geth --client-bin; give one of them")
+        if (args.client is not None and kind_named(args.client) is not geth.KIND) or args.client_bin is not None:
+            raise BadInput(f"--geth-bin: the same as --client {geth.KIND.name} --client-bin; give one of them")
         args.client_bin = args.geth_bin
-    return preset_by_name(args.client or "geth")
-
-
-GETH_WITH_MODES = "geth-bal-switch"
-"""The geth `make tools` builds with `--bal.executionmode` (scripts/geth_bal_switch/): the default geth of
-a modes run, since the pinned release has no such switch."""
+    return (DEFAULT if args.client is None else kind_named(args.client)).preset
 
 
 def _client_binary(preset: ClientPreset, given: Path | None, modes: bool = False) -> Path:
     """
-    `--client-bin`, or the pinned geth (geth-bal-switch for `--modes`) /
-    bundled reth, checked to be runnable.
+    `--client-bin`, or the client's build in tools/bin (for `--modes` the
+    build with its modes' flags, where that is another one), checked to be
+    runnable.
     """
     if given is not None:
         return check_executable(given, "--client-bin")
-    if preset.name not in ("geth", "reth"):
+    kind = kind_of_preset(preset)
+    if kind is None or kind.tool is None:
         raise BadInput(f"--client {preset.name} needs --client-bin PATH (balgen has no {preset.name} build)")
-    if preset.name == "geth" and modes:
-        return required_tool(GETH_WITH_MODES, "give --client-bin PATH (a geth with --bal.executionmode)")
-    # `make tools` builds geth, and unpacks reth from ../shared/clients/reth-*.gz where that exists.
-    return required_tool(preset.name, "give --client-bin PATH")
+    if modes and kind.modes_tool is not None:
+        return required_tool(kind.modes_tool, f"give --client-bin PATH (a {kind.name} with its modes' flags)")
+    # `make tools` builds the reference client, and unpacks the shared builds of others where they exist.
+    return required_tool(kind.tool, "give --client-bin PATH")
 
 
 def _target(args: argparse.Namespace) -> ManagedClient | ExternalClient:
@@ -285,7 +260,7 @@ def _default_label(args: argparse.Namespace) -> str:
         return "external"
     if args.client_cmd is not None:
         return "custom"
-    return (args.client or "geth").lower()
+    return (args.client or DEFAULT.name).lower()
 
 
 def checked_request(argv: Sequence[str]) -> ReplayRequest:
@@ -319,7 +294,8 @@ def _modes(args: argparse.Namespace, target: ManagedClient | ExternalClient) -> 
     if args.modes is None:
         return ()
     assert isinstance(target, ManagedClient)  # --engine-url refuses --modes
-    modes = parse_modes(args.modes, target.preset.name)
+    kind = kind_of_preset(target.preset)
+    modes = parse_modes(args.modes, target.preset.name, {} if kind is None else kind.modes)
     check_mode_flags(target.preset, target.binary, modes)
     managed = managed_flags(target.preset)
     for mode in modes:
@@ -407,7 +383,7 @@ def run_method(request: ReplayRequest) -> dict[str, object]:
             "per_test": 0 if not request.options.agreement_check or request.options.cold else INTAKE_PROBES,
             "clients": "those whose own time starts after the payload's intake (geth's slow-block total_ms), not reth's whole insertion",
         },
-        "own_time": {"geth": "slow-block total_ms", "reth": "'Block added' elapsed (whole insertion)"},
+        "own_time": {kind.name: kind.block_log.own_time for kind in KINDS.values() if kind.block_log is not None},
         "rounds": "each round executes every mode once, the order rotated by one per round" if request.modes else None,
     }
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..clients.rejection_reasons import REASONS, client_of_version, reason_matches
+from ..clients.kind import UncheckedReasons
+from ..clients.kinds import kind_of_version
 from ..results.measurements import Role
 from .engine_payloads import PayloadDirective
 
@@ -62,12 +63,32 @@ def time_rejections(
 
 
 def rejection_reason_problem(client_version: str | None, expected: str, answered: str | None) -> str | None:
-    """Why the client's `validationError` is not one of the fixture's expected exceptions, or None
-    (also None for a client whose messages balgen cannot map: its INVALID alone is checked)."""
+    """
+    Why the client's `validationError` is not one of the fixture's expected
+    exceptions, or None. A client balgen does not know, or whose messages it
+    does not map (`UncheckedReasons`), has its INVALID alone checked: that is
+    said in the test's checks (`reason_unchecked`), not here.
+    """
     names = [name.removeprefix("BlockException.") for name in expected.split("|")]
-    client = client_of_version(client_version)
-    if client is None or not any(name in REASONS[client] for name in names):
+    kind = kind_of_version(client_version)
+    if kind is None or isinstance(kind.rejection_reasons, UncheckedReasons):
         return None
-    if any(reason_matches(client, name, answered or "") for name in names):
+    patterns = [kind.rejection_reasons[name] for name in names if name in kind.rejection_reasons]
+    if not patterns:
         return None
-    return f"rejected for {answered!r}, which {client} says for none of {expected}"
+    if any(pattern.search(answered or "") is not None for pattern in patterns):
+        return None
+    return f"rejected for {answered!r}, which {kind.name} says for none of {expected}"
+
+
+def reason_unchecked(client_version: str | None, expected: str) -> str | None:
+    """What the test's checks say where a rejection's reason is not checked (INVALID alone is), or None."""
+    kind = kind_of_version(client_version)
+    if kind is None:
+        return f"rejection reason not checked: balgen does not know the client {client_version or '(no version)'!r}"
+    if isinstance(kind.rejection_reasons, UncheckedReasons):
+        return f"rejection reason not checked: {kind.rejection_reasons.why}"
+    names = [name.removeprefix("BlockException.") for name in expected.split("|")]
+    if not any(name in kind.rejection_reasons for name in names):
+        return f"rejection reason not checked: {kind.name} has no pattern for {expected}"
+    return None

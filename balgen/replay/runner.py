@@ -67,9 +67,10 @@ from typing import Any, Protocol, TypeVar
 
 from ..chain.header import has_block_access_list
 from ..clients.block_counts import counter
-from ..clients.client_modes import ClientMode
-from ..clients.client_process import ClientError
-from ..clients.mode_evidence import ModeNotInEffect, prove_mode
+from ..clients.modes import ClientMode
+from ..clients.process import ClientError
+from ..clients.kind import prove_mode
+from ..clients.mode_evidence import ModeNotInEffect
 from ..clients.engine_client import RpcError, RpcTransportError
 from ..clients.process_io import ProcessReads, process_reads
 from ..clients.slow_block_log import ClientBlockTiming
@@ -93,7 +94,7 @@ from .discovery import FixtureRef, ReplayGroup, ReplayTest, Suite, filled_with, 
 from .page_cache import drop_page_cache
 from .engine_payloads import ERROR, VALID, PayloadDirective
 from .sibling_blocks import SiblingBlocks, UnknownPayloadShape
-from .rejections import rejection_executions, rejection_reason_problem, time_rejections
+from .rejections import reason_unchecked, rejection_executions, rejection_reason_problem, time_rejections
 from .targets import ReplayClient, ReplayTarget
 
 DISCARD_FACTOR = 3
@@ -313,14 +314,15 @@ class _TestReplay:
         How many intake probes go before the benchmark executions: `INTAKE_PROBES` where the
         agreement will be checked (`checks_agreement`; a run that only records it sends nothing but
         the fixture's payloads and their siblings) against an own time that starts after the intake.
-        geth's slow-block `total_ms` does; reth's own time is its whole insertion (`logs_insertion`),
+        geth's slow-block `total_ms` does (`BlockLog.timer_after_intake`); reth's own time is its whole insertion,
         intake included, and its hash-mismatch refusal is no measure of it (140-600 ms at 30M and
         60M, against 4 ms of overhead over its insertion time), so reth is held to the plain margin.
         """
         checked = (
             self.test.benchmark.expected_status == VALID and self.options.agreement_check and not self.options.cold
         )
-        timer_after_intake = self.client.slow_blocks is not None and not self.client.logs_insertion
+        block_log = None if self.client.kind is None else self.client.kind.block_log
+        timer_after_intake = self.client.slow_blocks is not None and block_log is not None and block_log.timer_after_intake
         return INTAKE_PROBES if checked and timer_after_intake else 0
 
     def measure_intake(self) -> None:
@@ -450,7 +452,7 @@ class _TestReplay:
             if e.role is not Role.SETUP and e.variant and e.own_timing is not None
         ]  # fmt: skip
         try:
-            proof = prove_mode(self.client.client_name, self.mode, timings)
+            proof = prove_mode(self.client.kind, self.mode, timings)
         except ModeNotInEffect as error:
             raise CheckFailed(str(error)) from None
         self.proof = (proof.proven, proof.unproven)
@@ -562,6 +564,9 @@ class _TestReplay:
             problem = rejection_reason_problem(self.client.client_version, directive.validation_error, validation_error)
             if problem is not None:
                 raise CheckFailed(f"{where}: {problem} ({self.versions()})")
+            unchecked = reason_unchecked(self.client.client_version, directive.validation_error)
+            if unchecked is not None and unchecked not in self.count_checks:
+                self.count_checks.append(unchecked)
         if forkchoice_error is not None:
             raise CheckFailed(f"{where}: {_reason(forkchoice_error)}")
         if forkchoice_reply is not None:

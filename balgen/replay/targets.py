@@ -2,14 +2,13 @@
 The client a replay sends its payloads to: one balgen starts, or one the
 user runs.
 
-`ManagedClient` starts a client from its preset (`client_presets`: geth,
-the default, reth, nethermind, besu, erigon, ethrex, or a `--client-cmd`
-template) on 127.0.0.1 for each genesis group, with the genesis in the
+`ManagedClient` starts a client from its preset (one of
+`balgen.clients.kinds`, or a `--client-cmd` template) on 127.0.0.1 for each genesis group, with the genesis in the
 client's format, a fresh datadir and a generated JWT secret; it is stopped
 and its folder removed however the group ends (errors and Ctrl-C included,
 see `ClientProcess`). Its rollback is the preset's: `debug_setHead`, or
-restarting from a datadir copy taken at the block. geth and reth log their
-own per-block timing, which is read. `ExternalClient` talks to the
+restarting from a datadir copy taken at the block. A client with its own
+block log (`ClientKind.block_log`) has its per-block timing read from it. `ExternalClient` talks to the
 endpoints the user gave and to nothing else; it cannot be restarted, has no
 slow-block log, and is rolled back with `debug_setHead`.
 """
@@ -30,8 +29,10 @@ import httpx
 
 from ..plumbing.errors import BadInput
 from ..clients.genesis_files import write_client_genesis
-from ..clients.client_presets import ClientPreset, Figures, Rollback, managed_flags, with_user_config
-from ..clients.client_process import ClientError, ClientProcess, UncleanStop
+from ..clients.kind import ClientKind
+from ..clients.kinds import kind_of_preset
+from ..clients.presets import ClientPreset, Rollback, managed_flags, with_user_config
+from ..clients.process import ClientError, ClientProcess, UncleanStop
 from ..clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
 from ..clients.genesis_fields import derived_header_mismatches, fixture_config_mismatches
 from ..clients.slow_block_log import SlowBlockLogReader
@@ -46,13 +47,13 @@ class ReplayClient(Protocol):
     engine: EngineClient
     client_version: str | None
     slow_blocks: SlowBlockLogReader | None
-    """The client's slow-block log (geth, reth) when balgen started it, else None."""
+    """The client's own block log when balgen started it and the client has one, else None."""
     can_restart: bool
     rollback_method: Rollback
-    client_name: str
-    """The preset's name (`geth`, `reth`, ...), whose log `mode_evidence` knows; empty for a user's client."""
+    kind: ClientKind | None
+    """The client balgen started, whose log proves its modes; None for a `--client-cmd` or a user's client."""
     logs_insertion: bool
-    """Whether the client logs its whole insertion of a block after its slow-block entry (reth)."""
+    """Whether the client logs its whole insertion of a block after its block entry (`BlockLog.logs_insertion`)."""
 
     @property
     def process_id(self) -> int | None:
@@ -111,10 +112,10 @@ class _ManagedClient:
         self.rpc_timeout = rpc_timeout
         self.engine_timeout = engine_timeout
         self.rollback_method = process.preset.rollback
-        self.client_name = process.preset.name
-        self.logs_insertion = process.preset.figures is Figures.RETH_SLOW_BLOCK
-        logs_blocks = process.preset.figures is not Figures.LATENCY_ONLY
-        self.slow_blocks = SlowBlockLogReader(process.log_path) if logs_blocks else None
+        self.kind = kind_of_preset(process.preset)
+        block_log = None if self.kind is None else self.kind.block_log
+        self.logs_insertion = block_log is not None and block_log.logs_insertion
+        self.slow_blocks = None if block_log is None else SlowBlockLogReader(process.log_path, block_log.timings)
         self._connect()
 
     def _connect(self) -> None:
@@ -231,7 +232,7 @@ class _UserClient:
     slow_blocks: SlowBlockLogReader | None = None
     process_id: int | None = None
     rollback_method = Rollback.SET_HEAD
-    client_name = ""
+    kind: ClientKind | None = None
     logs_insertion = False
 
     def __init__(self, target: ExternalClient) -> None:
@@ -339,9 +340,18 @@ def target_description(target: ManagedClient | ExternalClient) -> dict[str, obje
             "client_args": list(target.client_args),
             "client_config": target.preset.config_file,
             "rollback": str(target.preset.rollback),
-            "figures": str(target.preset.figures),
+            "figures": target_figures(target.preset),
         }
     return {"kind": target.kind, "engine_url": target.engine_url, "rpc_url": target.rpc_url}
+
+
+LATENCY_ONLY = "client-side latency only"
+
+
+def target_figures(preset: ClientPreset) -> str:
+    """What balgen measures of the client beyond latency: its own block log, if it has one."""
+    kind = kind_of_preset(preset)
+    return LATENCY_ONLY if kind is None or kind.block_log is None else kind.block_log.description
 
 
 def preset_with_client_args(text: str | None, preset: ClientPreset) -> tuple[ClientPreset, tuple[str, ...]]:

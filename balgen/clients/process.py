@@ -37,7 +37,7 @@ import httpx
 
 from ..plumbing import processes
 from ..plumbing.errors import BadInput
-from .client_presets import CONFIG_FILE_NAME, CONFIG_PLACEHOLDER, ClientPreset, render_command
+from .presets import CONFIG_FILE_NAME, CONFIG_PLACEHOLDER, ClientPreset, render_command
 from .engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
 from .jwt_auth import generate_jwt_secret_file
 

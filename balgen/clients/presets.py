@@ -1,9 +1,10 @@
 """
-How to start each execution client balgen knows, on one genesis, privately.
+How to start an execution client on one genesis, privately.
 
 A preset is data: the genesis format the client reads, an optional init
-command run once on a fresh datadir, the node command, how a chain is
-rolled back on it, and what it logs per block. Commands are templates
+command run once on a fresh datadir, the node command, and how a chain is
+rolled back on it. Each client's preset is in its module of
+`balgen/clients/kinds/`. Commands are templates
 whose placeholders balgen fills for every node it starts:
 
     {bin}          the client binary
@@ -54,17 +55,9 @@ class Rollback(StrEnum):
     """How a client's chain goes back to an earlier block between executions."""
 
     SET_HEAD = "debug_setHead"
-    """`debug_setHead(number)` deletes the blocks above (geth, besu)."""
+    """`debug_setHead(number)` deletes the blocks above."""
     RESTORE_COPY = "restart_from_copy"
     """Stop the client, put back a copy of its datadir taken at the block, start it again."""
-
-
-class Figures(StrEnum):
-    """What a client reports about each block it executes, beyond latency."""
-
-    GETH_SLOW_BLOCK = "geth slow-block log"
-    RETH_SLOW_BLOCK = "reth slow-block log"
-    LATENCY_ONLY = "client-side latency only"
 
 
 @dataclass(frozen=True)
@@ -76,11 +69,10 @@ class ClientPreset:
     node_command: str
     init_command: str | None
     rollback: Rollback
-    figures: Figures
     env_prefix: str | None = None
     """Environment variables with this prefix are dropped: the client reads its flags from them too."""
     ignores_early_sigint: bool = False
-    """Start it with SIGINT ignored and re-send until `stop_acknowledged` is logged (geth)."""
+    """Start it with SIGINT ignored and re-send until `stop_acknowledged` is logged."""
     stop_acknowledged: bytes | None = None
     config_file: str | None = None
     """The text of a file written into the node's folder before it starts, at `{config}`."""
@@ -90,146 +82,6 @@ class ClientPreset:
     """The command that lists the node's flags (`{bin}` only): a mode's flags are looked up in its output."""
     version_command: str | None = None
     """The command that prints the binary's version and build (`{bin}` only), recorded with the results."""
-
-
-GETH_CONFIG = f"""\
-[Node.HTTPTimeouts]
-WriteTimeout = {SERVER_TIMEOUT_SECONDS * 10**9}
-"""
-"""
-geth's HTTP servers, the Engine API's included, answer `-32002 request timed
-out` once a call runs 100 ms short of their `WriteTimeout`, 30 s by default
-(`rpc.DefaultHTTPTimeouts`), and only a `--config` TOML file sets it (the
-keys are `geth dumpconfig`'s, durations in nanoseconds; the file's other
-settings keep their defaults). A 1,000M-gas `greedy` block ran past 30 s.
-"""
-
-GETH = ClientPreset(
-    name="geth",
-    genesis_format=GenesisFormat.GETH,
-    init_command="{bin} init --datadir {datadir} --state.scheme path {genesis}",
-    node_command=(
-        "{bin} --datadir {datadir} --state.scheme path --syncmode full --nodiscover --nat none"
-        " --netrestrict 127.0.0.0/8 --maxpeers 0 --port {p2p_port}"
-        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
-        " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net --ipcdisable"
-        " --debug.logslowblock 0 --config {config}"
-    ),
-    rollback=Rollback.SET_HEAD,
-    figures=Figures.GETH_SLOW_BLOCK,
-    env_prefix="GETH_",
-    ignores_early_sigint=True,
-    stop_acknowledged=b"Got interrupt, shutting down",
-    config_file=GETH_CONFIG,
-    verified="go-ethereum v1.17.8: Prague, Osaka and Amsterdam suites, every check",
-    help_command="{bin} --help",
-    version_command="{bin} version",
-)
-
-RETH = ClientPreset(
-    name="reth",
-    genesis_format=GenesisFormat.GETH,
-    init_command=None,
-    node_command=(
-        "{bin} node --chain {genesis} --datadir {datadir}"
-        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
-        " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3"
-        " --disable-discovery --nat none --addr 127.0.0.1 --port {p2p_port} --ipcdisable"
-        " --log.file.max-files 0 --color never --engine.persistence-threshold 0 --engine.slow-block-threshold 0"
-        # One debug target: the line that says whether a block ran on the BAL path (client_modes, mode_evidence).
-        " --log.stdout.filter info,engine::tree::payload_validator=debug"
-    ),
-    rollback=Rollback.RESTORE_COPY,
-    figures=Figures.RETH_SLOW_BLOCK,
-    env_prefix="RETH_",
-    verified="reth 2.5.1-dev 7b3432d (unoptimised and release builds): Osaka and Amsterdam suites, every check",
-    help_command="{bin} node --help",
-    version_command="{bin} --version",
-)
-
-NETHERMIND = ClientPreset(
-    name="nethermind",
-    genesis_format=GenesisFormat.NETHERMIND,
-    init_command=None,
-    node_command=(
-        "{bin} --config none --datadir {datadir} --Init.ChainSpecPath {genesis}"
-        " --Init.DiscoveryEnabled false --Init.AutoDump None --Network.MaxActivePeers 0"
-        " --Network.ExternalIp 127.0.0.1 --Network.LocalIp 127.0.0.1"
-        " --Network.P2PPort {p2p_port} --Network.DiscoveryPort {p2p_port}"
-        " --JsonRpc.Enabled true --JsonRpc.Host 127.0.0.1 --JsonRpc.Port {rpc_port}"
-        " --JsonRpc.EnabledModules Eth,Web3,Net,Debug --JsonRpc.EngineHost 127.0.0.1"
-        " --JsonRpc.EnginePort {engine_port} --JsonRpc.JwtSecretFile {jwt}"
-        " --Merge.TerminalTotalDifficulty 0 --HealthChecks.Enabled false"
-        # A call's limit (20 s by default) and newPayload's own (7 s, then SYNCING), in ms.
-        f" --JsonRpc.Timeout {SERVER_TIMEOUT_SECONDS * 1000}"
-        f" --Merge.NewPayloadBlockProcessingTimeout {SERVER_TIMEOUT_SECONDS * 1000}"
-    ),
-    rollback=Rollback.RESTORE_COPY,
-    figures=Figures.LATENCY_ONLY,
-    env_prefix="NETHERMIND_",
-    help_command="{bin} --help",
-    version_command="{bin} --version",
-)
-
-BESU = ClientPreset(
-    name="besu",
-    genesis_format=GenesisFormat.BESU,
-    init_command=None,
-    node_command=(
-        "{bin} --data-path={datadir} --genesis-file={genesis} --data-storage-format=BONSAI"
-        " --sync-mode=FULL --p2p-enabled=false --discovery-enabled=false --max-peers=0"
-        " --rpc-http-enabled=true --rpc-http-host=127.0.0.1 --rpc-http-port={rpc_port}"
-        " --rpc-http-api=ETH,NET,WEB3,DEBUG --host-allowlist=127.0.0.1"
-        " --engine-rpc-enabled=true --engine-rpc-port={engine_port} --engine-host-allowlist=127.0.0.1"
-        " --engine-jwt-secret={jwt}"
-        f" --Xhttp-timeout-seconds={SERVER_TIMEOUT_SECONDS}"  # the JSON-RPC servers' limit, 30 s by default
-    ),
-    rollback=Rollback.SET_HEAD,
-    figures=Figures.LATENCY_ONLY,
-    env_prefix="BESU_",
-    help_command="{bin} --help",
-    version_command="{bin} --version",
-)
-
-ERIGON = ClientPreset(
-    name="erigon",
-    genesis_format=GenesisFormat.GETH,
-    init_command="{bin} init --datadir {datadir} {genesis}",
-    node_command=(
-        "{bin} --datadir {datadir} --externalcl --nat none --nodiscover --maxpeers 0 --port {p2p_port}"
-        " --no-downloader --txpool.disable --private.api.addr= --torrent.port 0"
-        " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net"
-        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
-        " --log.dir.disable --fcu.timeout 0"
-    ),
-    rollback=Rollback.RESTORE_COPY,
-    figures=Figures.LATENCY_ONLY,
-    env_prefix="ERIGON_",
-)
-
-ETHREX = ClientPreset(
-    name="ethrex",
-    genesis_format=GenesisFormat.GETH,
-    init_command=None,
-    node_command=(
-        "{bin} --network {genesis} --datadir {datadir} --syncmode full"
-        " --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net"
-        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
-        " --p2p.addr 127.0.0.1 --p2p.port {p2p_port} --discovery.port {p2p_port}"
-    ),
-    rollback=Rollback.RESTORE_COPY,
-    figures=Figures.LATENCY_ONLY,
-)
-
-PRESETS: dict[str, ClientPreset] = {preset.name: preset for preset in (GETH, RETH, NETHERMIND, BESU, ERIGON, ETHREX)}
-
-
-def preset_by_name(name: str, option: str = "--client") -> ClientPreset:
-    """The preset called `name`, or `BadInput` naming the known ones."""
-    try:
-        return PRESETS[name.lower()]
-    except KeyError:
-        raise BadInput(f"{option} {name!r}: unknown client (known: {', '.join(PRESETS)})") from None
 
 
 def check_template(template: str, option: str, known: tuple[str, ...] = PLACEHOLDERS) -> tuple[str, ...]:
@@ -266,7 +118,7 @@ def render_command(template: str, values: dict[str, str]) -> list[str]:
 
 
 def custom_preset(node_command: str, init_command: str | None, genesis_format: GenesisFormat) -> ClientPreset:
-    """A preset from `--client-cmd` / `--client-init`: rollback by datadir copy, latency only."""
+    """A preset from `--client-cmd` / `--client-init`: rollback by datadir copy (balgen reads no block log of it)."""
     check_template(node_command, "--client-cmd")
     if init_command is not None:
         check_template(init_command, "--client-init")
@@ -276,7 +128,6 @@ def custom_preset(node_command: str, init_command: str | None, genesis_format: G
         node_command=node_command,
         init_command=init_command,
         rollback=Rollback.RESTORE_COPY,
-        figures=Figures.LATENCY_ONLY,
     )
 
 

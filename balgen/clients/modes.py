@@ -6,27 +6,21 @@ The BAL devnet benchmark report compares each client in three modes: A
 B `full` (all three), C `nobatchio` (parallel, without the access list's
 batched storage reads). A mode is data: the flags that put a client in it,
 and what it switches, so that the client's own log can prove the mode took
-effect (`mode_evidence`). The flags are each client's own:
-
-- reth (checked with `reth node --help` of the build in `../shared/clients/`,
-  2.5.1-dev 7b3432d, and in its logs): `--engine.disable-bal-parallel-execution`,
-  `--engine.disable-bal-parallel-state-root` (valid only with the first) and
-  `--engine.disable-bal-batch-io`; `full` is reth's default.
-- geth: `--bal.executionmode=sequential|full|nobatchio`, as the bal-devnet
-  images had it; the go-ethereum releases have no such flag, balgen's
-  `geth-bal-switch` build adds it (see docs/replay.md, "Modes").
-- besu: the report's flags (`--Xbal-...`), not run here.
-- nethermind: `--Blocks.ParallelExecution` and
-  `--Blocks.ParallelExecutionBatchRead` (its `IBlocksConfig`), not run here.
+effect (each client's `prove` in `balgen/clients/kinds/`). The flags are each
+client's own and live in its module there.
 
 A user-defined mode `NAME=FLAGS` works for any client; balgen cannot know
 what it switches, so nothing is proven about it beyond that the client ran.
+One that takes a built-in mode's name claims to be that mode: its flags must
+hold the built-in's and no flag only another mode has, and its log must
+prove it like the built-in's.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from ..plumbing.errors import BadInput
@@ -64,42 +58,13 @@ class ClientMode:
         return self.name.split("#", 1)[0]
 
 
-def _modes(verified: bool, **flags: str) -> dict[str, ClientMode]:
+def standard_modes(verified: bool, **flags: str) -> dict[str, ClientMode]:
+    """The report's modes (`sequential`, `full`, `nobatchio`) of one client, from the flags of each."""
     switches = {"sequential": SEQUENTIAL, "full": FULL, "nobatchio": NO_BATCH_IO}
     return {
         name: ClientMode(name, tuple(shlex.split(text)), switches[name], verified) for name, text in flags.items()
     }
 
-
-RETH_SEQUENTIAL_FLAGS = (
-    "--engine.disable-bal-parallel-execution --engine.disable-bal-parallel-state-root --engine.disable-bal-batch-io"
-)
-
-MODES: dict[str, dict[str, ClientMode]] = {
-    "reth": _modes(True, sequential=RETH_SEQUENTIAL_FLAGS, full="", nobatchio="--engine.disable-bal-batch-io"),
-    "geth": _modes(
-        False,
-        sequential="--bal.executionmode=sequential",
-        full="--bal.executionmode=full",
-        nobatchio="--bal.executionmode=nobatchio",
-    ),
-    "besu": _modes(
-        False,
-        sequential="--Xbal-optimization-enabled=false --Xbal-perfect-parallelization-enabled=false --Xbal-trust-state-root=false",
-        full="--Xbal-prefetch-reading-enabled=true --Xbal-trust-state-root=true --Xbal-perfect-parallelization-enabled=true",
-        nobatchio=(
-            "--Xbal-prefetch-reading-enabled=false --bonsai-cache-enabled=true --Xbal-trust-state-root=true"
-            " --Xbal-perfect-parallelization-enabled=true"
-        ),
-    ),
-    "nethermind": _modes(
-        False,
-        sequential="--Blocks.ParallelExecution=false --Blocks.ParallelExecutionBatchRead=false",
-        full="--Blocks.ParallelExecution=true --Blocks.ParallelExecutionBatchRead=true",
-        nobatchio="--Blocks.ParallelExecution=true --Blocks.ParallelExecutionBatchRead=false",
-    ),
-}
-"""The report's three modes per preset (see the module docstring for where each flag comes from)."""
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
@@ -117,30 +82,52 @@ def _user_mode(entry: str) -> ClientMode:
     return ClientMode(name, flags, None, False)
 
 
-def parse_modes(text: str, client: str) -> tuple[ClientMode, ...]:
+def _claim(mode: ClientMode, entry: str, client: str, known: Mapping[str, ClientMode]) -> ClientMode:
     """
-    `--modes A,B,...` for `client`'s preset: each entry a mode the preset
-    knows or `NAME=FLAGS`. A mode listed twice is an A/A pair: both run, the
-    second named `NAME#2` (the third `NAME#3`), so results tell them apart.
-    `BadInput` names an unknown mode and lists the known ones.
+    A user-defined mode named after one of `known`: it is that mode only if
+    its flags hold all of the built-in's and none that only the client's
+    other modes have; else `BadInput` naming what is missing. It is then
+    proven as the built-in is (its switches).
+    """
+    built_in = known[mode.name]
+    missing = [flag for flag in built_in.flags if flag not in mode.flags]
+    others = {flag for other in known.values() if other.name != built_in.name for flag in other.flags}
+    foreign = [flag for flag in mode.flags if flag in others and flag not in built_in.flags]
+    if missing or foreign:
+        problem = f"lacks {' '.join(missing)}" if missing else f"has {' '.join(foreign)}, which only another mode has"
+        raise BadInput(
+            f"--modes {entry!r}: named after {client}'s mode {built_in.name} "
+            f"({' '.join(built_in.flags) or 'no flags'}), but its flags {problem}; rename it or give that mode's flags"
+        )
+    return replace(mode, switches=built_in.switches, verified=built_in.verified)
+
+
+def parse_modes(text: str, client: str, known: Mapping[str, ClientMode]) -> tuple[ClientMode, ...]:
+    """
+    `--modes A,B,...` for the client `client`, whose built-in modes are
+    `known`: each entry one of them or `NAME=FLAGS`. A mode listed twice is
+    an A/A pair: both run, the second named `NAME#2` (the third `NAME#3`),
+    so results tell them apart. `BadInput` names an unknown mode and lists
+    the known ones.
     """
     entries = [entry.strip() for entry in text.split(",")]
     if not text.strip() or any(not entry for entry in entries):
         raise BadInput(f"--modes {text!r}: a comma-separated list of modes, e.g. sequential,full,nobatchio")
-    table = MODES.get(client, {})
     modes: list[ClientMode] = []
     for entry in entries:
         if "=" in entry:
             mode = _user_mode(entry)
-        elif entry in table:
-            mode = table[entry]
+            if mode.name in known:
+                mode = _claim(mode, entry, client, known)
+        elif entry in known:
+            mode = known[entry]
         else:
-            known = ", ".join(table) if table else "none"
+            listed = ", ".join(known) if known else "none"
             raise BadInput(
-                f"--modes {entry!r}: unknown mode for --client {client} (known: {known}; or define one as NAME=FLAGS)"
+                f"--modes {entry!r}: unknown mode for --client {client} (known: {listed}; or define one as NAME=FLAGS)"
             )
         same = sum(existing.kind == mode.name for existing in modes)
-        if same and mode.switches is None and any(m.kind == mode.name and m.flags != mode.flags for m in modes):
+        if same and any(m.kind == mode.name and m.flags != mode.flags for m in modes):
             raise BadInput(f"--modes: mode {mode.name!r} is defined twice with different flags")
         modes.append(replace(mode, name=f"{mode.name}#{same + 1}") if same else mode)
     return tuple(modes)

@@ -1,0 +1,228 @@
+"""
+go-ethereum (`geth`): how balgen starts it, its modes and their proof, its slow-block log, its rejections.
+
+geth is the reference client: `make tools` builds the pinned release
+(`tools/bin/geth`) and `geth-bal-switch` (scripts/geth_bal_switch/), the
+v1.17.10 release with `--bal.executionmode`, which a modes run uses.
+
+Its slow-block log: started with `--debug.logslowblock 0`, go-ethereum
+(v1.17.8, `core/blockchain_stats.go`, `ExecuteStats.logSlow`) logs one JSON
+object per block it executes on its own (`newPayload` imports one block at a
+time), as the message of a WARN line:
+
+    WARN [05-10|12:00:00.123] {"level":"warn","msg":"Slow block","block":{"number":2,
+        "hash":"0x…","gas_used":…,"tx_count":…},"timing":{"execution_ms":…,
+        "state_read_ms":…,"state_hash_ms":…,"commit_ms":…,"total_ms":…},
+        "throughput":{"mgas_per_sec":…},"state_reads":{…},"state_writes":{…},"cache":{…}}
+
+`total_ms` is the whole `ProcessBlock` (execution, validation, state root,
+database commit): what geth spends on the block once `newPayload` has
+decoded it, without the Engine API's JSON decoding, block hashing and HTTP.
+`execution_ms` excludes the state reads that go-ethereum counts apart;
+`state_hash_ms` is the account/storage trie updates and hashing;
+`commit_ms` the trie and database commits. With `--log.format json` the
+same object comes as a JSON-quoted `msg`; both forms are read. The entry's
+read, write and cache counters are kept too (`block_counts`).
+
+Its modes, as far as its log shows them: geth counts a block's state reads
+in its slow-block entry only when it executes the block sequentially;
+executing in parallel from the access list, its counters cover only the
+state that applies the list: code reads are 0 and the accounts read are the
+accounts written. geth-bal-switch logs `Executing block in parallel without
+BAL batch IO` before each block it runs in parallel without batch IO
+(`nobatchio`), and nothing of the kind with batch IO (`full`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ...ethereum.forks import Fork
+from ..chain_config import chain_config
+from ..genesis_files import GenesisFormat
+from ..kind import BlockLog, ClientKind
+from ..mode_evidence import ModeProof, judge
+from ..modes import ClientMode, standard_modes
+from ..presets import SERVER_TIMEOUT_SECONDS, ClientPreset, Rollback
+from ..slow_block_log import ClientBlockTiming, timing_of_entry
+
+CONFIG = f"""\
+[Node.HTTPTimeouts]
+WriteTimeout = {SERVER_TIMEOUT_SECONDS * 10**9}
+"""
+"""
+geth's HTTP servers, the Engine API's included, answer `-32002 request timed
+out` once a call runs 100 ms short of their `WriteTimeout`, 30 s by default
+(`rpc.DefaultHTTPTimeouts`), and only a `--config` TOML file sets it (the
+keys are `geth dumpconfig`'s, durations in nanoseconds; the file's other
+settings keep their defaults). A 1,000M-gas `greedy` block ran past 30 s.
+"""
+
+
+
+def genesis_top_level(fork: Fork, network: str, fields: dict[str, Any], chain_id: int) -> dict[str, Any]:
+    """go-ethereum's `genesis.json` but its alloc: the chain config and the header fields."""
+    del network  # the file names no network
+    return {"config": chain_config(fork, chain_id), **fields}
+
+
+GENESIS = GenesisFormat(name="geth", file_name="genesis.json", benchmarkoor_folder="go-ethereum", top_level=genesis_top_level)
+"""go-ethereum's `genesis.json`, which reth (`--chain`), erigon (`init`) and ethrex (`--network`) read too."""
+
+PRESET = ClientPreset(
+    name="geth",
+    genesis_format=GENESIS,
+    init_command="{bin} init --datadir {datadir} --state.scheme path {genesis}",
+    node_command=(
+        "{bin} --datadir {datadir} --state.scheme path --syncmode full --nodiscover --nat none"
+        " --netrestrict 127.0.0.0/8 --maxpeers 0 --port {p2p_port}"
+        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
+        " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net --ipcdisable"
+        " --debug.logslowblock 0 --config {config}"
+    ),
+    rollback=Rollback.SET_HEAD,
+    env_prefix="GETH_",
+    ignores_early_sigint=True,
+    stop_acknowledged=b"Got interrupt, shutting down",
+    config_file=CONFIG,
+    verified="go-ethereum v1.17.8: Prague, Osaka and Amsterdam suites, every check",
+    help_command="{bin} --help",
+    version_command="{bin} version",
+)
+
+MODES = standard_modes(
+    False,
+    sequential="--bal.executionmode=sequential",
+    full="--bal.executionmode=full",
+    nobatchio="--bal.executionmode=nobatchio",
+)
+"""`--bal.executionmode`, as the bal-devnet images had it; the go-ethereum releases have no such flag,
+balgen's `geth-bal-switch` build adds it (see docs/replay.md, "Modes")."""
+
+# -- the slow-block log ---------------------------------------------------------
+
+_MARKER = '{"level":"warn","msg":"Slow block"'
+_QUOTED_MARKER = json.dumps(_MARKER)[:-1]
+NO_BATCH_IO = "Executing block in parallel without BAL batch IO"
+"""What geth-bal-switch logs before a block it runs on the BAL path without batch IO
+(`--bal.executionmode=nobatchio`); the stock geth and the other modes never log it."""
+
+
+def _entry_object(line: str) -> dict[str, Any] | None:
+    """The slow-block JSON object in a log line, in either log format, or None."""
+    start = line.find(_MARKER)
+    decoder = json.JSONDecoder()
+    try:
+        if start >= 0:
+            entry, _ = decoder.raw_decode(line, start)
+            return entry if isinstance(entry, dict) else None
+        start = line.find(_QUOTED_MARKER)
+        if start >= 0:
+            message, _ = decoder.raw_decode(line, start)
+            entry = json.loads(message)
+            return entry if isinstance(entry, dict) else None
+    except (json.JSONDecodeError, TypeError):
+        return None
+    return None
+
+
+def parse_line(line: str) -> ClientBlockTiming | None:
+    """The timing a slow-block log line of geth carries; None for any other line."""
+    entry = _entry_object(line)
+    return None if entry is None else timing_of_entry(entry)
+
+
+def timings(lines: list[str]) -> list[ClientBlockTiming]:
+    """
+    The slow-block entries among `lines`, each with whether geth-bal-switch
+    logged running it without batch IO: that line names the block by an
+    abbreviated hash only, so it belongs to the entry that follows it,
+    logged by the same insertion.
+    """
+    found = []
+    no_batch_io = False
+    for line in lines:
+        no_batch_io = no_batch_io or NO_BATCH_IO in line
+        timing = parse_line(line)
+        if timing is None:
+            continue
+        found.append(timing.model_copy(update={"without_batch_io_logged": no_batch_io}))
+        no_batch_io = False
+    return found
+
+
+BLOCK_LOG = BlockLog(
+    description="geth slow-block log",
+    own_time="slow-block total_ms",
+    timings=timings,
+)
+
+# -- the proof of a mode --------------------------------------------------------
+
+
+def _parallel_seen(timing: ClientBlockTiming) -> bool | None:
+    """Whether geth ran the block in parallel, as its read counters show; None without counters."""
+    if timing.counts is None:
+        return None
+    reads, writes = timing.counts.reads, timing.counts.writes
+    return reads.code == 0 and reads.accounts == writes.accounts
+
+
+def _batch_io_seen(timing: ClientBlockTiming) -> bool | None:
+    """Whether a block geth ran in parallel had batch IO (no `without BAL batch IO` line); None otherwise."""
+    if timing.without_batch_io_logged is None or not _parallel_seen(timing):
+        return None
+    return not timing.without_batch_io_logged
+
+
+def prove(mode: ClientMode, timings: Sequence[ClientBlockTiming]) -> ModeProof:
+    """geth's entries of a test's sibling executions checked against what `mode` switches."""
+    assert mode.switches is not None
+    checks = [("parallel execution", mode.switches.parallel_execution, "geth's read counters", _parallel_seen)]
+    unproven: list[str] = []
+    if mode.switches.parallel_execution:
+        checks.append(("batch IO", mode.switches.batch_io, "geth's 'without BAL batch IO' line", _batch_io_seen))
+    else:
+        unproven.append("batch IO off: implied by sequential execution, which never batches")
+    proven: list[str] = []
+    for what, wanted, shown_by, seen_by in checks:
+        done, missing = judge(what, wanted, [seen_by(t) for t in timings], shown_by)
+        proven += [done] if done else []
+        unproven += [missing] if missing else []
+    return ModeProof(tuple(proven), tuple(unproven))
+
+
+# -- rejections -----------------------------------------------------------------
+
+_LIST = r"access list hash mismatch|invalid block access list"
+"""go-ethereum's two messages for a list that is not the block's: the computed list's hash differs
+(`core/block_validator.go`), or the list breaks a rule of its own (`bal.BlockAccessList.Validate`)."""
+
+REJECTION_REASONS = {
+    name: re.compile(pattern)
+    for name, pattern in {
+        "INVALID_BLOCK_ACCESS_LIST": _LIST,
+        "INVALID_BAL_EXTRA_ACCOUNT": _LIST,
+        "INVALID_BAL_MISSING_ACCOUNT": _LIST,
+        "INVALID_BAL_HASH": r"access list hash mismatch",
+        "INVALID_BLOCK_HASH": r"^blockhash mismatch",
+        "INCORRECT_BLOCK_FORMAT": r"failed to decode BAL|invalid block access list: .*(order|sorted|empty slot changes)",
+        "BLOCK_ACCESS_LIST_GAS_LIMIT_EXCEEDED": r"exceeds size constraint",
+    }.items()
+}
+"""Read off go-ethereum v1.17.8's answers to balgen's `invalid_bal` fixtures and its source."""
+
+KIND = ClientKind(
+    preset=PRESET,
+    version_prefix="Geth",
+    rejection_reasons=REJECTION_REASONS,
+    block_log=BLOCK_LOG,
+    modes=MODES,
+    prove=prove,
+    tool="geth",
+    modes_tool="geth-bal-switch",
+    reference=True,
+)

@@ -1,0 +1,201 @@
+"""
+reth: how balgen starts it, its modes and their proof, its slow-block log, its rejections.
+
+`make tools` unpacks the optimised reth build of `../shared/clients/`
+(2.5.1-dev 7b3432d) into `tools/bin/reth`.
+
+Its slow-block log: started with `--engine.slow-block-threshold 0`, reth 2.5
+logs the fields of geth's slow-block entry (target `reth::slow_block`) as
+`key.sub=value` pairs under geth's names (`block.hash`, `timing.total_ms`,
+`state_reads.code`, `cache.account.hits`). It logs a block twice: once
+executed (no `timing.commit_ms`: its database commit runs later, in the
+background), and again once persisted. Two more lines are joined to a
+block's entry:
+
+- `Block added to canonical chain number=N hash=0x… elapsed=…`: the whole
+  insertion of the block into reth's tree, which the slow-block timer does
+  not cover entirely. On a cache miss reth first allocates a fresh
+  cross-block execution cache (`--engine.cross-block-cache-size`, 4,096 MB by
+  default) outside that timer: about a second in the unoptimised build,
+  a few ms in the release build. It is `insert_ms`, reth's own time for
+  the block that a client-side latency is compared with.
+- `Executed block via BAL path elapsed=…` or `Executed block elapsed=…`
+  (target `engine::tree::payload_validator`, at debug level, which the
+  preset switches on for that target alone): whether reth executed the
+  block in parallel from its access list or sequentially, `execution_path`.
+  That line names no block; it belongs to the slow-block entry after it.
+
+Its modes (checked with `reth node --help` of the build in
+`../shared/clients/` and in its logs): `--engine.disable-bal-parallel-execution`,
+`--engine.disable-bal-parallel-state-root` (valid only with the first) and
+`--engine.disable-bal-batch-io`; `full` is reth's default. Its batch IO
+shows in nothing reliable: the slow-block entry's storage-cache hits were
+expected to (batch IO reads the access list's slots into that cache), but
+reth's transaction prewarming fills the same cache in a race with
+execution, so a `sequential` sibling of `mixed_dep-max-group1-1M` found 31
+of its 54 slots there and a `full` one 0 (4 reth nodes on a loaded 2-core
+machine, 2026-11-27). That part of a mode is not proven.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..kind import BlockLog, ClientKind
+from ..mode_evidence import ModeProof, judge
+from ..modes import ClientMode, standard_modes
+from .geth import GENESIS as GETH_GENESIS
+from ..presets import ClientPreset, Rollback
+from ..slow_block_log import DURATION_MS, ClientBlockTiming, ExecutionPath, timing_of_entry
+
+PRESET = ClientPreset(
+    name="reth",
+    genesis_format=GETH_GENESIS,
+    init_command=None,
+    node_command=(
+        "{bin} node --chain {genesis} --datadir {datadir}"
+        " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
+        " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3"
+        " --disable-discovery --nat none --addr 127.0.0.1 --port {p2p_port} --ipcdisable"
+        " --log.file.max-files 0 --color never --engine.persistence-threshold 0 --engine.slow-block-threshold 0"
+        # One debug target: the line that says whether a block ran on the BAL path (the proof of a mode).
+        " --log.stdout.filter info,engine::tree::payload_validator=debug"
+    ),
+    rollback=Rollback.RESTORE_COPY,
+    env_prefix="RETH_",
+    verified="reth 2.5.1-dev 7b3432d (unoptimised and release builds): Osaka and Amsterdam suites, every check",
+    help_command="{bin} node --help",
+    version_command="{bin} --version",
+)
+
+SEQUENTIAL_FLAGS = (
+    "--engine.disable-bal-parallel-execution --engine.disable-bal-parallel-state-root --engine.disable-bal-batch-io"
+)
+MODES = standard_modes(True, sequential=SEQUENTIAL_FLAGS, full="", nobatchio="--engine.disable-bal-batch-io")
+
+# -- the slow-block log ---------------------------------------------------------
+
+_MARKER = "reth::slow_block: Slow block "
+_INSERTED = re.compile(r"Block added to (?:canonical|fork) chain number=\d+ hash=(0x[0-9a-fA-F]{64}).*? elapsed=([0-9.]+)(ns|µs|us|ms|s)\b")
+_EXECUTED = re.compile(r"engine::tree::payload_validator: Executed block( via BAL path)? elapsed=")
+_FIELD = re.compile(r'([a-z0-9_.]+)=("(?:[^"\\]|\\.)*"|\S+)')
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _entry(line: str) -> dict[str, Any] | None:
+    """reth's slow-block line as geth's nested entry (its `key.sub=value` fields carry geth's names)."""
+    line = _ANSI_ESCAPE.sub("", line)
+    start = line.find(_MARKER)
+    if start < 0:
+        return None
+    entry: dict[str, Any] = {}
+    for key, value in _FIELD.findall(line, start + len(_MARKER)):
+        *parents, leaf = key.split(".")
+        node = entry
+        for parent in parents:
+            child = node.setdefault(parent, {})
+            if not isinstance(child, dict):
+                return None
+            node = child
+        node[leaf] = value.strip('"')
+    return entry
+
+
+def parse_line(line: str) -> ClientBlockTiming | None:
+    """The timing a slow-block log line of reth carries; None for any other line."""
+    entry = _entry(line)
+    return None if entry is None else timing_of_entry(entry)
+
+
+def _insert_times(lines: list[str]) -> dict[str, float]:
+    """reth's whole insertion time (ms) of each block hash its `Block added` lines in `lines` name."""
+    inserted: dict[str, float] = {}
+    for line in lines:
+        if (added := _INSERTED.search(_ANSI_ESCAPE.sub("", line))) is not None:
+            inserted.setdefault(added[1].lower(), float(added[2]) * DURATION_MS[added[3]])
+    return inserted
+
+
+def _execution_path(line: str) -> ExecutionPath | None:
+    """The path an `Executed block` line names; None for any other line."""
+    executed = _EXECUTED.search(line)
+    if executed is None:
+        return None
+    return ExecutionPath.BAL if executed[1] else ExecutionPath.SEQUENTIAL
+
+
+def timings(lines: list[str]) -> list[ClientBlockTiming]:
+    """
+    The slow-block entries among `lines`, each with its whole insertion time
+    (joined by hash) and its execution path: the `Executed block` line names
+    no block (its span at that level names only the parent), so it belongs
+    to the entry that follows it, logged by the same insertion.
+    """
+    inserted = _insert_times(lines)
+    found = []
+    path: ExecutionPath | None = None
+    for line in lines:
+        path = _execution_path(line) or path
+        timing = parse_line(line)
+        if timing is None:
+            continue
+        found.append(timing.model_copy(update={"insert_ms": inserted.get(timing.block_hash), "execution_path": path}))
+        path = None
+    return found
+
+
+BLOCK_LOG = BlockLog(
+    description="reth slow-block log",
+    own_time="'Block added' elapsed (whole insertion)",
+    timings=timings,
+    logs_insertion=True,
+    timer_after_intake=False,
+)
+
+# -- the proof of a mode --------------------------------------------------------
+
+
+def _parallel_seen(timing: ClientBlockTiming) -> bool | None:
+    """Whether reth executed the block on its BAL path, as its `Executed block` line says; None without it."""
+    return None if timing.execution_path is None else timing.execution_path is ExecutionPath.BAL
+
+
+def prove(mode: ClientMode, timings: Sequence[ClientBlockTiming]) -> ModeProof:
+    """reth's entries of a test's sibling executions checked against what `mode` switches."""
+    assert mode.switches is not None
+    evidence = "reth's execution path (Executed block [via BAL path])"
+    done, missing = judge("parallel execution", mode.switches.parallel_execution, [_parallel_seen(t) for t in timings], evidence)
+    unproven = [missing] if missing else []
+    unproven.append(f"batch IO {'on' if mode.switches.batch_io else 'off'}: reth's log does not show it")
+    return ModeProof((done,) if done else (), tuple(unproven))
+
+
+# -- rejections -----------------------------------------------------------------
+
+_LIST = r"block access list hash mismatch|Bal error: (Account|Slot) .* not found in BAL"
+"""The computed list's hash differs, or execution needed an account or slot the list lacks."""
+
+REJECTION_REASONS = {
+    name: re.compile(pattern)
+    for name, pattern in {
+        "INVALID_BLOCK_ACCESS_LIST": _LIST,
+        "INVALID_BAL_EXTRA_ACCOUNT": r"block access list hash mismatch",
+        "INVALID_BAL_MISSING_ACCOUNT": r"block access list hash mismatch|Bal error: Account .* not found in BAL",
+        "INVALID_BAL_HASH": r"block access list hash mismatch",
+        "INVALID_BLOCK_HASH": r"^block hash mismatch",
+        "BLOCK_ACCESS_LIST_GAS_LIMIT_EXCEEDED": r"block access list item cost exceeds gas limit",
+    }.items()
+}
+"""Read off reth's (v1.17.5's Amsterdam) answers to balgen's `invalid_bal` fixtures and its source."""
+
+KIND = ClientKind(
+    preset=PRESET,
+    version_prefix="reth",
+    rejection_reasons=REJECTION_REASONS,
+    block_log=BLOCK_LOG,
+    modes=MODES,
+    prove=prove,
+    tool="reth",
+)
