@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,12 +28,13 @@ matplotlib.use("Agg")  # no display: the chart is only ever written to a file
 import matplotlib.pyplot as plt  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
+from rich.text import Text  # noqa: E402
 
 from ..plumbing.command_line import OneLineParser, wide_console  # noqa: E402
 from ..plumbing.errors import BadInput  # noqa: E402
 from ..plumbing.output_files import check_writable, write_text_atomically  # noqa: E402
 from ..plumbing.printable import escaped  # noqa: E402
-from ..results.comparison import Comparison, DeltaSummary, LoadedRun, compare, load_runs  # noqa: E402
+from ..results.comparison import Comparison, DeltaSummary, LoadedRun, comparable_runs, compare, load_runs  # noqa: E402
 from ..results.phases import Phase, measured_phase_ms  # noqa: E402
 from ..results.confidence import COMPARISON_CONFIDENCE, Change  # noqa: E402
 from .runner import run_command  # noqa: E402
@@ -224,25 +226,25 @@ def rich_tables(comparison: Comparison) -> list[Table]:
     """The report as terminal tables."""
     tables = []
     for title, columns, rows in _sections(comparison):
-        table = Table(title=title)
+        table = Table(title=Text(escaped(title)))
         for index, column in enumerate(columns):
-            table.add_column(column, justify="left" if index == 0 else "right")
+            table.add_column(Text(escaped(column)), justify="left" if index == 0 else "right")
         for cells in rows:
             table.add_row(*(_colored(cell) for cell in cells))
         tables.append(table)
     return tables
 
 
-def _colored(cell: str) -> str:
-    if cell.endswith("%") and cell[0] in "+-":
-        return f"[{'green' if cell[0] == '+' else 'red'}]{cell}[/]"
-    return cell
+def _colored(cell: str) -> Text:
+    """A cell as plain text (a test id or label is never read as markup, an ESC in it never printed raw), a delta in colour."""
+    style = ("green" if cell[0] == "+" else "red") if cell.endswith("%") and cell[:1] in ("+", "-") else ""
+    return Text(escaped(cell), style=style)
 
 
 def markdown(comparison: Comparison, sources: Sequence[Path], noise_threshold: float = 0.0) -> str:
     """The report as a Markdown document."""
     lines = ["# balgen replay comparison", ""]
-    lines += [f"- `{name}`: `{source}`" for name, source in zip(comparison.names, sources, strict=True)]
+    lines += [f"- `{name}`: `{escaped(str(source))}`" for name, source in zip(comparison.names, sources, strict=True)]
     lines += [
         "",
         f"Baseline: `{comparison.names[0]}`. Δ is the change in median MGas/s against it; its {COMPARISON_CONFIDENCE:.0%} "
@@ -366,7 +368,7 @@ def report(argv: Sequence[str], console: Console | None) -> int:
         raise BadInput(f"--worst {args.worst}: must be 0 or more")
     if not 0 <= args.noise_threshold < 100:  # NaN fails this too
         raise BadInput(f"--noise-threshold {args.noise_threshold}: must be a percentage from 0 to below 100")
-    runs = load_runs(args.runs)  # a modes run gives one run per mode
+    runs, left_out = comparable_runs(load_runs(args.runs))  # a modes run gives one run per mode
     comparison = compare(runs, worst=args.worst, noise_threshold=args.noise_threshold)
     output = args.output or default_report_output()
     if output.exists() and not output.is_dir():
@@ -377,13 +379,22 @@ def report(argv: Sequence[str], console: Console | None) -> int:
         raise BadInput(f"--output {output}: cannot be created ({error.strerror})") from None
     check_writable(output)
     console = console or wide_console()
+    for reason in left_out:
+        print(f"balgen report: left out {escaped(reason)}", file=sys.stderr)
     for table in rich_tables(comparison):
         console.print(table)
     try:
-        write_chart(comparison, output / REPORT_PNG)
-        if comparison.phase_summaries:
-            write_phase_chart(comparison, runs, output / PHASES_PNG)
-        write_text_atomically(output / REPORT_MD, markdown(comparison, [run.path for run in runs], args.noise_threshold))
+        with warnings.catch_warnings():
+            # matplotlib's remarks on the drawing (a glyph its font lacks, a crowded layout) are no
+            # concern of the user's: the chart is written all the same.
+            warnings.simplefilter("ignore", UserWarning)
+            write_chart(comparison, output / REPORT_PNG)
+            if comparison.phase_summaries:
+                write_phase_chart(comparison, runs, output / PHASES_PNG)
+        document = markdown(comparison, [run.path for run in runs], args.noise_threshold)
+        if left_out:
+            document += "\n## Left out\n\n" + "".join(f"- {escaped(reason)}\n" for reason in left_out)
+        write_text_atomically(output / REPORT_MD, document)
     except OSError as error:  # the folder took a probe file but not the report (disk full)
         print(f"balgen report: cannot write the report to {escaped(str(output))} ({error.strerror or error})", file=sys.stderr)
         return 1

@@ -31,7 +31,7 @@ import numpy
 from pydantic import ValidationError
 
 from ..plumbing.errors import BadInput
-from ..plumbing.printable import check_test_id
+from ..plumbing.printable import check_test_id, escaped
 from ..plumbing.user_files import read_user_text
 from .confidence import Change
 from .phases import PhaseChange, PhaseSummary, phase_changes, summarize_phases
@@ -156,7 +156,8 @@ def load_runs(paths: Sequence[Path]) -> list[LoadedRun]:
             folder = (path if path.is_dir() else path.parent).name
             mode = next((test.mode for test in result.tests), None)
             name = folder if mode is None else f"{folder}-{mode}"
-        runs.append(LoadedRun(name, path, result))
+        # A label or mode name is the user's text: an ESC in it would reach the terminal from every table.
+        runs.append(LoadedRun(escaped(name), path, result))
     names = [run.name for run in runs]
     if len(set(names)) != len(names):
         raise BadInput("two runs have the same label and folder name; pass different runs")
@@ -324,6 +325,31 @@ def check_same_fixtures(baseline: LoadedRun, run: LoadedRun) -> None:
             f"fixtures: test {first.test_id} has genesis {first.genesis_hash} there and "
             f"{genesis[first.test_id]} in the baseline{others}; compare runs of the same fixtures"
         )
+
+
+def comparable_runs(runs: Sequence[LoadedRun]) -> tuple[list[LoadedRun], list[str]]:
+    """
+    The runs that have something to compare, and why each other one is left
+    out: a run (a mode of a modes run) without a passed, measured test, or
+    with none in common with the baseline (the first run kept). One mode
+    that failed every test must not take the other modes' comparison with
+    it; when fewer than two runs would be left, all are kept, and `compare`
+    says why there is nothing to compare.
+    """
+    measured = [comparable_tests(run.result).keys() for run in runs]
+    with_tests = [(run, tests) for run, tests in zip(runs, measured, strict=True) if tests]
+    left_out = [f"{run.name} ({run.path}): no passed, measured test" for run, tests in zip(runs, measured, strict=True) if not tests]
+    if not with_tests:
+        return list(runs), []
+    (baseline, baseline_tests), kept = with_tests[0], [with_tests[0][0]]
+    for run, tests in with_tests[1:]:
+        if tests & baseline_tests:
+            kept.append(run)
+        else:
+            left_out.append(f"{run.name} ({run.path}): no passed, measured test in common with the baseline {baseline.name}")
+    if len(kept) < 2:
+        return list(runs), []
+    return kept, left_out
 
 
 def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float = 0.0) -> Comparison:
