@@ -8,6 +8,9 @@ nothing half-written, nothing left running.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +78,39 @@ def test_a_mode_name_with_escape_sequences_reaches_neither_terminal_nor_stderr(t
     assert "\x1b" not in completed.stdout and "geth-modes-full\\x1b[2J[bold]x[/x]" in completed.stdout
     assert completed.stderr == "", "no matplotlib warning (a glyph its font lacks) on stderr"
     assert "\x1b" not in (tmp_path / "report" / "report.md").read_text()
+
+
+FINALIZER_STOP = """
+import signal, sys, time
+from balgen.commands.runner import run_command
+
+class Finalized:
+    def __del__(self):
+        signal.raise_signal(signal.{signal})  # Python runs the handler at the next instruction: in here
+        for _ in range(1000):
+            pass
+
+def body():
+    Finalized()  # dropped at once, so its __del__ runs here
+    for _ in range(100):
+        time.sleep(0.01)
+    print("ran to the end")
+    return 0
+
+sys.exit(run_command("demo", body))
+"""
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_signal_handled_inside_a_finalizer_still_stops_the_command(stop: signal.Signals) -> None:
+    """
+    Finding 1's race, made deterministic: the signal is handled while a
+    finalizer runs (as a garbage-collected generator's or a Popen's in the
+    fill), where Python drops the exception it raises.
+    """
+    completed = subprocess.run(
+        [sys.executable, "-c", FINALIZER_STOP.format(signal=stop.name)], capture_output=True, text=True, timeout=60
+    )
+    name = "interrupted" if stop == signal.SIGINT else "terminated (SIGTERM)"
+    assert (completed.returncode, completed.stderr) == (128 + stop, f"balgen demo: {name}\n"), completed
+    assert "ran to the end" not in completed.stdout

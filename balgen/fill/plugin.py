@@ -46,13 +46,16 @@ from ..ethereum.forks import DEFAULT_FORK, Fork, fork_by_name
 from ..model.family import Family, PlannedWorkload
 from ..generators.catalog import named_in, planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
-from ..plumbing.stop_signals import install_stop_handlers, restore_handlers
+from ..plumbing.stop_signals import (
+    install_stop_handlers, redeliver_lost_stops, restore_handlers, restore_unraisable_hook,
+)  # fmt: skip
 from ..plumbing.toolchain import required_tool
 from ..model.workload import Placement, Workload
 
 _session_key = pytest.StashKey[FillSession]()
 _scratch_key = pytest.StashKey[Path]()
 _signal_handlers_key = pytest.StashKey[dict[int, object]]()
+_unraisable_hook_key = pytest.StashKey[Any]()
 _options_key = pytest.StashKey["FillOptions"]()
 _gc_thresholds_key = pytest.StashKey[tuple[int, int, int]]()
 
@@ -413,9 +416,23 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"balgen: FAILED {failure['message']}")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """
+    A Ctrl-C or stop signal that lands in a finalizer is sent again
+    (`stop_signals.redeliver_lost_stops`), not dropped while the fill runs
+    on. Installed now, over the hook pytest's unraisable-exception plugin
+    sets in its `pytest_configure`, which would only turn it into a warning.
+    """
+    if fills(session.config) and threading.current_thread() is threading.main_thread():
+        session.config.stash[_unraisable_hook_key] = redeliver_lost_stops()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not fills(session.config):
         return
+    previous_hook = session.config.stash.get(_unraisable_hook_key, None)
+    if previous_hook is not None:
+        restore_unraisable_hook(previous_hook)
     fill_session = session.config.stash.get(_session_key, None)
     if fill_session is not None:
         fill_session.close()

@@ -10,6 +10,16 @@ interrupted. Python's defaults would instead end the process on the spot
 so the code that already unwinds Ctrl-C (and pytest, which `balgen fill`
 runs) unwinds these the same way; the command then exits with 128 + the
 signal number, as a shell reports a command a signal ended.
+
+Python runs a signal's handler at the next instruction of the main thread,
+and that may be inside a finalizer (an object's `__del__`, a generator
+closed by the garbage collector, a weakref callback). An exception raised
+there is "ignored": written to `sys.unraisablehook` and dropped, so a Ctrl-C
+landing there was lost and the command ran on to its end (exit 0), and after
+a lost SIGTERM the stop signals stayed ignored. `redeliver_lost_stops`
+catches such a stop at the hook and sends the signal again a moment later,
+from another thread, so that it is handled outside the finalizer (again, if
+it lands in another).
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -62,19 +72,63 @@ def restore_handlers(previous: dict[int, object]) -> None:
         signal.signal(stop_signal, handler)  # type: ignore[arg-type]
 
 
+UnraisableHook = Callable[["sys.UnraisableHookArgs"], object]
+
+
+def redeliver_lost_stops() -> UnraisableHook:
+    """
+    Make `sys.unraisablehook` send a stop that a finalizer swallowed (see the
+    module docstring) again, its handlers re-installed first (`_raise_stopped`
+    ignores the stop signals while it unwinds); other unraisable exceptions go
+    to the hook that was there. Returns that hook, for `restore_unraisable_hook`.
+    """
+    previous = sys.unraisablehook
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        stop = unraisable.exc_value
+        if isinstance(stop, Stopped):
+            install_stop_handlers()
+            _send_soon(stop.signum)
+        elif isinstance(stop, KeyboardInterrupt) and callable(signal.getsignal(signal.SIGINT)):
+            _send_soon(signal.SIGINT)
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    return previous
+
+
+REDELIVERY_DELAY = 0.01
+"""Seconds before a swallowed stop is sent again: sent at once, its handler would run inside the hook itself."""
+
+
+def _send_soon(signum: int) -> None:
+    """Send `signum` to this process from another thread after `REDELIVERY_DELAY` (the hook and finalizer returned)."""
+    timer = threading.Timer(REDELIVERY_DELAY, signal.raise_signal, (signum,))
+    timer.daemon = True
+    timer.start()
+
+
+def restore_unraisable_hook(previous: UnraisableHook) -> None:
+    sys.unraisablehook = previous
+
+
 @contextlib.contextmanager
 def stop_signals_unwind() -> Iterator[None]:
     """
-    Within the block every stop signal raises `Stopped`. Signals can only be
-    handled in the main thread; elsewhere nothing changes.
+    Within the block every stop signal raises `Stopped`, and a stop a
+    finalizer swallowed is sent again. Signals can only be handled in the
+    main thread; elsewhere nothing changes.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = install_stop_handlers()
+    previous_hook = redeliver_lost_stops()
     try:
         yield
     finally:
+        restore_unraisable_hook(previous_hook)
         restore_handlers(previous)
 
 
