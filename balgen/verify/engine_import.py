@@ -17,7 +17,7 @@ from ..replay.discovery import FixtureRef, ReplayGroup, Suite, discover
 from ..replay.runner import ReplayOptions, replay_suite
 from ..results.measurements import Execution
 from ..results.schema import FixtureResult
-from ..clients.presets import GETH
+from ..clients.kinds.geth import PRESET as GETH
 from ..replay.targets import ManagedClient
 from .outcomes import Outcome, Verifier
 
