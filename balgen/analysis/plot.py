@@ -12,6 +12,7 @@ as fast as one of thirty.
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Sequence
@@ -113,3 +114,13 @@ def plot_graphs(graphs: Sequence[tuple[str, DependencyGraph]], path: Path) -> in
         draw_graph(panel, name, graph)
     figure.savefig(path, dpi=120, format=path.suffix.lower().lstrip(".") or "png")  # exactly `path`, never path + ".png"
     return len(shown)
+
+
+def graph_png(name: str, graph: DependencyGraph, dpi: int = 80) -> bytes:
+    """One fixture's panel alone as PNG bytes (the results page shows one at a time)."""
+    figure = Figure(figsize=(7.5, 3.8), layout="constrained")
+    FigureCanvasAgg(figure)
+    draw_graph(figure.subfigures(1, 1), name, graph)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, dpi=dpi, format="png", metadata={"Software": None})  # no version stamp: same bytes each time
+    return buffer.getvalue()

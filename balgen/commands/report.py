@@ -8,6 +8,10 @@ worst significant regressions, the measured speedup against each fixture's
 ideal parallel bound, and every test's MGas/s per run with its delta, 99%
 interval and verdict; `report.png` charts the per-test MGas/s and deltas
 with their intervals. See `comparison` and `confidence` for the figures.
+
+`--html PAGE` writes one self-contained page instead (`balgen.pages`): of
+runs compared, of one run alone, of a fill's fixtures or of a
+`balgen verify --output` (docs/report-page.md); with `--output` as well, both.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import numpy
 matplotlib.use("Agg")  # no display: the chart is only ever written to a file
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 from rich.text import Text  # noqa: E402
@@ -34,6 +39,8 @@ from ..plumbing.command_line import OneLineParser, wide_console  # noqa: E402
 from ..plumbing.errors import BadInput  # noqa: E402
 from ..plumbing.output_files import check_writable, write_text_atomically  # noqa: E402
 from ..plumbing.printable import escaped  # noqa: E402
+from ..pages.document import check_page_path, write_page  # noqa: E402
+from ..pages.sources import page_of  # noqa: E402
 from ..results.comparison import Comparison, DeltaSummary, LoadedRun, comparable_runs, compare, load_runs  # noqa: E402
 from ..results.phases import Phase, measured_phase_ms  # noqa: E402
 from ..results.confidence import COMPARISON_CONFIDENCE, Change  # noqa: E402
@@ -49,7 +56,14 @@ def report_parser() -> argparse.ArgumentParser:
         prog="balgen report",
         description="Compare balgen replay runs (the first is the baseline): MGas/s per test, deltas, regressions.",
     )
-    parser.add_argument("runs", type=Path, nargs="+", help="run folders (or their results.json)")
+    parser.add_argument(
+        "runs", type=Path, nargs="+",
+        help="run folders (or their results.json); with --html also one run alone, a fill's output or a verify's",
+    )  # fmt: skip
+    parser.add_argument(
+        "--html", type=Path, default=None, metavar="PAGE",
+        help="write one self-contained HTML page (opens offline) instead of report.md and report.png",
+    )  # fmt: skip
     parser.add_argument("--output", type=Path, default=None, help="folder for report.md and report.png (default results/report-<timestamp>/)")
     parser.add_argument("--worst", type=int, default=10, help="how many worst regressions to list (default 10)")
     parser.add_argument(
@@ -266,20 +280,64 @@ def markdown(comparison: Comparison, sources: Sequence[Path], noise_threshold: f
     return "\n".join(lines)
 
 
+MAX_IMAGE_INCHES = 19.5
+"""The tallest picture at 100 dpi: about 2,000 pixels, readable on a screen without zooming into a strip."""
+TOP_INCHES = 2.2
+"""Room for the title, the legend under it and the axis labels."""
+
+
+def charted_tests(ids_and_changes: Sequence[tuple[str, float, bool]], inches_per_test: float) -> list[str]:
+    """
+    The tests a picture has room for, `inches_per_test` each: all of them when
+    they fit, else the regressions (flagged True) and then those with the
+    largest change, by size (the tables list every test).
+    """
+    room = max(1, int((MAX_IMAGE_INCHES - TOP_INCHES) / inches_per_test))
+    ranked = sorted(ids_and_changes, key=lambda item: (not item[2], -abs(item[1])))
+    return [test for test, _, _ in ranked[:room]]
+
+
+def _chart_title(what: str, shown: int, total: int) -> str:
+    if shown == total:
+        return what
+    return f"{what}: the {shown} of {total} tests with the largest change (every test is in the tables)"
+
+
+def _save(figure: Figure, path: Path) -> None:
+    partial = path.with_name(f".{path.name}.tmp")
+    try:
+        figure.savefig(partial, dpi=100, format="png")
+        os.replace(partial, path)  # whole or not at all, like the other outputs
+    finally:
+        plt.close(figure)
+        partial.unlink(missing_ok=True)
+
+
 def write_chart(comparison: Comparison, path: Path) -> None:
-    """MGas/s per test per run (left) and each run's delta against the baseline (right)."""
-    rows = sorted(comparison.rows, key=lambda row: (row.deltas[0] is None, row.deltas[0] or 0.0))
+    """MGas/s per test per run (left) and each run's delta against the baseline (right), at most ~2,000 px tall."""
+    inches_per_test = 0.28 * max(1, len(comparison.names) / 2)
+    largest = [
+        (row.test_id, max((abs(d) for d in row.deltas if d is not None), default=0.0),
+         any(c is not None and c.significant and c.estimate < 0 for c in row.changes or ()))
+        for row in comparison.rows
+    ]  # fmt: skip
+    shown = set(charted_tests(largest, inches_per_test))
+    rows = sorted(
+        (row for row in comparison.rows if row.test_id in shown),
+        key=lambda row: (row.deltas[0] is None, row.deltas[0] or 0.0),
+    )
     labels = [row.test_id for row in rows]
-    height = min(300.0, 1.5 + 0.28 * len(rows) * max(1, len(comparison.names) / 2))
-    figure, (left, right) = plt.subplots(1, 2, figsize=(14, height), sharey=True)
+    figure, (left, right) = plt.subplots(
+        1, 2, figsize=(14, TOP_INCHES + inches_per_test * len(rows)), sharey=True, layout="constrained"
+    )
     bar = 0.8 / len(comparison.names)
     positions = range(len(rows))
     for index, name in enumerate(comparison.names):
         values = [row.mgas[index] or 0.0 for row in rows]
-        left.barh([p + index * bar for p in positions], values, height=bar, label=name)
+        left.barh([p + index * bar for p in positions], values, height=bar, label=name, color=f"C{index}")
+    left.margins(y=0.01)
     left.invert_yaxis()
     left.set_xlabel("MGas/s (median)")
-    left.legend(fontsize=8)
     ticks = [p + bar * (len(comparison.names) - 1) / 2 for p in positions]
     left.set_yticks(ticks, labels, fontsize=7)
     others = len(comparison.names) - 1
@@ -294,29 +352,30 @@ def write_chart(comparison: Comparison, path: Path) -> None:
         ]
         offset = (index - (others - 1) / 2) * delta_bar
         # The run's colour from the left panel, so each bar is traceable to its run.
-        right.barh([tick + offset for tick in ticks], values, height=delta_bar, color=f"C{index + 1}", label=name,
+        right.barh([tick + offset for tick in ticks], values, height=delta_bar, color=f"C{index + 1}",
                    xerr=errors, error_kw={"elinewidth": 0.8, "capsize": 2})  # fmt: skip
     right.axvline(0, color="black", linewidth=0.8)
     right.set_xlabel(f"Δ MGas/s vs {comparison.names[0]} (%) with its {COMPARISON_CONFIDENCE:.0%} interval, right = faster")
     right.grid(axis="x", alpha=0.3)
-    figure.suptitle("balgen replay comparison")
-    figure.tight_layout()
-    partial = path.with_name(f".{path.name}.tmp")
-    try:
-        figure.savefig(partial, dpi=100, format="png")
-        os.replace(partial, path)  # whole or not at all, like the other outputs
-    finally:
-        plt.close(figure)
-        partial.unlink(missing_ok=True)
+    figure.suptitle(_chart_title("balgen replay comparison", len(rows), len(comparison.rows)))
+    # Outside the axes, under them: never over a bar or the title.
+    figure.legend(loc="outside lower center", ncols=min(len(comparison.names), 6), fontsize=9, frameon=False)
+    _save(figure, path)
 
 
 def write_phase_chart(comparison: Comparison, runs: Sequence[LoadedRun], path: Path) -> None:
     """
     Per test, each run's median time of each phase stacked into one bar, so
-    which phase a mode moved is seen, not read: a bar per run, runs side by side.
+    which phase a mode moved is seen, not read: a bar per run, runs side by
+    side; at most ~2,000 px tall (the tests whose phases moved most).
     """
-    tests = sorted({change.test_id for changes in comparison.phases for change in changes})
-    figure, axes = plt.subplots(figsize=(14, min(300.0, 1.5 + 0.3 * len(tests) * len(runs))))
+    moved: dict[str, float] = {}
+    for changes in comparison.phases:
+        for change in changes:
+            moved[change.test_id] = moved.get(change.test_id, 0.0) + abs(change.ms - change.baseline_ms)
+    inches_per_test = 0.3 * len(runs)
+    tests = sorted(charted_tests([(test, ms, False) for test, ms in moved.items()], inches_per_test))
+    figure, axes = plt.subplots(figsize=(14, TOP_INCHES + inches_per_test * len(tests)), layout="constrained")
     bar = 0.8 / len(runs)
     for run_index, run in enumerate(runs):
         by_test = {test.test_id: test for test in run.result.tests if test.passed}
@@ -335,20 +394,14 @@ def write_phase_chart(comparison: Comparison, runs: Sequence[LoadedRun], path: P
             left = [a + b for a, b in zip(left, widths, strict=True)]
     ticks = [index + bar * (len(runs) - 1) / 2 for index in range(len(tests))]
     axes.set_yticks(ticks, tests, fontsize=7)
+    axes.margins(y=0.01)
     axes.invert_yaxis()
-    axes.set_xlabel("the client's own time per phase, median ms; one bar per run: " + ", ".join(
+    axes.set_xlabel("the client's own time per phase, median ms\none bar per run, top to bottom (lighter = later): " + ", ".join(
         f"{index + 1}. {run.name}" for index, run in enumerate(runs)
-    ) + " (top to bottom, lighter = later)")
-    axes.legend(fontsize=8)
-    figure.suptitle("Which phase each run moved")
-    figure.tight_layout()
-    partial = path.with_name(f".{path.name}.tmp")
-    try:
-        figure.savefig(partial, dpi=100, format="png")
-        os.replace(partial, path)
-    finally:
-        plt.close(figure)
-        partial.unlink(missing_ok=True)
+    ))
+    figure.suptitle(_chart_title("Which phase each run moved", len(tests), len(moved)))
+    figure.legend(loc="outside lower center", ncols=len(Phase), fontsize=9, frameon=False)
+    _save(figure, path)
 
 
 def default_report_output(root: Path = Path("results")) -> Path:
@@ -368,6 +421,12 @@ def report(argv: Sequence[str], console: Console | None) -> int:
         raise BadInput(f"--worst {args.worst}: must be 0 or more")
     if not 0 <= args.noise_threshold < 100:  # NaN fails this too
         raise BadInput(f"--noise-threshold {args.noise_threshold}: must be a percentage from 0 to below 100")
+    if args.html is not None:
+        check_page_path(args.html)
+        write_page(page_of(args.runs, args.noise_threshold, args.worst), args.html)
+        (console or wide_console()).print(f"page written to {escaped(str(args.html))}", highlight=False, markup=False)
+        if args.output is None:
+            return 0
     runs, left_out = comparable_runs(load_runs(args.runs))  # a modes run gives one run per mode
     comparison = compare(runs, worst=args.worst, noise_threshold=args.noise_threshold)
     output = args.output or default_report_output()

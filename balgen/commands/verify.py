@@ -10,7 +10,8 @@ and a summary line `N fixtures: geth N/N, revm N/N, ethereumjs N/N, engine N/N`;
 a verifier implementing another Amsterdam than the fixture's says "not
 applicable" (`verify.applicability`) rather than fail. Exit code 0
 when every check passed, 1 when any failed, 2 for bad input (one line, before
-anything runs), 130 on Ctrl-C.
+anything runs), 130 on Ctrl-C. With `--output DIR` the verdicts are also written to
+`DIR/verify.json` (`verify.verdicts_file`), which `balgen report DIR --html PAGE` shows.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from ..verify.evm_runners import RunningVerifiers
 from ..verify.applicability import REVME_VERSION, Filled, Specs
 from ..verify.ethereumjs import EthereumjsInstall, EthereumjsRuns, deadline_for, fixture_block_gas, located_ethereumjs
 from ..verify.outcomes import Outcome, Verifier
+from ..verify.verdicts_file import VERIFY_JSON, VerifyResult, sorted_verdicts
+from .. import __version__
+from ..plumbing.output_files import check_output_writable, write_text_atomically
 from .runner import run_command
 
 PASSED, FAILED = 0, 1
@@ -65,6 +69,10 @@ def verify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--evm-bin", type=Path, default=None, help="evm binary (default: the pinned go-ethereum evm)")
     parser.add_argument("--revme-bin", type=Path, default=None, help=f"revme binary (default: the pinned revme {REVME_VERSION})")
     parser.add_argument("--geth-bin", type=Path, default=None, help="geth binary (default: the pinned v1.17.10)")
+    parser.add_argument(
+        "--output", type=Path, default=None, metavar="DIR",
+        help=f"also write every verdict to DIR/{VERIFY_JSON} (for `balgen report DIR --html PAGE`)",
+    )  # fmt: skip
     return parser
 
 
@@ -345,16 +353,44 @@ def versions_line(checks: Plan, specs: Specs, tools: Tools) -> str:
     return f"filled by {fills}\nverified by {verifiers}"
 
 
-def verify(path: Path, selection: Selection, tools: Tools, console: Console) -> int:
-    """Verify what `selection` picks under `path`: print rows and summary; the exit code."""
+def verify(path: Path, selection: Selection, tools: Tools, console: Console, output: Path | None = None) -> int:
+    """Verify what `selection` picks under `path`: print rows and summary (and write them to `output`); the exit code."""
     checks = plan(path, selection, tools)
     specs = Specs.of(tools.evm, tools.geth)
     with _Progress(console, checks.blockchain_count * tools.blockchain_verifiers + checks.engine_count) as progress:
         outcomes = run_checks(checks, tools, specs, progress)
     console.print(rows_table(outcomes))
-    console.print(versions_line(checks, specs, tools), highlight=False)
-    console.print(summary_line(checks.fixture_count, outcomes, tools), highlight=False)
+    versions = versions_line(checks, specs, tools)
+    summary = summary_line(checks.fixture_count, outcomes, tools)
+    console.print(versions, highlight=False)
+    console.print(summary, highlight=False)
+    if output is not None:
+        write_verify_result(output, path, selection, tools, specs, versions, summary, checks, outcomes)
+        console.print(f"verdicts written to {output / VERIFY_JSON}", highlight=False, markup=False)
     return PASSED if all(o.passed or o.not_applicable is not None for o in outcomes) else FAILED
+
+
+def write_verify_result(
+    output: Path, path: Path, selection: Selection, tools: Tools, specs: Specs, versions: str, summary: str,
+    checks: Plan, outcomes: Sequence[Outcome],
+) -> None:  # fmt: skip
+    """`output/verify.json`: what `verify` printed, as `VerifyResult` (written whole or not at all)."""
+    result = VerifyResult(
+        balgen_version=__version__,
+        fixtures_path=str(path.resolve()),
+        keyword=selection.keyword,
+        fixture_count=checks.fixture_count,
+        verifiers={
+            verifier.value: f"{specs.versions[verifier] or '-'} ({specs.implemented[verifier] or 'schedule not known'})"
+            for verifier in COMMAND_VERIFIERS
+            if tools.runs(verifier)
+        },
+        left_out=[verifier for verifier in COMMAND_VERIFIERS if not tools.runs(verifier)],
+        filled_by=versions.splitlines()[0].removeprefix("filled by "),
+        summary=summary,
+        verdicts=sorted_verdicts(outcomes),
+    )
+    write_text_atomically(output / VERIFY_JSON, result.model_dump_json(indent=1) + "\n")
 
 
 def run_verify(argv: Sequence[str], console: Console | None = None) -> int:
@@ -366,7 +402,9 @@ def run_verify(argv: Sequence[str], console: Console | None = None) -> int:
             raise BadInput(f"{args.path}: does not exist")
         selection = Selection(args.keyword)
         tools = tools_for(args.without, args.evm_bin, args.revme_bin, args.geth_bin)
-        return verify(args.path, selection, tools, console or wide_console())
+        if args.output is not None:
+            check_output_writable(args.output)  # before the checks run, not after
+        return verify(args.path, selection, tools, console or wide_console(), args.output)
 
     return run_command("verify", check)
 

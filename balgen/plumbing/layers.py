@@ -50,6 +50,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("replay", "fixtures run on a client through the Engine API, checked and timed"),
     Layer("verify", "fixtures judged by independent EVMs and a client's import"),
     Layer("devnet", "exported workloads checked on a live chain through its JSON-RPC"),
+    Layer("pages", "the offline HTML results page of runs, fills and verifies, its charts by plotly"),
     Layer("commands", "the `balgen` command line: one module per subcommand and the runner they share"),
 )
 
