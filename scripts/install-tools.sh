@@ -5,7 +5,8 @@
 # with it) into tools/v1.17.5/bin; geth-bal-switch, the pinned geth with a switch for its BAL execution
 # mode (scripts/geth_bal_switch/); ethereumjs with balgen's verify.mjs (a third EVM, which checks
 # block access lists) into tools/ethereumjs; and the shared optimised reth build (the second client the replay tests
-# use) when ../shared/clients has it. Each is skipped when it is there at its pinned version.
+# use) when ../shared/clients has it; Debian's chromium and chromedriver (the results page's browser test)
+# as root. Each is skipped when it is there at its pinned version.
 set -euo pipefail
 version="v1.17.10"
 earlier_version="v1.17.5"
@@ -137,6 +138,19 @@ if [[ ! -f "$ethereumjs_stamp" ]]; then
     (cd "$ethereumjs_source" && cp "${ethereumjs_files[@]}" "$ethereumjs_dir/")
     (cd "$ethereumjs_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
     touch "$ethereumjs_stamp"
+  fi
+fi
+
+# Debian's chromium and its chromedriver: the browser the results page's test opens it in
+# (tests/test_report_page.py). apt-get installs them as root when they are missing; otherwise that
+# test says why it skips, and nothing else needs them.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    echo "install-tools: installing Debian's chromium and chromium-driver (the results page's browser test)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; } ||
+      echo "install-tools: chromium could not be installed (apt-get's error above); the browser test will skip" >&2
+  else
+    echo "install-tools: chromium or chromedriver missing and not root: the results page's browser test will skip" >&2
   fi
 fi
 
