@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the pinned tools into tools/bin: go-ethereum's `evm` (t8n, with balgen's access tracer added),
-# `geth`, and balgen-state-root (go-ethereum's trie); revm's `revme` (the second EVM `balgen verify`
+# `geth`, balgen-state-root (go-ethereum's trie) and balgen-state-build (a background state into geth's database); revm's `revme` (the second EVM `balgen verify`
 # runs); go-ethereum v1.17.5's evm and geth (an earlier Amsterdam, for the tests that fill and import
 # with it) into tools/v1.17.5/bin; geth-bal-switch, the pinned geth with a switch for its BAL execution
 # mode (scripts/geth_bal_switch/); ethereumjs with balgen's verify.mjs (a third EVM, which checks
@@ -85,6 +85,18 @@ if [[ ! ( -x "$bin/balgen-state-root" && -f "$state_root_stamp" ) ]]; then
   source="$(go_ethereum_source "$version")"
   mkdir -p "$source/cmd/balgen-state-root" && cp "$state_root_source" "$source/cmd/balgen-state-root/"
   go_build "$source" ./cmd/balgen-state-root "$bin/balgen-state-root" "$bin/.balgen-state-root-" "$state_root_stamp"
+fi
+
+# balgen-state-build (scripts/state_build): a background state generated from a recipe and written straight
+# into geth's database with go-ethereum's own trie (StackTrie), pebble and rawdb code.
+state_build_source="$root/scripts/state_build/main.go"
+state_build_stamp="$bin/.balgen-state-build-$version-$(sha256sum "$state_build_source" | cut -c1-12)"
+if [[ ! ( -x "$bin/balgen-state-build" && -f "$state_build_stamp" ) ]]; then
+  command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
+  echo "install-tools: building balgen-state-build with go-ethereum $version's trie and database into tools/bin"
+  source="$(go_ethereum_source "$version")"
+  mkdir -p "$source/cmd/balgen-state-build" && cp "$state_build_source" "$source/cmd/balgen-state-build/"
+  go_build "$source" ./cmd/balgen-state-build "$bin/balgen-state-build" "$bin/.balgen-state-build-" "$state_build_stamp"
 fi
 
 # geth-bal-switch (scripts/geth_bal_switch/): geth of the same release with one patch adding

@@ -28,7 +28,7 @@ from ..ethereum.chain_constants import CHAIN_ID
 from ..plumbing.errors import BadInput
 from ..ethereum.forks import Fork
 from ..ethereum.gas_costs import GasCosts
-from ..plumbing.toolchain import checkout_root
+from ..plumbing.toolchain import cache_root
 from ..model.transactions import sign
 from .measure import STEP_TRACER, UnmodelledRule, check_receipts, check_static_costs, measure_rules, observations
 from .probe import CalibrationBlock
@@ -39,20 +39,8 @@ cache entries are not reused (2: the v1.17.6-v1.17.8 spec became v1.17.6-v1.17.1
 
 
 def cache_folder() -> Path:
-    """
-    Where measured rules are kept: `BALGEN_CACHE`, the checkout's git-ignored
-    `.cache/`, or (installed without a checkout) `$XDG_CACHE_HOME/balgen`,
-    by default `~/.cache/balgen`.
-    """
-    configured = os.environ.get("BALGEN_CACHE")
-    checkout = checkout_root()
-    if configured:
-        root = Path(configured)
-    elif checkout is not None:
-        root = checkout / ".cache"
-    else:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "balgen"
-    return root / "gas-rules"
+    """Where measured rules are kept: `gas-rules/` of balgen's cache (`toolchain.cache_root`)."""
+    return cache_root() / "gas-rules"
 
 
 def binary_digest(binary: Path) -> str:

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("balgen.commands.replay", "run_replay"),
     "report": ("balgen.commands.report", "run_report"),
     "genesis": ("balgen.commands.genesis", "run_genesis"),
+    "state": ("balgen.commands.state", "run_state"),
     "verify": ("balgen.commands.verify", "run_verify"),
     "export": ("balgen.commands.export", "run_export"),
     "devnet-check": ("balgen.commands.devnet_check", "run_devnet_check"),

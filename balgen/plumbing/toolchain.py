@@ -30,6 +30,22 @@ def checkout_root() -> Path | None:
     return root if (root / "pyproject.toml").is_file() and (root / "fillers").is_dir() else None
 
 
+def cache_root() -> Path:
+    """
+    Where balgen keeps what it measures or builds once (gas rules, background
+    states): `BALGEN_CACHE`, the checkout's git-ignored `.cache/`, or
+    (installed without a checkout) `$XDG_CACHE_HOME/balgen`, by default
+    `~/.cache/balgen`.
+    """
+    configured = os.environ.get("BALGEN_CACHE")
+    checkout = checkout_root()
+    if configured:
+        return Path(configured)
+    if checkout is not None:
+        return checkout / ".cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "balgen"
+
+
 def _tool_folders() -> list[Path]:
     """The search path without `PATH`: `BALGEN_TOOLS` alone, or the checkout's and the current directory's tools/bin."""
     configured = os.environ.get(TOOLS_VARIABLE)

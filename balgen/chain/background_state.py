@@ -1,0 +1,258 @@
+"""
+A background state built from its recipe into go-ethereum's database, once, and kept in a cache named by the recipe's hash.
+
+`balgen-state-build` (scripts/state_build, go-ethereum's own trie and
+database code) generates the recipe's accounts and slots in hashed-key order
+and writes them as a geth datadir whose genesis state they are. A build of
+tens of millions of accounts takes tens of minutes and gigabytes, so:
+
+- it is built once per recipe and generation rules, into
+  `<cache>/states/<recipe hash>/`, and reused while its record (`built.json`)
+  names the same recipe, rules, builder and genesis;
+- it is built in a folder of its own (`.building-<hash>-<pid>`) that is
+  renamed into place only once the builder has finished and the record is
+  written: an interrupted build leaves nothing a later run takes for
+  complete, and the next build of that recipe removes what it left;
+- a recipe whose estimated size does not fit the free disk is refused
+  before anything is written, naming the space it needs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..model.state_recipe import GENERATION, StateRecipe
+from ..plumbing import processes
+from ..plumbing.errors import BadInput
+from ..plumbing.toolchain import required_tool
+
+STATE_BUILD_TOOL = "balgen-state-build"
+RECORD = "built.json"
+"""The record of a complete build, written last inside the build folder before it is renamed into place."""
+GETH_DATADIR = "geth"
+"""The geth datadir inside a built state's folder (geth's own database is under `geth/geth/chaindata`)."""
+
+DISK_BYTES_PER_ACCOUNT = 200
+DISK_BYTES_PER_SLOT = 120
+DISK_BYTES_FIXED = 80 * 2**20
+"""The disk a built state takes, per account and slot beside its code, measured (docs/state.md: a trie
+node path, a flat-state entry and the share of branch nodes above each leaf, after pebble's compression)
+and rounded up; the fixed part is pebble's preallocated log and the freezers' files."""
+DISK_MARGIN = 1.25
+"""A build is refused unless the free disk holds its estimate this many times over (pebble's compactions
+write a level's data anew before they remove the old)."""
+
+
+def state_build_tool() -> Path:
+    """The `balgen-state-build` binary on balgen's tool search path."""
+    return required_tool(STATE_BUILD_TOOL, "build it with scripts/install-tools.sh")
+
+
+def estimated_disk_bytes(recipe: StateRecipe) -> int:
+    """The disk `recipe`'s geth datadir takes, estimated from its counts."""
+    return int(
+        DISK_BYTES_FIXED
+        + recipe.accounts * DISK_BYTES_PER_ACCOUNT
+        + recipe.slots * DISK_BYTES_PER_SLOT
+        + recipe.contracts * recipe.mean_code_bytes
+    )
+
+
+def gigabytes(size: int) -> str:
+    return f"{size / 1e9:.1f} GB"
+
+
+def check_free_disk(recipe: StateRecipe, folder: Path, name: str) -> None:
+    """`BadInput` naming the space `recipe` needs when `folder`'s file system has too little free."""
+    needed = estimated_disk_bytes(recipe)
+    probe = folder
+    while not probe.exists():
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free
+    if needed * DISK_MARGIN > free:
+        raise BadInput(
+            f"state {name} needs about {gigabytes(needed)} of disk ({gigabytes(int(needed * DISK_MARGIN))} "
+            f"free while it builds), and {probe} has {gigabytes(free)} free; nothing was built"
+        )
+
+
+@dataclass(frozen=True)
+class BuiltState:
+    """A background state as built: the geth datadir holding it, its genesis, and what the build took."""
+
+    recipe: StateRecipe
+    folder: Path
+    record: Mapping[str, Any]
+
+    @property
+    def geth_datadir(self) -> Path:
+        return self.folder / GETH_DATADIR
+
+    @property
+    def state_root(self) -> bytes:
+        return bytes.fromhex(self.record["state-root"][2:])
+
+    @property
+    def genesis_hash(self) -> bytes:
+        return bytes.fromhex(self.record["genesis-hash"][2:])
+
+
+def genesis_digest(genesis: Mapping[str, Any]) -> str:
+    """What a built state's record names its genesis by: sha256 of the genesis document's canonical JSON."""
+    return hashlib.sha256(json.dumps(genesis, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def builder_version(tool: Path) -> str:
+    """The builder's identity in a record: sha256 of its binary (its go-ethereum and its rules)."""
+    digest = hashlib.sha256()
+    with tool.open("rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def states_folder(cache: Path) -> Path:
+    return cache / "states"
+
+
+def read_built(folder: Path, recipe: StateRecipe, genesis: Mapping[str, Any], builder: str) -> BuiltState | None:
+    """The state built in `folder`, if its record says it is `recipe`'s, under these rules, builder and genesis."""
+    try:
+        record = json.loads((folder / RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    expected = {
+        "recipe-hash": recipe.hash,
+        "generation": GENERATION,
+        "genesis": genesis_digest(genesis),
+        "builder": builder,
+    }
+    if any(record.get(key) != value for key, value in expected.items()):
+        return None
+    return BuiltState(recipe, folder, record)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (created): one build of a recipe at a time, across processes."""
+    with path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def tree_bytes(folder: Path) -> int:
+    """The bytes of every file under `folder` (what it takes on disk, near enough: pebble's files are large)."""
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
+
+
+def built_state(
+    recipe: StateRecipe,
+    name: str,
+    genesis: Mapping[str, Any],
+    cache: Path,
+    *,
+    tool: Path | None = None,
+    progress: Callable[[str], None] = lambda line: None,
+) -> BuiltState:
+    """
+    `recipe`'s state as a geth datadir whose genesis is `genesis` (a geth
+    genesis document with an empty alloc), from the cache or built now.
+    `name` is how messages call the recipe (a preset's name or its inline form);
+    `progress` is given the builder's progress lines.
+    """
+    tool = tool or state_build_tool()
+    builder = builder_version(tool)
+    states = states_folder(cache)
+    folder = states / recipe.hash
+    found = read_built(folder, recipe, genesis, builder)
+    if found is not None:
+        return found
+    states.mkdir(parents=True, exist_ok=True)
+    with _locked(states / f"{recipe.hash}.lock"):
+        found = read_built(folder, recipe, genesis, builder)
+        if found is not None:
+            return found  # another process built it while this one waited
+        for leftover in states.glob(f".building-{recipe.hash}-*"):
+            shutil.rmtree(leftover, ignore_errors=True)  # an interrupted build's: never complete
+        check_free_disk(recipe, states, name)
+        building = states / f".building-{recipe.hash}-{os.getpid()}"
+        try:
+            building.mkdir()
+            record = _run_builder(tool, recipe, genesis, building, progress)
+            record.update(
+                {
+                    "recipe-hash": recipe.hash,
+                    "generation": GENERATION,
+                    "recipe": recipe.builder_json(),
+                    "genesis": genesis_digest(genesis),
+                    "builder": builder,
+                    "disk-bytes": tree_bytes(building / GETH_DATADIR),
+                }
+            )
+            (building / RECORD).write_text(json.dumps(record, indent=1) + "\n")
+            if folder.exists():
+                shutil.rmtree(folder)  # a build under other rules, builder or genesis
+            building.rename(folder)
+        finally:
+            shutil.rmtree(building, ignore_errors=True)
+    return BuiltState(recipe, folder, record)
+
+
+def _run_builder(
+    tool: Path, recipe: StateRecipe, genesis: Mapping[str, Any], building: Path, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    """Run the builder into `building/geth`; its summary, with its wall time and peak memory."""
+    job = building / "job.json"
+    job.write_text(
+        json.dumps(
+            {
+                "generation": GENERATION,
+                "recipe": recipe.builder_json(),
+                "genesis": genesis,
+                "datadir": str(building / GETH_DATADIR),
+            }
+        )
+    )
+    started = time.monotonic()
+    process = processes.start([str(tool), str(job)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert process.stderr is not None and process.stdout is not None
+        last = ""
+        for raw in process.stderr:
+            last = raw.decode(errors="replace").strip()
+            progress(last.removeprefix(f"{STATE_BUILD_TOOL}: "))
+        output = process.stdout.read()
+        # wait4 gives the builder's own peak memory (the maximum resident set size), which
+        # Popen.wait would discard.
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        processes.stop_group(process)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    if process.returncode != 0:
+        raise BadInput(
+            f"{tool}: {last.removeprefix(f'{STATE_BUILD_TOOL}: ') or f'exit code {process.returncode}'}"
+        )
+    summary = json.loads(output)
+    summary.update(
+        {
+            "wall-seconds": round(time.monotonic() - started, 1),
+            "cpu-seconds": round(usage.ru_utime + usage.ru_stime, 1),
+            "peak-memory-bytes": usage.ru_maxrss * 1024,
+        }
+    )
+    job.unlink()
+    return summary

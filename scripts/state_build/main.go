@@ -1,0 +1,435 @@
+// Command balgen-state-build writes a background state, generated from a
+// small recipe, straight into go-ethereum's database: a geth datadir whose
+// genesis state is that background state.
+//
+// A state of tens of millions of accounts cannot go through a genesis file
+// (geth would hold it as JSON and hash it account by account). This builder
+// generates every account and storage slot from the recipe's seed, in the
+// order of their hashed keys, so go-ethereum's StackTrie hashes each trie as
+// a stream and hands each finished node to a callback that writes it where
+// geth's path-based trie database keeps it; the flat state (geth's snapshot)
+// is written beside it, and marked complete, so geth neither regenerates it
+// nor walks the trie when it opens the datadir. Nothing but the largest
+// contract's sorted slot keys and the sorted account keys is held in memory.
+//
+// Usage: balgen-state-build JOB.json
+//
+// JOB.json holds {"generation", "recipe", "genesis", "datadir"}: the
+// generation rules the recipe is read with (must be this builder's), the
+// recipe (see balgen/model/state_recipe.py), a geth genesis document whose
+// alloc is empty (its chain config and header fields), and the geth datadir
+// to create. It prints one JSON object on standard output: the state root,
+// the genesis hash geth will report, what was written and the depths of the
+// account trie's leaves. Progress goes to standard error. Bad input ends it
+// with one line on standard error and exit code 2.
+//
+// scripts/install-tools.sh builds it from the pinned go-ethereum's source.
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethdb"
+	"github.com/ethereum/go-ethereum/ethdb/pebble"
+	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/ethereum/go-ethereum/trie"
+	"github.com/holiman/uint256"
+)
+
+// generation is the version of the rules below that turn a recipe into
+// accounts and slots; balgen names its cache after it, so a change of any
+// rule must raise it (balgen/model/state_recipe.py's GENERATION).
+const generation = 1
+
+// batchBytes is how much a write batch gathers before it goes to the
+// database: large batches keep pebble's per-write overhead out of the way.
+const batchBytes = 16 << 20
+
+type recipe struct {
+	Seed         uint64  `json:"seed"`
+	Accounts     uint64  `json:"accounts"`
+	Contracts    uint64  `json:"contracts"`
+	Slots        uint64  `json:"slots"`
+	Distribution string  `json:"distribution"`
+	ZipfExponent float64 `json:"zipf_exponent"`
+	CodeMin      uint64  `json:"code_min"`
+	CodeMax      uint64  `json:"code_max"`
+}
+
+type job struct {
+	Generation int             `json:"generation"`
+	Recipe     recipe          `json:"recipe"`
+	Genesis    json.RawMessage `json:"genesis"`
+	Datadir    string          `json:"datadir"`
+}
+
+// summary is what the builder reports on standard output.
+type summary struct {
+	StateRoot         common.Hash `json:"state-root"`
+	GenesisHash       common.Hash `json:"genesis-hash"`
+	Accounts          uint64      `json:"accounts"`
+	Contracts         uint64      `json:"contracts"`
+	Slots             uint64      `json:"slots"`
+	LargestStorage    uint64      `json:"largest-storage"`
+	CodeBytes         uint64      `json:"code-bytes"`
+	AccountTrieNodes  uint64      `json:"account-trie-nodes"`
+	StorageTrieNodes  uint64      `json:"storage-trie-nodes"`
+	AccountLeafDepths []uint64    `json:"account-leaf-depths"`
+	StorageLeafDepths []uint64    `json:"storage-leaf-depths"`
+	Seconds           float64     `json:"seconds"`
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fail(errors.New("usage: balgen-state-build JOB.json"))
+	}
+	blob, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		fail(err)
+	}
+	var task job
+	if err := json.Unmarshal(blob, &task); err != nil {
+		fail(fmt.Errorf("%s: %v", os.Args[1], err))
+	}
+	if task.Generation != generation {
+		fail(fmt.Errorf("%s: generation %d, this builder generates %d (rebuild it with scripts/install-tools.sh)", os.Args[1], task.Generation, generation))
+	}
+	if err := check(task.Recipe); err != nil {
+		fail(fmt.Errorf("%s: recipe: %v", os.Args[1], err))
+	}
+	genesis := new(core.Genesis)
+	if err := json.Unmarshal(task.Genesis, genesis); err != nil {
+		fail(fmt.Errorf("%s: genesis: %v", os.Args[1], err))
+	}
+	if genesis.Config == nil || len(genesis.Alloc) != 0 {
+		fail(fmt.Errorf("%s: genesis: needs a chain config and an empty alloc", os.Args[1]))
+	}
+	result, err := build(task.Recipe, genesis, task.Datadir)
+	if err != nil {
+		fail(err)
+	}
+	out, _ := json.Marshal(result)
+	fmt.Println(string(out))
+}
+
+func check(r recipe) error {
+	switch {
+	case r.Contracts > r.Accounts:
+		return fmt.Errorf("contracts (%d) more than accounts (%d)", r.Contracts, r.Accounts)
+	case r.Slots > 0 && r.Contracts == 0:
+		return errors.New("slots without contracts to hold them")
+	case r.Accounts >= 1<<32:
+		return errors.New("accounts: at most 2^32-1")
+	case r.Distribution != "uniform" && r.Distribution != "zipf":
+		return fmt.Errorf("distribution %q: uniform or zipf", r.Distribution)
+	case r.Distribution == "zipf" && !(r.ZipfExponent > 0):
+		return errors.New("zipf_exponent must be positive")
+	case r.CodeMin == 0 || r.CodeMin > r.CodeMax:
+		return fmt.Errorf("code sizes %d-%d: need 1 <= code_min <= code_max", r.CodeMin, r.CodeMax)
+	}
+	return nil
+}
+
+// derived is the keccak-256 of a domain, the seed and the given numbers:
+// every value of the state comes from one such hash, so the state is the
+// same wherever the recipe is built.
+func derived(domain string, seed uint64, numbers ...uint64) []byte {
+	buffer := make([]byte, 0, len(domain)+8*(1+len(numbers)))
+	buffer = append(buffer, domain...)
+	buffer = binary.BigEndian.AppendUint64(buffer, seed)
+	for _, number := range numbers {
+		buffer = binary.BigEndian.AppendUint64(buffer, number)
+	}
+	return crypto.Keccak256(buffer)
+}
+
+// accountAddress is account i's address; accounts 0 to contracts-1 are the
+// contracts, in the order of their storage sizes (largest first under zipf).
+func accountAddress(seed, index uint64) common.Address {
+	return common.BytesToAddress(derived("balgen/state/account", seed, index)[12:])
+}
+
+// slotKey is slot j of contract c: a hash, like the mapping and array slots
+// that hold most of a real network's storage.
+func slotKey(seed, contract, slot uint64) common.Hash {
+	return common.BytesToHash(derived("balgen/state/slot", seed, contract, slot))
+}
+
+// slotValue is the value of the slot whose hashed key is `hashed`: 1 to 32
+// bytes, never zero (a zero value is no slot).
+func slotValue(hashed common.Hash) []byte {
+	length := 1 + int(hashed[31]%32)
+	value := common.CopyBytes(hashed[:length])
+	value[0] |= 1
+	return value
+}
+
+// code is contract c's code: it starts with STOP, so a call runs nothing.
+func code(r recipe, contract uint64) []byte {
+	size := r.CodeMin + binary.BigEndian.Uint64(derived("balgen/state/code-size", r.Seed, contract)[:8])%(r.CodeMax-r.CodeMin+1)
+	out := make([]byte, 0, size+32)
+	for block := uint64(0); uint64(len(out)) < size; block++ {
+		out = append(out, derived("balgen/state/code", r.Seed, contract, block)...)
+	}
+	out = out[:size]
+	out[0] = 0x00
+	return out
+}
+
+// plainAccount is a plain account's nonce and balance.
+func plainAccount(seed, index uint64) (uint64, *uint256.Int) {
+	hash := derived("balgen/state/balance", seed, index)
+	nonce := uint64(binary.BigEndian.Uint16(hash[:2]) % 1024)
+	return nonce, new(uint256.Int).SetBytes(hash[2:14])
+}
+
+// storageCounts is the number of slots each contract holds: equal shares,
+// or Zipf's law over the contracts' ranks (contract c's weight 1/(c+1)^s),
+// each share rounded down and the rest given one each to the largest.
+func storageCounts(r recipe) []uint64 {
+	counts := make([]uint64, r.Contracts)
+	if r.Contracts == 0 {
+		return counts
+	}
+	weights := make([]float64, r.Contracts)
+	var total float64
+	for c := range weights {
+		weights[c] = 1
+		if r.Distribution == "zipf" {
+			weights[c] = 1 / math.Pow(float64(c+1), r.ZipfExponent)
+		}
+		total += weights[c]
+	}
+	var given uint64
+	for c := range counts {
+		counts[c] = uint64(math.Floor(float64(r.Slots) * weights[c] / total))
+		given += counts[c]
+	}
+	for c := uint64(0); given < r.Slots; c = (c + 1) % r.Contracts {
+		counts[c]++
+		given++
+	}
+	return counts
+}
+
+// keyed is an account's hashed key and its index in the recipe.
+type keyed struct {
+	hash  common.Hash
+	index uint32
+}
+
+// writer gathers writes into large batches.
+type writer struct {
+	db    ethdb.Database
+	batch ethdb.Batch
+}
+
+func (w *writer) flushIfFull() error {
+	if w.batch.ValueSize() < batchBytes {
+		return nil
+	}
+	if err := w.batch.Write(); err != nil {
+		return err
+	}
+	w.batch.Reset()
+	return nil
+}
+
+// depthCounter counts the leaves a StackTrie commits by their depth: the
+// nodes a read walks from the root to reach them.
+type depthCounter struct {
+	nodes  uint64
+	depths []uint64
+}
+
+func (d *depthCounter) add(path, blob []byte) {
+	d.nodes++
+	elements, _, err := rlp.SplitList(blob)
+	if err != nil {
+		return
+	}
+	if count, _ := rlp.CountValues(elements); count != 2 {
+		return // a branch node
+	}
+	key, _, err := rlp.SplitString(elements)
+	if err != nil || len(key) == 0 || key[0]>>4 < 2 {
+		return // an extension node
+	}
+	// A leaf at path p sits under one node per nibble of p at most; the
+	// nodes above it are the branches on p and any extension between them,
+	// so the path's length plus one bounds the walk, and is exact where no
+	// extension shortens it (a trie of random keys has none near the top).
+	depth := len(path) + 1
+	for len(d.depths) <= depth {
+		d.depths = append(d.depths, 0)
+	}
+	d.depths[depth]++
+}
+
+func build(r recipe, genesis *core.Genesis, datadir string) (*summary, error) {
+	started := time.Now()
+	chaindata := filepath.Join(datadir, "geth", "chaindata")
+	kv, err := pebble.New(chaindata, 512, 1024, "", false)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
+	}
+	// With its (empty) chain and state history freezers, as geth lays out a
+	// datadir: geth's offline tools (`geth snapshot verify-state`) open it
+	// read-only and need their files to be there.
+	db, err := rawdb.Open(kv, rawdb.OpenOptions{Ancient: filepath.Join(chaindata, "ancient")})
+	if err != nil {
+		kv.Close()
+		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
+	}
+	defer db.Close()
+	states, err := rawdb.NewStateFreezer(filepath.Join(chaindata, "ancient"), false, false)
+	if err != nil {
+		return nil, fmt.Errorf("creating the state history freezer: %v", err)
+	}
+	states.Close()
+	w := &writer{db: db, batch: db.NewBatch()}
+	result := &summary{Contracts: r.Contracts}
+
+	// Every account's hashed key, sorted: the account trie must be fed in that order.
+	accounts := make([]keyed, r.Accounts)
+	for i := range accounts {
+		address := accountAddress(r.Seed, uint64(i))
+		accounts[i] = keyed{hash: crypto.Keccak256Hash(address[:]), index: uint32(i)}
+	}
+	slices.SortFunc(accounts, func(a, b keyed) int { return bytes.Compare(a.hash[:], b.hash[:]) })
+	counts := storageCounts(r)
+	fmt.Fprintf(os.Stderr, "balgen-state-build: %d accounts sorted in %.1f s\n", r.Accounts, time.Since(started).Seconds())
+
+	var writeErr error
+	accountDepths := &depthCounter{}
+	accountTrie := trie.NewStackTrie(func(path []byte, hash common.Hash, blob []byte) {
+		accountDepths.add(path, blob)
+		rawdb.WriteAccountTrieNode(w.batch, path, blob)
+	})
+	storageDepths := &depthCounter{}
+	var slotHashes []common.Hash
+	lastReport := time.Now()
+	for done, account := range accounts {
+		index := uint64(account.index)
+		state := types.StateAccount{Root: types.EmptyRootHash, CodeHash: types.EmptyCodeHash.Bytes(), Balance: new(uint256.Int)}
+		if index < r.Contracts {
+			state.Nonce = 1
+			contractCode := code(r, index)
+			codeHash := crypto.Keccak256Hash(contractCode)
+			rawdb.WriteCode(w.batch, codeHash, contractCode)
+			state.CodeHash = codeHash.Bytes()
+			result.CodeBytes += uint64(len(contractCode))
+			slotHashes = slotHashes[:0]
+			for j := uint64(0); j < counts[index]; j++ {
+				key := slotKey(r.Seed, index, j)
+				slotHashes = append(slotHashes, crypto.Keccak256Hash(key[:]))
+			}
+			slices.SortFunc(slotHashes, func(a, b common.Hash) int { return bytes.Compare(a[:], b[:]) })
+			if len(slotHashes) > 0 {
+				owner := account.hash
+				storage := trie.NewStackTrie(func(path []byte, hash common.Hash, blob []byte) {
+					storageDepths.add(path, blob)
+					rawdb.WriteStorageTrieNode(w.batch, owner, path, blob)
+				})
+				for _, hashed := range slotHashes {
+					encoded, _ := rlp.EncodeToBytes(slotValue(hashed))
+					rawdb.WriteStorageSnapshot(w.batch, owner, hashed, encoded)
+					if err := storage.Update(hashed[:], encoded); err != nil {
+						return nil, err
+					}
+					if err := w.flushIfFull(); err != nil {
+						return nil, err
+					}
+				}
+				state.Root = storage.Hash()
+				result.Slots += uint64(len(slotHashes))
+				result.LargestStorage = max(result.LargestStorage, uint64(len(slotHashes)))
+			}
+		} else {
+			state.Nonce, state.Balance = plainAccount(r.Seed, index)
+		}
+		rawdb.WriteAccountSnapshot(w.batch, account.hash, types.SlimAccountRLP(state))
+		full, err := rlp.EncodeToBytes(&state)
+		if err != nil {
+			return nil, err
+		}
+		if err := accountTrie.Update(account.hash[:], full); err != nil {
+			return nil, err
+		}
+		if writeErr = w.flushIfFull(); writeErr != nil {
+			return nil, writeErr
+		}
+		result.Accounts++
+		if time.Since(lastReport) > 10*time.Second {
+			lastReport = time.Now()
+			fmt.Fprintf(os.Stderr, "balgen-state-build: %d of %d accounts, %d slots, %.0f s\n", done+1, r.Accounts, result.Slots, time.Since(started).Seconds())
+		}
+	}
+	accounts = nil
+	root := accountTrie.Hash()
+	if r.Accounts == 0 {
+		root = types.EmptyRootHash
+	}
+	result.StateRoot = root
+
+	// The flat state is complete and belongs to this root: geth must not regenerate it.
+	rawdb.WriteSnapshotRoot(w.batch, root)
+	marker, _ := rlp.EncodeToBytes(&generatorMarker{Done: true, Accounts: result.Accounts, Slots: result.Slots})
+	rawdb.WriteSnapshotGenerator(w.batch, marker)
+	rawdb.WritePersistentStateID(w.batch, 0)
+
+	// The genesis block over that state, written as core.Genesis.Commit writes it.
+	empty := genesis.ToBlock() // an empty alloc: only the state root differs
+	header := empty.Header()
+	header.Root = root
+	block := empty.WithSeal(header)
+	rawdb.WriteBlock(w.batch, block)
+	rawdb.WriteReceipts(w.batch, block.Hash(), 0, nil)
+	rawdb.WriteCanonicalHash(w.batch, block.Hash(), 0)
+	rawdb.WriteHeadBlockHash(w.batch, block.Hash())
+	rawdb.WriteHeadFastBlockHash(w.batch, block.Hash())
+	rawdb.WriteHeadHeaderHash(w.batch, block.Hash())
+	rawdb.WriteChainConfig(w.batch, block.Hash(), genesis.Config)
+	if err := w.batch.Write(); err != nil {
+		return nil, err
+	}
+	if err := kv.SyncKeyValue(); err != nil {
+		return nil, err
+	}
+	result.GenesisHash = block.Hash()
+	result.AccountTrieNodes, result.AccountLeafDepths = accountDepths.nodes, accountDepths.depths
+	result.StorageTrieNodes, result.StorageLeafDepths = storageDepths.nodes, storageDepths.depths
+	result.Seconds = time.Since(started).Seconds()
+	return result, nil
+}
+
+// generatorMarker is pathdb's record of its flat state's generation
+// (triedb/pathdb's journalGenerator, same fields in the same order): Done
+// tells geth the flat state is whole.
+type generatorMarker struct {
+	Wiping   bool
+	Done     bool
+	Marker   []byte
+	Accounts uint64
+	Slots    uint64
+	Storage  uint64
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "balgen-state-build: %v\n", err)
+	os.Exit(2)
+}
