@@ -43,12 +43,12 @@ RECORD = "built.json"
 GETH_DATADIR = "geth"
 """The geth datadir inside a built state's folder (geth's own database is under `geth/geth/chaindata`)."""
 
-DISK_BYTES_PER_ACCOUNT = 200
-DISK_BYTES_PER_SLOT = 120
-DISK_BYTES_FIXED = 80 * 2**20
-"""The disk a built state takes, per account and slot beside its code, measured (docs/state.md: a trie
-node path, a flat-state entry and the share of branch nodes above each leaf, after pebble's compression)
-and rounded up; the fixed part is pebble's preallocated log and the freezers' files."""
+DISK_BYTES_PER_ACCOUNT = 250
+DISK_BYTES_PER_SLOT = 140
+DISK_BYTES_FIXED = 40 * 2**20
+"""The disk a built state takes beside its code, per account and per slot: a flat-state entry, a trie
+node stored under its path and a share of the branch nodes above it (docs/state.md has the builds they
+are fitted to); the fixed part is pebble's write-ahead log and the freezers' files."""
 DISK_MARGIN = 1.25
 """A build is refused unless the free disk holds its estimate this many times over (pebble's compactions
 write a level's data anew before they remove the old)."""
@@ -73,13 +73,14 @@ def gigabytes(size: int) -> str:
     return f"{size / 1e9:.1f} GB"
 
 
-def check_free_disk(recipe: StateRecipe, folder: Path, name: str) -> None:
-    """`BadInput` naming the space `recipe` needs when `folder`'s file system has too little free."""
+def check_free_disk(recipe: StateRecipe, folder: Path, name: str, reclaimable: int = 0) -> None:
+    """`BadInput` naming the space `recipe` needs when `folder`'s file system has too little free
+    (beside `reclaimable` bytes the build will remove first)."""
     needed = estimated_disk_bytes(recipe)
     probe = folder
     while not probe.exists():
         probe = probe.parent
-    free = shutil.disk_usage(probe).free
+    free = shutil.disk_usage(probe).free + reclaimable
     if needed * DISK_MARGIN > free:
         raise BadInput(
             f"state {name} needs about {gigabytes(needed)} of disk ({gigabytes(int(needed * DISK_MARGIN))} "
@@ -114,12 +115,17 @@ def genesis_digest(genesis: Mapping[str, Any]) -> str:
 
 
 def builder_version(tool: Path) -> str:
-    """The builder's identity in a record: sha256 of its binary (its go-ethereum and its rules)."""
-    digest = hashlib.sha256()
-    with tool.open("rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()[:16]
+    """The builder's identity (`--version`): its generation rules and the go-ethereum whose database it writes."""
+    try:
+        completed = processes.run([str(tool), "--version"], deadline=60)
+    except OSError as error:
+        raise BadInput(f"{tool}: cannot be run ({error.strerror or error})") from None
+    identity = completed.stdout.strip()
+    if completed.returncode != 0 or not identity.startswith(f"{STATE_BUILD_TOOL} generation"):
+        raise BadInput(f"{tool} --version: {identity or completed.stderr.strip() or completed.returncode}")
+    if f"generation {GENERATION}," not in identity:
+        raise BadInput(f"{tool}: {identity}, balgen reads recipes as generation {GENERATION} (run make tools)")
+    return identity
 
 
 def states_folder(cache: Path) -> Path:
@@ -178,14 +184,16 @@ def built_state(
     found = read_built(folder, recipe, genesis, builder)
     if found is not None:
         return found
+    leftovers = lambda: list(states.glob(f".building-{recipe.hash}-*")) + ([folder] if folder.exists() else [])
+    check_free_disk(recipe, states, name, sum(tree_bytes(path) for path in leftovers()))
     states.mkdir(parents=True, exist_ok=True)
     with _locked(states / f"{recipe.hash}.lock"):
         found = read_built(folder, recipe, genesis, builder)
         if found is not None:
             return found  # another process built it while this one waited
-        for leftover in states.glob(f".building-{recipe.hash}-*"):
-            shutil.rmtree(leftover, ignore_errors=True)  # an interrupted build's: never complete
-        check_free_disk(recipe, states, name)
+        for leftover in leftovers():
+            # An interrupted build's (never complete), or one under other rules or another genesis.
+            shutil.rmtree(leftover, ignore_errors=True)
         building = states / f".building-{recipe.hash}-{os.getpid()}"
         try:
             building.mkdir()
@@ -201,8 +209,6 @@ def built_state(
                 }
             )
             (building / RECORD).write_text(json.dumps(record, indent=1) + "\n")
-            if folder.exists():
-                shutil.rmtree(folder)  # a build under other rules, builder or genesis
             building.rename(folder)
         finally:
             shutil.rmtree(building, ignore_errors=True)

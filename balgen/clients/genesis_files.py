@@ -20,11 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..chain.builder import genesis_header
 from ..chain.state_roots import StateRoots, state_root_tool
 from ..ethereum.chain_constants import CHAIN_ID, EMPTY_TRIE_ROOT
 from ..fixtures.models import FixtureAccount, FixtureGenesisHeader
-from ..ethereum.forks import Fork
 from ..ethereum.hextypes import data_hex
 from ..plumbing.output_files import atomic_text_writer
 from .chain_config import network_fork
@@ -118,15 +116,3 @@ def alloc_state_root(accounts: Iterable[tuple[bytes, FixtureAccount]]) -> bytes:
         roots = StateRoots(binary, alloc_path)
         roots.close()
     return roots.base_root
-
-
-def empty_geth_genesis(fork: Fork) -> dict[str, Any]:
-    """
-    go-ethereum's genesis document of balgen's benchmark chain for `fork`
-    (`chain.builder.genesis_header`'s fields, `chain_config`'s config) with
-    an empty alloc: what `balgen-state-build` writes a background state's
-    genesis block and chain config from, the state root being the state's.
-    """
-    header = genesis_header(fork, EMPTY_TRIE_ROOT)
-    fields = genesis_header_fields(fork.name, FixtureGenesisHeader.model_validate(header.model_dump(by_alias=True)))
-    return {"config": chain_config(fork, CHAIN_ID), **fields, "alloc": {}}

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..chain.background_state import BuiltState, built_state, estimated_disk_bytes, gigabytes, states_folder
 from ..chain.builder import genesis_header
 from ..clients.chain_config import network_fork
-from ..clients.genesis_files import empty_geth_genesis
+from ..clients.kinds.geth import empty_genesis
 from ..model.state_recipe import PRESETS, parse_recipe
 from ..plumbing.command_line import OneLineParser
 from ..plumbing.errors import BadInput
@@ -68,7 +68,7 @@ def build_summary(name: str, state: BuiltState) -> list[str]:
 def run_build(recipe_text: str, fork_name: str, cache: Path | None) -> int:
     recipe = parse_recipe(recipe_text)
     fork = network_fork(fork_name)
-    genesis = empty_geth_genesis(fork)
+    genesis = empty_genesis(fork)
     folder = cache or cache_root()
     print(f"balgen state: {recipe_text}: {recipe.describe()} in {states_folder(folder)}", file=sys.stderr)
     state = built_state(

@@ -12,7 +12,7 @@
 // nor walks the trie when it opens the datadir. Nothing but the largest
 // contract's sorted slot keys and the sorted account keys is held in memory.
 //
-// Usage: balgen-state-build JOB.json
+// Usage: balgen-state-build JOB.json, or balgen-state-build --version
 //
 // JOB.json holds {"generation", "recipe", "genesis", "datadir"}: the
 // generation rules the recipe is read with (must be this builder's), the
@@ -21,7 +21,8 @@
 // to create. It prints one JSON object on standard output: the state root,
 // the genesis hash geth will report, what was written and the depths of the
 // account trie's leaves. Progress goes to standard error. Bad input ends it
-// with one line on standard error and exit code 2.
+// with one line on standard error and exit code 2. --version prints what a
+// built state depends on: the generation rules and go-ethereum's version.
 //
 // scripts/install-tools.sh builds it from the pinned go-ethereum's source.
 package main
@@ -47,6 +48,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethdb/pebble"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/trie"
+	"github.com/ethereum/go-ethereum/version"
 	"github.com/holiman/uint256"
 )
 
@@ -93,7 +95,15 @@ type summary struct {
 	Seconds           float64     `json:"seconds"`
 }
 
+// identity is what a built state depends on beside its recipe: the rules
+// that generate it and the go-ethereum whose database layout it writes.
+var identity = fmt.Sprintf("balgen-state-build generation %d, go-ethereum v%d.%d.%d", generation, version.Major, version.Minor, version.Patch)
+
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--version" {
+		fmt.Println(identity)
+		return
+	}
 	if len(os.Args) != 2 {
 		fail(errors.New("usage: balgen-state-build JOB.json"))
 	}

@@ -40,7 +40,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ...chain.builder import genesis_header
+from ...ethereum.chain_constants import CHAIN_ID, EMPTY_TRIE_ROOT
 from ...ethereum.forks import Fork
+from ...fixtures.models import FixtureGenesisHeader
+from ..genesis_fields import genesis_header_fields
 from ..chain_config import chain_config
 from ..genesis_files import GenesisFormat
 from ..kind import BlockLog, ClientKind
@@ -72,6 +76,17 @@ def genesis_top_level(fork: Fork, network: str, fields: dict[str, Any], chain_id
 GENESIS = GenesisFormat(name="geth", file_name="genesis.json", benchmarkoor_folder="go-ethereum", top_level=genesis_top_level)
 """go-ethereum's `genesis.json`, which reth (`--chain`), erigon (`init`) and ethrex (`--network`) read too."""
 
+
+def empty_genesis(fork: Fork) -> dict[str, Any]:
+    """
+    go-ethereum's genesis document of balgen's benchmark chain for `fork`
+    (`chain.builder.genesis_header`'s fields) with an empty alloc: what
+    `balgen-state-build` writes a background state's genesis block and
+    chain config from, the state root being the state's.
+    """
+    header = FixtureGenesisHeader.model_validate(genesis_header(fork, EMPTY_TRIE_ROOT).model_dump(by_alias=True))
+    return {**genesis_top_level(fork, fork.name, genesis_header_fields(fork.name, header), CHAIN_ID), "alloc": {}}
+
 PRESET = ClientPreset(
     name="geth",
     genesis_format=GENESIS,
@@ -92,6 +107,11 @@ PRESET = ClientPreset(
     help_command="{bin} --help",
     version_command="{bin} version",
 )
+
+DATADIR_LINKABLE = ("*.sst",)
+"""The files of a geth datadir geth never changes once written: pebble's sorted tables (it writes new
+ones and deletes old ones, never rewrites one), which copies of a built background state share as
+hard links; everything else (pebble's log, manifest, the freezers) is copied."""
 
 MODES = standard_modes(
     False,
