@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from balgen.chain.background_state import GETH_DATADIR, RECORD, built_state, state_build_tool, states_folder
+from balgen.chain.background_state import DATADIR, RECORD, built_state, state_build_tool, states_folder
 from balgen.chain.builder import genesis_header
 from balgen.clients.kinds.geth import DATADIR_LINKABLE, PRESET as GETH, empty_genesis
 from balgen.clients.process import ClientProcess, copy_datadir
@@ -64,7 +64,7 @@ def test_geth_opens_a_built_state_as_its_genesis_and_reads_what_the_recipe_gener
     state = built_state(recipe, TINY, empty_genesis(AMSTERDAM), tmp_path / "cache")
     assert (state.record["accounts"], state.record["contracts"], state.record["slots"]) == (2000, 200, 20_000)
     assert genesis_header(AMSTERDAM, state.state_root).hash == state.genesis_hash
-    with geth_on(state.geth_datadir, tmp_path) as geth:
+    with geth_on(state.datadir, tmp_path) as geth:
         genesis = rpc(geth, "eth_getBlockByNumber", "0x0", False)
         assert genesis["hash"] == "0x" + state.genesis_hash.hex()  # type: ignore[index]
         assert genesis["stateRoot"] == "0x" + state.state_root.hex()  # type: ignore[index]
@@ -84,7 +84,7 @@ def test_geth_opens_a_built_state_as_its_genesis_and_reads_what_the_recipe_gener
     # geth's own check: the root recomputed from the flat state it reads (`snapshot verify-state`),
     # on a copy, since geth must never write into the cache.
     checked = tmp_path / "checked"
-    copy_datadir(state.geth_datadir, checked)
+    copy_datadir(state.datadir, checked)
     verified = subprocess.run(
         [str(pinned_geth()), "--datadir", str(checked), "snapshot", "verify-state"], capture_output=True, text=True
     )
@@ -97,8 +97,8 @@ def test_a_state_is_built_once_and_a_foreign_or_unfinished_build_is_never_used(t
     recipe, genesis, cache = parse_recipe(TINY), empty_genesis(AMSTERDAM), tmp_path / "cache"
     states = states_folder(cache)
     # What a killed build leaves, and a finished folder whose record names another recipe.
-    (states / f".building-{recipe.hash}-1" / GETH_DATADIR).mkdir(parents=True)
-    (states / recipe.hash / GETH_DATADIR).mkdir(parents=True)
+    (states / f".building-{recipe.hash}-1" / DATADIR).mkdir(parents=True)
+    (states / recipe.hash / DATADIR).mkdir(parents=True)
     (states / recipe.hash / RECORD).write_text(json.dumps({"recipe-hash": parse_recipe("accounts=5").hash}))
     state = built_state(recipe, TINY, genesis, cache)
     assert state.record["recipe-hash"] == recipe.hash and state.record["accounts"] == 2000
@@ -151,9 +151,9 @@ def test_the_small_preset_of_a_million_accounts_builds_and_geth_starts_on_it(tmp
     # A million random keys put every account at least six nodes below the root.
     assert min(depth for depth, count in enumerate(record["account-leaf-depths"]) if count) >= 6
     assert f"genesis hash   {record['genesis-hash']}" in stdout
-    tables = {path.name: path.stat().st_ino for path in (folder / GETH_DATADIR).rglob("*.sst")}
+    tables = {path.name: path.stat().st_ino for path in (folder / DATADIR).rglob("*.sst")}
     assert len(tables) > 10
-    with geth_on(folder / GETH_DATADIR, tmp_path) as geth:
+    with geth_on(folder / DATADIR, tmp_path) as geth:
         assert rpc(geth, "eth_getBlockByNumber", "0x0", False)["hash"] == record["genesis-hash"]  # type: ignore[index]
         assert int(rpc(geth, "eth_getBalance", address(0, 999_999), "0x0"), 16) > 0  # type: ignore[arg-type]
         # geth's copy shares the built state's tables (hard links): the gigabytes are not copied.

@@ -40,8 +40,8 @@ from ..plumbing.toolchain import required_tool
 STATE_BUILD_TOOL = "balgen-state-build"
 RECORD = "built.json"
 """The record of a complete build, written last inside the build folder before it is renamed into place."""
-GETH_DATADIR = "geth"
-"""The geth datadir inside a built state's folder (geth's own database is under `geth/geth/chaindata`)."""
+DATADIR = "datadir"
+"""The go-ethereum datadir inside a built state's folder (the database itself is its `geth/chaindata`)."""
 
 DISK_BYTES_PER_ACCOUNT = 250
 DISK_BYTES_PER_SLOT = 140
@@ -97,8 +97,8 @@ class BuiltState:
     record: Mapping[str, Any]
 
     @property
-    def geth_datadir(self) -> Path:
-        return self.folder / GETH_DATADIR
+    def datadir(self) -> Path:
+        return self.folder / DATADIR
 
     @property
     def state_root(self) -> bytes:
@@ -205,7 +205,7 @@ def built_state(
                     "recipe": recipe.builder_json(),
                     "genesis": genesis_digest(genesis),
                     "builder": builder,
-                    "disk-bytes": tree_bytes(building / GETH_DATADIR),
+                    "disk-bytes": tree_bytes(building / DATADIR),
                 }
             )
             (building / RECORD).write_text(json.dumps(record, indent=1) + "\n")
@@ -226,7 +226,7 @@ def _run_builder(
                 "generation": GENERATION,
                 "recipe": recipe.builder_json(),
                 "genesis": genesis,
-                "datadir": str(building / GETH_DATADIR),
+                "datadir": str(building / DATADIR),
             }
         )
     )

@@ -52,7 +52,7 @@ def build_summary(name: str, state: BuiltState) -> list[str]:
     record = state.record
     return [
         f"state {name}: {state.recipe.describe()}",
-        f"  geth datadir   {state.geth_datadir}",
+        f"  datadir        {state.datadir}",
         f"  state root     {record['state-root']}",
         f"  genesis hash   {record['genesis-hash']}",
         f"  accounts       {record['accounts']:,} ({record['contracts']:,} contracts, {record['code-bytes']:,} code bytes)",
