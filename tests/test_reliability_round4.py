@@ -114,3 +114,14 @@ def test_a_stop_signal_handled_inside_a_finalizer_still_stops_the_command(stop: 
     name = "interrupted" if stop == signal.SIGINT else "terminated (SIGTERM)"
     assert (completed.returncode, completed.stderr) == (128 + stop, f"balgen demo: {name}\n"), completed
     assert "ran to the end" not in completed.stdout
+
+
+def test_more_modes_than_nodes_that_may_run_at_once_are_refused_before_any_starts(tmp_path: Path) -> None:
+    output = tmp_path / "results"
+    nine = ",".join(["sequential"] * 9)  # an A/A/A... run: sequential, sequential#2, ...
+    completed = balgen_subprocess(
+        "replay", tmp_path, "--client", "reth", "--client-bin", sys.executable, "--modes", nine, "--output", output
+    )
+    assert completed.returncode == 2, completed.stderr
+    assert one_line(completed.stderr, "replay").startswith("balgen replay: --modes: 9 modes, at most 8: every mode's node runs at once")
+    assert not output.exists()

@@ -285,6 +285,14 @@ def checked_request(argv: Sequence[str]) -> ReplayRequest:
     return ReplayRequest(suite, target, options, label, output, args.path, args.keyword, modes, build)
 
 
+MAX_MODES = 8
+"""Modes one `--modes` run may have. Every mode's node serves each test (its executions interleaved
+in rounds), so all of them run at once, each with the group's whole state in memory and its own
+database; the report's modes are three, four with an A/A pair. Eight nodes of a 60M group on this
+2-core machine are already eight clients contending for its cores and page cache, which the
+measurement must not be about; more modes go in further runs."""
+
+
 def _modes(args: argparse.Namespace, target: ManagedClient | ExternalClient) -> tuple[ClientMode, ...]:
     """
     `--modes`, each mode known to the preset or defined as NAME=FLAGS, and
@@ -296,6 +304,11 @@ def _modes(args: argparse.Namespace, target: ManagedClient | ExternalClient) -> 
     assert isinstance(target, ManagedClient)  # --engine-url refuses --modes
     kind = kind_of_preset(target.preset)
     modes = parse_modes(args.modes, target.preset.name, {} if kind is None else kind.modes)
+    if len(modes) > MAX_MODES:
+        raise BadInput(
+            f"--modes: {len(modes)} modes, at most {MAX_MODES}: every mode's node runs at once, "
+            "each holding the group's state (split them over several runs)"
+        )
     check_mode_flags(target.preset, target.binary, modes)
     managed = managed_flags(target.preset)
     for mode in modes:
