@@ -166,6 +166,20 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   fi
 fi
 
+# The node ethereumjs was installed with, and its digest: balgen verify runs that binary and checks it
+# is still the same file, not whichever `node` comes first on PATH when it runs (written again when
+# PATH's node has changed; a run of `make tools` over an older install adds it in a second).
+if [[ -f "$ethereumjs_stamp" ]] && command -v node >/dev/null; then
+  node_path="$(readlink -f "$(command -v node)")"
+  node_digest="$(sha256sum "$node_path" | cut -d' ' -f1)"
+  if ! grep -qs "\"sha256\": \"$node_digest\"" "$ethereumjs_dir/node.json"; then
+    printf '{"path": "%s", "version": "%s", "sha256": "%s"}\n' "$node_path" "$("$node_path" --version)" "$node_digest" \
+      > "$ethereumjs_dir/node.json.partial"
+    mv "$ethereumjs_dir/node.json.partial" "$ethereumjs_dir/node.json"
+    echo "install-tools: ethereumjs runs under $node_path ($("$node_path" --version)), recorded in tools/ethereumjs/node.json"
+  fi
+fi
+
 if [[ ! ( -x "$bin/revme" && -f "$revme_stamp" ) ]]; then
   if ! command -v cargo >/dev/null; then
     # Only `balgen verify` needs revme; it says so in one line when it is missing.

@@ -7,7 +7,9 @@ nothing half-written, nothing left running.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -15,11 +17,23 @@ from pathlib import Path
 
 import pytest
 
+from balgen.clients.kinds.geth import PRESET as GETH_PRESET
+from balgen.clients.modes import ClientMode
 from balgen.commands.report import run_report
-from balgen.results.schema import RunResult, Verdict
+from balgen.plumbing.errors import BadInput
+from balgen.plumbing.toolchain import pinned_geth
+from balgen.replay.discovery import discover
+from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.targets import ManagedClient
+from balgen.results.measurements import Execution
+from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
+from balgen.verify.ethereumjs import EthereumjsInstall, located_ethereumjs, run_ethereumjs
 
+from fill_runs import shared_fill
+from processes_left import processes_mentioning
 from test_report_modes import _modes_run
 from test_reliability_environment import balgen_subprocess, one_line
+from test_reliability_faults import SUITE_K, kill
 
 integration = pytest.mark.integration
 
@@ -125,3 +139,123 @@ def test_more_modes_than_nodes_that_may_run_at_once_are_refused_before_any_start
     assert completed.returncode == 2, completed.stderr
     assert one_line(completed.stderr, "replay").startswith("balgen replay: --modes: 9 modes, at most 8: every mode's node runs at once")
     assert not output.exists()
+
+
+class _KillOneModesNode:
+    """Kills the node of mode `b` at its first execution of the second test; collects every result."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self.tests_started = 0
+        self.killed: int | None = None
+        self.results: list[FixtureResult] = []
+
+    def group_started(self, *_: object) -> None:
+        pass
+
+    def test_started(self, *_: object) -> None:
+        self.tests_started += 1
+
+    def execution_done(self, execution: Execution) -> None:
+        if self.killed is None and self.tests_started == 2 and execution.mode == "b":
+            (self.killed,) = [pid for pid in processes_mentioning(self.scratch, "geth") if b"--cache=1025" in _cmdline(pid)]
+            kill(self.killed)
+
+    def test_finished(self, result: FixtureResult) -> None:
+        self.results.append(result)
+
+
+def _cmdline(pid: int) -> bytes:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+
+
+@integration
+@pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built")
+def test_one_mode_s_node_dying_fails_that_mode_s_test_only_and_fresh_nodes_go_on(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    _, filled = shared_fill(tmp_path_factory, "--gas-benchmark-values", "1", "-k", SUITE_K)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    geth = ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=scratch)
+    modes = [ClientMode("a", ("--cache=1024",), None, False), ClientMode("b", ("--cache=1025",), None, False)]
+    targets = [(mode, ManagedClient(geth.preset, geth.binary, mode.flags, scratch)) for mode in modes]
+    observer = _KillOneModesNode(scratch)
+    suite = discover(filled / "blockchain_tests_engine_x", "not serial_chain-max")
+    state = replay_suite(suite, targets, ReplayOptions(warmup=0, repeat=2, agreement_check=False), observer)
+    assert state is RunState.COMPLETE and observer.killed is not None
+    outcome = {(r.test_id, r.mode): (r.verdict, r.failure or "") for r in observer.results}
+    first, second, third = sorted({r.test_id for r in observer.results})
+    assert outcome[second, "b"][0] is Verdict.FAILED and outcome[second, "b"][1].startswith("no answer from the client")
+    assert "geth is not running (exit code -9)" in outcome[second, "b"][1]
+    assert outcome[second, "a"] == (Verdict.PASSED, ""), "the other mode's node answered: its test stands"
+    assert all(outcome[test, mode] == (Verdict.PASSED, "") for test in (first, third) for mode in "ab"), (
+        "a fresh node for the lost one serves the tests after"
+    )
+    assert processes_mentioning(scratch, "geth") == [] and list(scratch.iterdir()) == []
+
+
+# -- finding 12 and 2: verify's node ----------------------------------------------------------------
+
+
+def _ethereumjs_folder(tmp_path: Path, node: Path | None) -> Path:
+    """An install's layout (verify.mjs, node_modules/@ethereumjs/vm) recording `node` as make tools does."""
+    folder = tmp_path / "ethereumjs"
+    (folder / "node_modules" / "@ethereumjs" / "vm").mkdir(parents=True)
+    (folder / "verify.mjs").write_text("// the verifier\n")
+    if node is not None:
+        digest = hashlib.sha256(node.read_bytes()).hexdigest()
+        (folder / "node.json").write_text(json.dumps({"path": str(node), "version": "v0", "sha256": digest}))
+    return folder
+
+
+def _fake_node(folder: Path, stdout: str) -> Path:
+    """A script named node that prints `stdout` and exits 0, whatever it is asked to run."""
+    folder.mkdir(parents=True, exist_ok=True)
+    node = folder / "node"
+    node.write_text(f"#!/bin/sh\ncat <<'EOF'\n{stdout}\nEOF\n")
+    node.chmod(0o755)
+    return node
+
+
+PASSING = '{"verifier": "ethereumjs", "version": "@ethereumjs/vm 10.1.3", "amsterdam_gas": {"cold_sload": 2100, "create": 32000, "eips": []}}'
+
+
+def test_verify_runs_the_node_ethereumjs_was_installed_with_not_the_first_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = Path(sys.executable).resolve()  # stands for the node make tools recorded: any binary of known digest
+    fake = _fake_node(tmp_path / "bin", PASSING)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    assert located_ethereumjs(folder=_ethereumjs_folder(tmp_path, real)).node == real
+
+
+def test_a_node_that_is_not_the_recorded_file_is_refused(tmp_path: Path) -> None:
+    recorded = _fake_node(tmp_path / "bin", PASSING)
+    folder = _ethereumjs_folder(tmp_path, recorded)
+    recorded.write_text(recorded.read_text() + "# replaced\n")
+    with pytest.raises(BadInput, match=rf"^node: {recorded} is not the node ethereumjs was installed with \(sha256 "):
+        located_ethereumjs(folder=folder)
+    (folder / "node.json").unlink()
+    with pytest.raises(BadInput, match=r"node.json does not say which node it was installed with \(run `make tools`\)$"):
+        located_ethereumjs(folder=folder)
+
+
+@pytest.mark.parametrize(
+    ("stdout", "complaint"),
+    [
+        (PASSING + '\n{"file": "f.json", "name": "t", "ok": tru', "printed a line that is not JSON"),
+        (PASSING + '\n{"file": "f.json"}', "(KeyError: 'ok')"),
+        ('{"verifier": "ethereumjs"}', "printed a record without the fields verify.mjs writes (KeyError: 'amsterdam_gas')"),
+        (PASSING + '\n{"file": "FILE", "name": "t", "ok": "no", "reason": null, "kind": null, "block": 1, "first_difference": null}',
+         "(TypeError: ok is 'no', not true or false)"),
+    ],
+    ids=["cut", "no-fields", "no-version", "ok-not-a-boolean"],
+)
+def test_a_verifier_printing_malformed_output_is_one_line(tmp_path: Path, stdout: str, complaint: str) -> None:
+    fixture = tmp_path / "f.json"
+    fixture.write_text(json.dumps({"t": {"network": "Amsterdam"}}))
+    node = _fake_node(tmp_path / "bin", stdout.replace("FILE", str(fixture)))
+    with pytest.raises(BadInput, match=r"^ethereumjs verifier ") as raised:
+        run_ethereumjs([fixture], EthereumjsInstall(node, tmp_path), deadline=30)
+    assert complaint in str(raised.value) and "\n" not in str(raised.value)

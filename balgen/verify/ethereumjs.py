@@ -18,9 +18,9 @@ so `EthereumjsRuns` keeps one run per core going while balgen does its other che
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -110,22 +110,57 @@ def ethereumjs_folder() -> Path:
     return tools_bin().parent / "ethereumjs"
 
 
+NODE_RECORD = "node.json"
+"""The node scripts/install-tools.sh installed ethereumjs with: its path, `--version` and sha256."""
+
+
 def located_ethereumjs(node: Path | None = None, folder: Path | None = None) -> EthereumjsInstall:
     """
-    Node (given, else the first `node` on PATH) and the installed verifier (given, else
-    `ethereumjs_folder()`); `BadInput` in one line naming where it looked when either is missing.
+    The installed verifier (in `folder`, else `ethereumjs_folder()`) and the Node it runs under:
+    `node` if given, else the one it was installed with (`NODE_RECORD`), checked to be that very
+    file, not whichever `node` comes first on PATH (a script named node that prints passing
+    verdicts would pass anything). `BadInput` in one line naming what is missing or changed.
     """
-    found_node = node if node is not None else (Path(on_path) if (on_path := shutil.which("node")) else None)
-    if found_node is None or not (found_node.is_file() and os.access(found_node, os.X_OK)):
-        where = str(node) if node is not None else "PATH"
-        raise BadInput(f"node: not found in {where} (the ethereumjs verifier needs Node >= 20)")
-    install = EthereumjsInstall(found_node, folder if folder is not None else ethereumjs_folder())
-    if not (install.script.is_file() and (install.folder / "node_modules" / "@ethereumjs" / "vm").is_dir()):
+    folder = folder if folder is not None else ethereumjs_folder()
+    if not ((folder / SCRIPT).is_file() and (folder / "node_modules" / "@ethereumjs" / "vm").is_dir()):
         configured = f" ({TOOLS_VARIABLE}={os.environ[TOOLS_VARIABLE]})" if os.environ.get(TOOLS_VARIABLE) else ""
+        raise BadInput(f"ethereumjs: not installed in {folder}{configured} (run `make tools`, which needs npm)")
+    found_node = node if node is not None else recorded_node(folder)
+    if not (found_node.is_file() and os.access(found_node, os.X_OK)):
+        raise BadInput(f"node: not found at {found_node} (the ethereumjs verifier needs Node >= 20)")
+    return EthereumjsInstall(found_node, folder)
+
+
+def recorded_node(folder: Path) -> Path:
+    """The node `folder`'s ethereumjs was installed with, if it is still the file recorded (its sha256)."""
+    record_path = folder / NODE_RECORD
+    try:
+        record = json.loads(record_path.read_text())
+        path, digest = Path(record["path"]), str(record["sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
         raise BadInput(
-            f"ethereumjs: not installed in {install.folder}{configured} (run `make tools`, which needs npm)"
+            f"ethereumjs: {record_path} does not say which node it was installed with (run `make tools`)"
+        ) from None
+    try:
+        found = _sha256(path)
+    except OSError as error:
+        raise BadInput(
+            f"node: {path}, which ethereumjs was installed with, cannot be read ({error.strerror}); run `make tools`"
+        ) from None
+    if found != digest:
+        raise BadInput(
+            f"node: {path} is not the node ethereumjs was installed with (sha256 {found[:12]}…, "
+            f"recorded {digest[:12]}…); run `make tools` to install with this one"
         )
-    return install
+    return path
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as binary:
+        while chunk := binary.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def fixture_block_gas(fixture: Any) -> int:
@@ -261,7 +296,10 @@ def _read_run(
     timed_out = returncode is None
     if returncode == 2:
         raise BadInput(f"ethereumjs verifier: {last_line(stderr)}")
-    lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    try:
+        lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    except ValueError as error:
+        raise BadInput(f"ethereumjs verifier printed a line that is not JSON ({error}); its verdicts cannot be read") from None
     has_version = bool(lines) and "verifier" in lines[0]
     if not has_version and not timed_out:
         raise BadInput(f"ethereumjs verifier printed no version record (exit {returncode}): {last_line(stderr)}")
@@ -269,8 +307,14 @@ def _read_run(
         f"not reported: ethereumjs ran out of its {deadline:.1f} s deadline and was killed" if timed_out
         else f"not reported: ethereumjs exited with code {returncode}: {last_line(stderr)}"
     )  # fmt: skip
-    version = _version(lines[0]) if has_version else None
-    return EthereumjsRun(version, _outcomes(files, lines[1:] if has_version else [], stopped, names))
+    try:
+        version = _version(lines[0]) if has_version else None
+        return EthereumjsRun(version, _outcomes(files, lines[1:] if has_version else [], stopped, names))
+    except (KeyError, TypeError, ValueError) as error:  # a field missing, or of another type
+        raise BadInput(
+            f"ethereumjs verifier printed a record without the fields verify.mjs writes ({type(error).__name__}: "
+            f"{error}); its verdicts cannot be read"
+        ) from None
 
 
 def _version(record: dict[str, Any]) -> VersionRecord:
@@ -285,6 +329,9 @@ def _outcomes(
     One outcome per fixture of `files` (or per test `names` lists), in file order; a fixture without
     a report fails with `stopped`.
     """
+    for report in reports:
+        if not isinstance(report["ok"], bool):  # "ok": "no" must not read as a pass
+            raise TypeError(f"ok is {report['ok']!r}, not true or false")
     by_fixture = {(Path(report["file"]), report["name"]): report for report in reports}
     outcomes = []
     for path in files:
