@@ -259,3 +259,52 @@ def test_a_verifier_printing_malformed_output_is_one_line(tmp_path: Path, stdout
     with pytest.raises(BadInput, match=r"^ethereumjs verifier ") as raised:
         run_ethereumjs([fixture], EthereumjsInstall(node, tmp_path), deadline=30)
     assert complaint in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_invalid_bal_fixtures_for_a_fork_without_access_lists_are_refused_before_filling(tmp_path: Path) -> None:
+    output = tmp_path / "out"
+    completed = balgen_subprocess(
+        "fill", "--fork", "Osaka", "-k", "invalid_bal_mixed_dep", "--gas-benchmark-values", "1", "--output", output
+    )
+    assert completed.returncode == 2, completed.stderr
+    line = one_line(completed.stderr, "fill")
+    assert line.startswith("balgen fill: --fork Osaka: -k 'invalid_bal_mixed_dep' selects invalid_bal_mixed_dep-"), line
+    assert "and 47 more" in line and line.endswith("(fill them with --fork Amsterdam)"), "all 48, as the fill would have failed"
+    assert not output.exists()
+
+
+def test_a_t8n_that_hangs_in_the_calibration_says_what_balgen_waits_for(tmp_path: Path) -> None:
+    """Before, nothing was printed until the deadline, 75 s later."""
+    evm = tmp_path / "evm"
+    evm.write_text('#!/bin/sh\nif [ "$1" = "--version" ]; then echo "evm version 1.17.10-stable"; exit 0; fi\nexec sleep 900\n')
+    evm.chmod(0o755)
+    fill = subprocess.Popen(
+        [sys.executable, "-m", "balgen.commands.main", "fill", "--fork", "Osaka", "--evm-bin", str(evm),
+         "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", str(tmp_path / "out")],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert fill.stderr is not None
+        line = fill.stderr.readline()  # blocks until balgen says something: within the notice's 5 s
+        fill.send_signal(signal.SIGINT)
+        rest = fill.communicate(timeout=60)[1]
+    finally:
+        fill.kill()
+    assert line.startswith("balgen fill: --evm-bin: ") and f"t8n {evm} has not finished after 5 s; waiting up to " in line
+    assert line.endswith("s (its deadline), then it is stopped\n"), line
+    assert fill.returncode == 130 and rest == "balgen fill: interrupted before filling; nothing written\n", rest
+    assert not (tmp_path / "out").exists()
+
+
+@integration
+def test_an_option_neither_fill_nor_pytest_knows_is_one_line(tmp_path: Path) -> None:
+    """Before, pytest's four-line usage error and its exit code 4, and an empty output folder."""
+    output = tmp_path / "out"
+    completed = balgen_subprocess(
+        "fill", "--fork", "Osaka", "--state", "x", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", output
+    )
+    assert completed.returncode == 2, completed.stderr
+    assert one_line(completed.stderr, "fill") == (
+        "balgen fill: unrecognized arguments: --state x (an option of neither balgen fill nor pytest; see balgen fill --help)"
+    )
+    assert not output.exists()

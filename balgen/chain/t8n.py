@@ -108,6 +108,9 @@ class TransitionTool:
     """CPU time the kernel spent for t8n (its files: a traced block writes one per transaction)."""
     calls: int = 0
     _version: str | None = field(default=None, repr=False)
+    slow_notice: Callable[[str], None] | None = field(default=None, repr=False)
+    """Told once per call that has run `SLOW_NOTICE_SECONDS` (what it runs, until when it may), where
+    no other output shows that balgen is waiting: `balgen fill`'s calibration of the t8n."""
 
     def version(self) -> str:
         """The binary's `--version` line; also proves the binary runs at all."""
@@ -178,7 +181,7 @@ class TransitionTool:
             command.append(f"--trace.tracer={tracer}")
         started, children_before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
-            completed = processes.run(command, deadline=deadline)
+            completed = processes.run(command, deadline=deadline, on_slow=self._on_slow(label, deadline))
         except OSError as error:
             raise TransitionToolError(f"{label}: cannot run t8n {self.binary}: {error.strerror}") from None
         except processes.DeadlineExceeded:
@@ -208,6 +211,20 @@ class TransitionTool:
         traces = read_traces(workdir, result["receipts"], len(result["rejected"]), label) if tracer is not None else ()
         return T8nResult(result=result, alloc_path=workdir / "alloc.json", traces=traces)
 
+    def _on_slow(self, label: str, deadline: float) -> processes.SlowNotice | None:
+        notice = self.slow_notice
+        if notice is None:
+            return None
+        return processes.SlowNotice(
+            SLOW_NOTICE_SECONDS,
+            lambda: notice(f"{label}: t8n {self.binary} has not finished after {SLOW_NOTICE_SECONDS:.0f} s; "
+                           f"waiting up to {deadline:.0f} s (its deadline), then it is stopped"),
+        )  # fmt: skip
+
+
+SLOW_NOTICE_SECONDS = 5.0
+"""A calibration block is a handful of transactions, done in well under a second: after 5 s the user
+is told that balgen waits, and how long it will."""
 
 T8N_BASE_SECONDS = 60.0
 T8N_SECONDS_PER_MILLION_GAS = 0.5

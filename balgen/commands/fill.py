@@ -9,17 +9,25 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
 
 from ..chain.t8n import TransitionTool
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher
+from ..chain.header import has_block_access_list
+from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, matches
 from ..plumbing.errors import BadInput
 from ..fill.options import DEFAULT_GAS_BENCHMARK_VALUES, DEFAULT_OUTPUT, parse_gas_benchmark_values
 from ..ethereum.forks import DEFAULT_FORK, FORKS, fork_by_name
+from ..generators.catalog import families, named_in, planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
+from ..generators.invalid_bal import FAMILY_PREFIX as INVALID_BAL_PREFIX
+from ..model.workload import Placement
 from ..plumbing.output_files import check_output_writable
 from ..plumbing.printable import escaped
 from ..fill.plugin import CollectionError, collection_errors, filled_names, filler_folder, filling_fork, missing_tools, stopped_by
@@ -61,7 +69,8 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
     keyword_matcher(args.keyword)  # pytest's own error would be two lines and exit code 4
     if args.workers is not None and not (args.workers == "auto" or args.workers.isdigit()):
         raise BadInput(f"-n: {args.workers!r} is not a number of workers")
-    evm = TransitionTool(args.evm_bin or required_tool("evm", "give --evm-bin"))
+    check_fork_has_what_the_selection_needs(args)
+    evm = TransitionTool(args.evm_bin or required_tool("evm", "give --evm-bin"), slow_notice=_say_waiting)
     evm.version()
     missing_tools(fork_by_name(args.fork))  # balgen-state-root, found before pytest starts
     with tempfile.TemporaryDirectory(prefix="balgen-calibration-") as scratch:
@@ -73,6 +82,38 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
         tools_for()  # every verifier's binary is there, or the fill does not start
     # Last: it creates the output folder, which no rejected command should leave behind.
     check_output_writable(args.output)
+
+
+def _say_waiting(line: str) -> None:
+    """A calibration t8n call that is slow, said before pytest starts (its progress is the first sign of work)."""
+    print(f"balgen fill: --evm-bin: {escaped(line)}", file=sys.stderr, flush=True)
+
+
+def check_fork_has_what_the_selection_needs(args: argparse.Namespace) -> None:
+    """
+    `BadInput` when `-k` selects `invalid_bal_*` fixtures for a fork without
+    block-level access lists: their block's lie is in an access list, so
+    every one of them would fail after the whole fill, the output folder left.
+    """
+    fork = fork_by_name(args.fork)
+    if has_block_access_list(fork):
+        return
+    expression = keyword_matcher(args.keyword)
+    gas_values = parse_gas_benchmark_values(args.gas_benchmark_values)
+    placement = Placement(args.setup)
+    needing = [
+        planned.name
+        for family in families()
+        if family.name.startswith(INVALID_BAL_PREFIX) and named_in(family, args.keyword)
+        for planned in planned_workloads(family, fork, gas_values, placement, parse_code_sizes(args.code_sizes, fork))
+        if matches(expression, planned.name)
+    ]
+    if needing:
+        others = f" and {len(needing) - 1} more" if len(needing) > 1 else ""
+        raise BadInput(
+            f"--fork {fork.name}: -k {args.keyword!r} selects {needing[0]}{others}, whose block lies in its "
+            f"block-level access list, which {fork.name} blocks do not have (fill them with --fork {DEFAULT_FORK.name})"
+        )
 
 
 def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
@@ -116,8 +157,6 @@ def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str
 
 
 def run_fill(argv: Sequence[str]) -> int:
-    import pytest
-
     checked: tuple[argparse.Namespace, list[str], bool] | None = None
 
     def check() -> int:
@@ -134,9 +173,15 @@ def run_fill(argv: Sequence[str]) -> int:
     args, extra, output_existed = checked
     if extra[:1] == ["--"]:
         extra = extra[1:]
-    code = int(pytest.main(pytest_arguments(args, extra)))
+    try:
+        code = int(pytest.main(pytest_arguments(args, extra), plugins=[PytestUsageErrors()]))
+    except BadInput as error:
+        _remove_if_made_and_empty(args.output, output_existed)
+        print(f"balgen fill: {escaped(str(error))}", file=sys.stderr)
+        return BAD_INPUT_EXIT_CODE
     stop = stopped_by()
     if stop is not None:
+        _remove_if_made_and_empty(args.output, output_existed)
         report_stop(f"balgen fill: {stop_name(stop)}; the fixtures written are complete, nothing partial is left")
         return stop_exit_code(stop)
     uncollected = collection_errors()
@@ -155,10 +200,41 @@ def run_fill(argv: Sequence[str]) -> int:
     return code
 
 
+class PytestUsageErrors:
+    """
+    A pytest plugin object (given to `pytest.main`) that turns pytest's own
+    usage error, an argument neither balgen fill nor pytest knows (`--state
+    x`), from pytest's usage text and exit code 4 into `BadInput`: one line
+    and exit code 2, as for balgen's own options.
+    """
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_cmdline_parse(self, pluginmanager: pytest.PytestPluginManager, args: list[str]) -> Iterator[Any]:
+        del pluginmanager, args
+        try:
+            return (yield)
+        except pytest.UsageError as error:
+            raise BadInput(usage_error_line(str(error))) from None
+
+
+def usage_error_line(text: str) -> str:
+    """argparse's complaint in pytest's usage error (`unrecognized arguments: --state`), else its first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    complaint = next((line.split(": error: ", 1)[1] for line in lines if ": error: " in line), lines[0] if lines else text)
+    return f"{complaint} (an option of neither balgen fill nor pytest; see balgen fill --help)"
+
+
 def _remove_if_made_and_empty(output: Path, existed: bool) -> None:
-    """The output folder the writability check made, removed when nothing was filled: a rejected command leaves nothing."""
-    if not existed and output.is_dir() and not any(output.iterdir()):
-        output.rmdir()
+    """
+    The output folder the writability check made, removed when no file was
+    filled into it (an interrupted fill's empty format folders with it): a
+    rejected or stopped command leaves nothing.
+    """
+    if existed or not output.is_dir():
+        return
+    if any(path.is_file() or path.is_symlink() for path in output.rglob("*")):
+        return
+    shutil.rmtree(output, ignore_errors=True)
 
 
 def report_collection_errors(errors: Sequence[CollectionError]) -> int:

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -157,6 +158,14 @@ def stop_group(process: subprocess.Popen[Any], *, signum: int = signal.SIGTERM, 
     return process.returncode
 
 
+@dataclass(frozen=True)
+class SlowNotice:
+    """What `run` calls, once, when its command has run `after` seconds and not finished."""
+
+    after: float
+    tell: Callable[[], None]
+
+
 class DeadlineExceeded(Exception):
     """A `run` call did not finish within its deadline; its process group was stopped."""
 
@@ -174,21 +183,27 @@ def run(
     stderr: int | IO[Any] | None = subprocess.PIPE,
     text: bool = True,
     env: dict[str, str] | None = None,
+    on_slow: SlowNotice | None = None,
 ) -> subprocess.CompletedProcess[Any]:
     """
     `command` run to its end within `deadline` seconds, its output captured
-    (by default); `DeadlineExceeded` if it takes longer. However the call
-    ends (the deadline, an exception, a stop signal in balgen, or the
-    command's own exit) nothing of its process group is left running.
+    (by default); `DeadlineExceeded` if it takes longer, and `on_slow` told
+    once if it has run its seconds. However the call ends (the deadline, an
+    exception, a stop signal in balgen, or the command's own exit) nothing
+    of its process group is left running.
     """
     process = start(command, dies_with_balgen=False, stdin=stdin, stdout=stdout, stderr=stderr, text=text, env=env)
-    ends = time.monotonic() + deadline
+    started = time.monotonic()
+    ends = started + deadline
     try:
         while True:
             try:
                 out, err = process.communicate(timeout=min(_LEFTOVER_CHECK, max(0.0, ends - time.monotonic())))
                 break
             except subprocess.TimeoutExpired:
+                if on_slow is not None and time.monotonic() - started >= on_slow.after:
+                    on_slow.tell()
+                    on_slow = None
                 if process.poll() is not None:
                     # The command has ended; what still holds its output open is a leftover of its group.
                     stop_group(process)
