@@ -13,7 +13,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -308,3 +310,27 @@ def test_an_option_neither_fill_nor_pytest_knows_is_one_line(tmp_path: Path) -> 
         "balgen fill: unrecognized arguments: --state x (an option of neither balgen fill nor pytest; see balgen fill --help)"
     )
     assert not output.exists()
+
+
+
+def test_a_devnet_check_tracing_a_run_says_how_far_it_got_off_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, only reading blocks had progress lines: 34-116 s of tracing printed nothing."""
+    import balgen.commands.devnet_check as devnet_check_command
+
+    def traced(rpc: object, item: object, run: object, miners: object, progress: Callable[[str, int, int], None]) -> str:
+        for done in range(0, 801, 400):
+            progress("tracing", done, 800)
+        return "8 payloads, 800 transactions match"
+
+    monkeypatch.setattr(devnet_check_command, "PROGRESS_LINE_SECONDS", 0.0)
+    monkeypatch.setattr(devnet_check_command, "check_run", traced)
+    item = SimpleNamespace(run=SimpleNamespace(stem="mixed_dep-half-group5-1M"))
+    runs = SimpleNamespace(complete=[object()], missing=None)
+    with devnet_check_command.progress_bar() as bar:
+        lines = devnet_check_command.workload_lines(None, item, runs, {}, "1-9", True, False, bar)  # type: ignore[arg-type]
+    assert lines == ["mixed_dep-half-group5-1M: ok: 8 payloads, 800 transactions match"]
+    assert capsys.readouterr().err.splitlines() == [
+        f"balgen devnet-check: mixed_dep-half-group5-1M: tracing {done} of 800 transactions" for done in (0, 400, 800)
+    ]

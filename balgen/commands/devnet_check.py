@@ -165,9 +165,14 @@ def workload_lines(
     for number, run in enumerate(runs.complete, start=1):
         name = stem if len(runs.complete) == 1 else f"{stem} (run {number} of {len(runs.complete)})"
         task = bar.add_task(name, total=None)
+        reported = [time.monotonic()]
 
         def progress(step: str, done: int, total: int) -> None:
+            """The bar, or off a terminal a plain line every PROGRESS_LINE_SECONDS: tracing a run takes minutes."""
             bar.update(task, description=f"{name}: {step}", completed=done, total=total)
+            if bar.disable and time.monotonic() - reported[0] >= PROGRESS_LINE_SECONDS:
+                reported[0] = time.monotonic()
+                print(f"{PROG}: {escaped(name)}: {step} {done:,} of {total:,} transactions", file=sys.stderr, flush=True)
 
         try:
             lines.append(f"{name}: ok: {check_run(rpc, item, run, miners, progress)}")
