@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -22,7 +23,8 @@ import pytest
 from balgen.clients.kinds.geth import PRESET as GETH_PRESET
 from balgen.clients.modes import ClientMode
 from balgen.commands.report import run_report
-from balgen.plumbing.errors import BadInput
+from balgen.chain.state_roots import StateRoots
+from balgen.plumbing.errors import BadInput, TransitionToolError
 from balgen.plumbing.toolchain import pinned_geth
 from balgen.replay.discovery import discover
 from balgen.replay.runner import ReplayOptions, replay_suite
@@ -334,3 +336,39 @@ def test_a_devnet_check_tracing_a_run_says_how_far_it_got_off_a_terminal(
     assert capsys.readouterr().err.splitlines() == [
         f"balgen devnet-check: mixed_dep-half-group5-1M: tracing {done} of 800 transactions" for done in (0, 400, 800)
     ]
+
+
+GO_CRASH = """fatal error: runtime: cannot allocate memory
+
+runtime stack:
+runtime.throw({0x5d3b1e?, 0x0?})
+\t/usr/local/go/src/runtime/panic.go:1101 +0x48 fp=0x7ffd6b3c7f10 sp=0x7ffd6b3c7ee0 pc=0x46f2a8
+""" + "".join(f"goroutine {n} [running]:\nruntime.main()\n\t/usr/local/go/src/runtime/proc.go:283 +0x28b\n" for n in range(200))
+
+
+def test_a_go_helper_crashing_for_want_of_memory_is_one_line_not_its_stack_trace(tmp_path: Path) -> None:
+    """Before, `balgen replay` under `ulimit -v` gave balgen-state-root's 9.5 KB panic as its 'one line'."""
+    (tmp_path / "crash.txt").write_text(GO_CRASH)
+    helper = tmp_path / "balgen-state-root"
+    helper.write_text(f"#!/bin/sh\ncat {tmp_path / 'crash.txt'} >&2\nexit 2\n")
+    helper.chmod(0o755)
+    (tmp_path / "alloc.json").write_text("{}")
+    with pytest.raises(TransitionToolError) as raised:
+        StateRoots(helper, tmp_path / "alloc.json")
+    assert str(raised.value) == (
+        f"{helper} over {tmp_path / 'alloc.json'}: fatal error: runtime: cannot allocate memory "
+        "(Go runtime crash; its stack trace left out)"
+    )
+
+
+def test_under_an_address_space_limit_the_line_names_the_limit(tmp_path: Path) -> None:
+    (tmp_path / "crash.txt").write_text(GO_CRASH)
+    code = f"from pathlib import Path; from balgen.plumbing.processes import error_line; print(error_line(Path({str(tmp_path / 'crash.txt')!r}).read_text()))"
+    limited = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31)),
+    )  # fmt: skip
+    assert limited.stdout == (
+        "fatal error: runtime: cannot allocate memory; the address-space limit (ulimit -v) is 2,048 MB "
+        "(Go runtime crash; its stack trace left out)\n"
+    )

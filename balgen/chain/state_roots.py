@@ -149,8 +149,9 @@ class StateRoots:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(timeout=processes.STOP_GRACE)  # it is ending: let it finish saying why
         processes.stop_group(self._process)
-        message = self._pipe(self._process.stderr).read().decode(errors="replace").strip()
-        message = message.removeprefix(f"{STATE_ROOT_TOOL}: ") or f"exit code {self._process.returncode}"
+        stderr = self._pipe(self._process.stderr).read().decode(errors="replace").strip()
+        message = processes.error_line(stderr).removeprefix(f"{STATE_ROOT_TOOL}: ") if stderr else ""
+        message = message or f"exit code {self._process.returncode}"
         raise TransitionToolError(f"{self.binary} over {self.base_alloc}: {message}")
 
     @staticmethod

@@ -202,7 +202,7 @@ class TransitionTool:
             )
         if completed.returncode != 0:
             raise TransitionToolError(
-                f"{label}: t8n {_exit_description(completed.returncode)}: {_last_line(completed.stderr)}"
+                f"{label}: t8n {_exit_description(completed.returncode)}: {processes.error_line(completed.stderr)}"
             )
         try:
             result = read_result(workdir / "result.json")
@@ -488,7 +488,7 @@ def probe_version(binary: Path) -> str:
     if completed.returncode != 0 or not completed.stdout.strip():
         raise BadInput(
             f"--evm-bin: {binary} --version {_exit_description(completed.returncode)}: "
-            f"{_last_line(completed.stderr or completed.stdout)}"
+            f"{processes.error_line(completed.stderr or completed.stdout)}"
         )
     return completed.stdout.strip().splitlines()[0]
 
@@ -496,7 +496,3 @@ def probe_version(binary: Path) -> str:
 def _exit_description(code: int) -> str:
     return f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
 
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "(no output)"

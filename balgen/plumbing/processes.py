@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -164,6 +165,28 @@ class SlowNotice:
 
     after: float
     tell: Callable[[], None]
+
+
+def error_line(text: str) -> str:
+    """
+    The line of a tool's stderr that says why it failed: its last line, or
+    for a crash of a Go program (a helper, t8n, a client), whose last lines
+    are a stack trace kilobytes long, the runtime's `fatal error:` or
+    `panic:` line with the `runtime:` line that explains it, and the
+    address-space limit when the crash is for want of memory (`ulimit -v`).
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "(no output)"
+    crash = next((line for line in lines if line.startswith(("fatal error: ", "panic: "))), None)
+    if crash is None or not any(line.startswith("goroutine ") for line in lines):
+        return lines[-1]
+    cause = next((line for line in lines if line.startswith("runtime: ")), None)
+    summary = crash if cause is None or cause in crash else f"{crash} ({cause})"
+    limit, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if limit != resource.RLIM_INFINITY and ("memory" in summary or "address space" in summary):
+        summary += f"; the address-space limit (ulimit -v) is {limit / 2**20:,.0f} MB"
+    return f"{summary} (Go runtime crash; its stack trace left out)"
 
 
 class DeadlineExceeded(Exception):
