@@ -10,15 +10,21 @@ sends every `blockchain_test_engine_x` group to the pinned
 geth on 127.0.0.1 through the Engine API, checks every step (genesis hash,
 every status, the head at `lastblockhash`, every rollback, no known block
 resent) and measures the benchmark payload of each fixture (one warm-up and
-five measured executions), ending with the summary table.
+five measured executions), ending with the summary table and the time each
+phase took (wall and CPU: on a shared machine the CPU seconds are what compare).
 """
 
 from __future__ import annotations
 
+import resource
 import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
 from .fill import run_fill
 from .replay import run_replay
@@ -28,22 +34,63 @@ from .verify import run_verify
 OUTPUT = Path("fixtures")
 
 
+@dataclass(frozen=True)
+class PhaseTime:
+    """How long one phase of the demo took: wall seconds, and CPU seconds (user + system) of balgen and its children."""
+
+    name: str
+    wall: float
+    cpu: float
+    exit_code: int
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and every child it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(name: str, phase: Callable[[], int]) -> PhaseTime:
+    """Run `phase` and measure it."""
+    wall, cpu = time.monotonic(), cpu_seconds()
+    code = phase()
+    return PhaseTime(name, time.monotonic() - wall, cpu_seconds() - cpu, code)
+
+
+def phase_table(phases: list[PhaseTime]) -> Table:
+    """Each phase's wall and CPU time, and the total."""
+    table = Table(title="demo: time per phase", title_justify="left")
+    for column in ("phase", "wall", "CPU (user+sys)"):
+        table.add_column(column, justify="left" if column == "phase" else "right")
+    for phase in phases:
+        table.add_row(phase.name, _minutes(phase.wall), _minutes(phase.cpu))
+    table.add_row("total", _minutes(sum(p.wall for p in phases)), _minutes(sum(p.cpu for p in phases)), style="bold")
+    return table
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {seconds % 60:04.1f} s"
+
+
 def main() -> int:
     console = Console(width=max(110, Console().width))
-    console.print("[bold]1/3 filling the default suite[/] (balgen fill -n 2)")
-    code = run_fill(["--output", str(OUTPUT), "-n", "2"])
-    if code != 0:
-        console.print(f"[red]fill failed (exit {code})[/]")
-        return code
-    console.print("[bold]2/3 verifying it[/] (balgen verify: geth's evm blocktest, revm's revme, ethereumjs, engine import into geth)")
-    code = run_verify([str(OUTPUT)], console=console)
-    if code != 0:
-        console.print(f"[red]verification failed (exit {code})[/]")
-        return code
-    console.print("[bold]3/3 replaying it against geth[/] (pinned v1.17.10, 127.0.0.1, one node per genesis group)")
-    return run_replay(
-        [str(OUTPUT / "blockchain_tests_engine_x"), "--label", "demo", "--output", str(default_output("demo"))]
-    )
+    steps: list[tuple[str, str, Callable[[], int]]] = [
+        ("fill", "[bold]1/3 filling the default suite[/] (balgen fill -n 2)",
+         lambda: run_fill(["--output", str(OUTPUT), "-n", "2"])),
+        ("verify", "[bold]2/3 verifying it[/] (balgen verify: geth's evm blocktest, revm's revme, ethereumjs, engine import into geth)",
+         lambda: run_verify([str(OUTPUT)], console=console)),
+        ("replay", "[bold]3/3 replaying it against geth[/] (pinned v1.17.10, 127.0.0.1, one node per genesis group)",
+         lambda: run_replay([str(OUTPUT / "blockchain_tests_engine_x"), "--label", "demo", "--output", str(default_output("demo"))])),
+    ]  # fmt: skip
+    phases: list[PhaseTime] = []
+    for name, heading, step in steps:
+        console.print(heading)
+        phases.append(timed(name, step))
+        if phases[-1].exit_code != 0:
+            console.print(f"[red]{name} failed (exit {phases[-1].exit_code})[/]")
+            break
+    console.print(phase_table(phases))
+    return phases[-1].exit_code
 
 
 if __name__ == "__main__":

@@ -1,0 +1,58 @@
+"""`make demo` ends with the time each phase took, also when a phase fails and the demo stops there."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+from balgen.commands import demo
+
+
+def _phases(monkeypatch: pytest.MonkeyPatch, codes: dict[str, int]) -> list[str]:
+    ran: list[str] = []
+
+    def phase(name: str) -> Callable[..., int]:
+        def run(*_args: object, **_kwargs: object) -> int:
+            ran.append(name)
+            sum(range(200_000))  # some CPU time to measure
+            return codes.get(name, 0)
+
+        return run
+
+    monkeypatch.setattr(demo, "run_fill", phase("fill"))
+    monkeypatch.setattr(demo, "run_verify", phase("verify"))
+    monkeypatch.setattr(demo, "run_replay", phase("replay"))
+    return ran
+
+
+def _rows(output: str) -> dict[str, tuple[str, str]]:
+    """Phase name -> (wall, CPU) as printed in the table."""
+    time = r"(\d+ min \d\d\.\d s)"
+    return {m[1]: (m[2], m[3]) for m in re.finditer(rf"│ (\w+)\s+│\s+{time} │\s+{time} │", output)}
+
+
+def test_the_demo_prints_each_phase_time_and_the_total(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    ran = _phases(monkeypatch, {})
+    assert demo.main() == 0
+    assert ran == ["fill", "verify", "replay"]
+    rows = _rows(capsys.readouterr().out)
+    assert list(rows) == ["fill", "verify", "replay", "total"]
+
+
+def test_a_failing_phase_stops_the_demo_and_its_time_is_still_printed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _phases(monkeypatch, {"verify": 1})
+    assert demo.main() == 1
+    assert ran == ["fill", "verify"]
+    output = capsys.readouterr().out
+    assert "verify failed (exit 1)" in output
+    assert list(_rows(output)) == ["fill", "verify", "total"]
+
+
+def test_cpu_seconds_count_what_a_phase_burns() -> None:
+    phase = demo.timed("busy", lambda: sum(range(3_000_000)) * 0)
+    assert phase.exit_code == 0
+    assert phase.cpu > 0.01 and phase.wall > 0
