@@ -6,6 +6,7 @@ the page opened in a real headless chromium (sorted, filtered, its charts drawn)
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import struct
@@ -14,11 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from rich.console import Console
+
 from balgen.analysis import INFO_KEY, DependencyGraph
 from balgen.commands.report import run_report
+from balgen.commands.verify import run_verify
 from balgen.results.schema import RunResult
 from balgen.verify.outcomes import Verifier
-from balgen.verify.verdicts_file import VERIFY_JSON, FixtureVerdict, VerdictKind, VerifyResult
+from balgen.verify.verdicts_file import VERIFY_JSON, FixtureVerdict, VerdictKind, VerifyResult, load_verify_result
 
 from browser import HEIGHT, WIDTH, chromium, missing, open_page
 from report_runs import SLOWED, modes_run, single_runs
@@ -136,6 +140,27 @@ def test_a_verify_page_lists_the_failed_check_first(tmp_path: Path) -> None:
     assert rows["fixtures"][0] == "serial_chain-max-1M", "the failed fixture first"
     assert rows["failed"] == ["serial_chain-max-1M", "serial_chain-max-1M"]
     assert "post state root differs" in page.read_text()
+
+
+@pytest.mark.integration
+def test_a_real_fill_and_its_verify_have_pages(serial_chain_fill: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fill_page = tmp_path / "fill.html"
+    assert _report(serial_chain_fill, "--html", fill_page) == 0
+    assert _rows(fill_page)["fixtures"] == ["serial_chain-max-1M"]
+    assert "serial_chain-max-1M" in _data(fill_page)["pickers"]["graphs"]["images"]
+    verify = [str(serial_chain_fill), "--without", "revm,ethereumjs", "--output"]
+    quiet = Console(file=io.StringIO(), width=200)
+    assert run_verify([*verify, "/proc/balgen-verified"], console=quiet) == 2, "an output folder that takes no file"
+    assert "cannot write to /proc/balgen-verified" in capsys.readouterr().err
+    assert run_verify([*verify, str(tmp_path / "verified")], console=quiet) == 0
+    result = load_verify_result(tmp_path / "verified")
+    assert {(v.test_id, v.verifier, v.verdict) for v in result.verdicts} == {
+        ("serial_chain-max-1M", Verifier.GETH, VerdictKind.PASSED), ("serial_chain-max-1M", Verifier.ENGINE, VerdictKind.PASSED),
+    }  # fmt: skip
+    assert result.left_out == [Verifier.REVM, Verifier.ETHEREUMJS] and result.summary.startswith("1 fixtures: geth 1/1")
+    verify_page = tmp_path / "verify.html"
+    assert _report(tmp_path / "verified", "--html", verify_page) == 0
+    assert _rows(verify_page)["fixtures"] == ["serial_chain-max-1M"] and "failed" not in _rows(verify_page)
 
 
 def _one_line_exit_2(capsys: pytest.CaptureFixture[str], *args: str | Path) -> str:

@@ -40,6 +40,7 @@ from ..plumbing.errors import BadInput  # noqa: E402
 from ..plumbing.output_files import check_writable, write_text_atomically  # noqa: E402
 from ..plumbing.printable import escaped  # noqa: E402
 from ..pages.document import check_page_path, write_page  # noqa: E402
+from ..pages.page_model import Page  # noqa: E402
 from ..pages.sources import page_of  # noqa: E402
 from ..results.comparison import Comparison, DeltaSummary, LoadedRun, comparable_runs, compare, load_runs  # noqa: E402
 from ..results.phases import Phase, measured_phase_ms  # noqa: E402
@@ -414,6 +415,12 @@ def run_report(argv: Sequence[str], console: Console | None = None) -> int:
     return run_command("report", lambda: report(argv, console))
 
 
+def _write_page(page: Page, path: Path, console: Console) -> int:
+    write_page(page, path)
+    console.print(f"page written to {escaped(str(path))}", highlight=False, markup=False)
+    return 0
+
+
 def report(argv: Sequence[str], console: Console | None) -> int:
     """Read the runs (`BadInput` on a bad one), print and write the comparison."""
     args = report_parser().parse_args(list(argv))
@@ -421,12 +428,12 @@ def report(argv: Sequence[str], console: Console | None) -> int:
         raise BadInput(f"--worst {args.worst}: must be 0 or more")
     if not 0 <= args.noise_threshold < 100:  # NaN fails this too
         raise BadInput(f"--noise-threshold {args.noise_threshold}: must be a percentage from 0 to below 100")
+    console = console or wide_console()
     if args.html is not None:
         check_page_path(args.html)
-        write_page(page_of(args.runs, args.noise_threshold, args.worst), args.html)
-        (console or wide_console()).print(f"page written to {escaped(str(args.html))}", highlight=False, markup=False)
+        page = page_of(args.runs, args.noise_threshold, args.worst)
         if args.output is None:
-            return 0
+            return _write_page(page, args.html, console)
     runs, left_out = comparable_runs(load_runs(args.runs))  # a modes run gives one run per mode
     comparison = compare(runs, worst=args.worst, noise_threshold=args.noise_threshold)
     output = args.output or default_report_output()
@@ -437,7 +444,8 @@ def report(argv: Sequence[str], console: Console | None) -> int:
     except OSError as error:
         raise BadInput(f"--output {output}: cannot be created ({error.strerror})") from None
     check_writable(output)
-    console = console or wide_console()
+    if args.html is not None:  # both asked for: the page once the folder is known to take the report
+        _write_page(page, args.html, console)
     for reason in left_out:
         print(f"balgen report: left out {escaped(reason)}", file=sys.stderr)
     for table in rich_tables(comparison):
