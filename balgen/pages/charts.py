@@ -28,6 +28,8 @@ GRID = "#E6E8EB"
 PANEL_HEIGHT = 250
 """Pixels per row of small multiples."""
 PANELS_PER_ROW = 4
+SPACING = 80
+"""Pixels between rows of small multiples: the mode names under one row and the titles of the next."""
 
 
 def _layout(**extra: object) -> dict[str, object]:
@@ -81,7 +83,7 @@ def family_changes(names: Sequence[str], changes: Sequence[TestChange], floor: f
     rows = max(1, math.ceil(len(families) / columns))
     figure = make_subplots(
         rows=rows, cols=columns, subplot_titles=families, shared_yaxes=True,
-        horizontal_spacing=0.03, vertical_spacing=min(0.12, 0.35 / rows),
+        horizontal_spacing=0.03, vertical_spacing=SPACING / _height(rows),
     )  # fmt: skip
     for position, family in enumerate(families):
         row, column = position // columns + 1, position % columns + 1
@@ -113,9 +115,14 @@ def family_changes(names: Sequence[str], changes: Sequence[TestChange], floor: f
     figure.update_xaxes(showticklabels=True, gridcolor=GRID, tickfont={"size": 11})  # the mode under its box: no legend
     figure.update_yaxes(gridcolor=GRID, zerolinecolor="#9AA0A6", ticksuffix="%")
     figure.update_yaxes(title_text=f"Δ MGas/s vs {names[0]}", col=1)
-    figure.update_layout(_layout(height=PANEL_HEIGHT * rows + 60, margin={"l": 10, "r": 10, "t": 40, "b": 10}))
+    figure.update_layout(_layout(height=_height(rows), margin={"l": 10, "r": 10, "t": 40, "b": 10}))
     figure.update_annotations(font={"size": 13})
     return figure
+
+
+def _height(rows: int) -> int:
+    """Pixels of `rows` rows of small multiples, the gaps between them room for the modes under each box."""
+    return PANEL_HEIGHT * rows + 60
 
 
 def _interval_text(low: float | None, high: float | None) -> str:

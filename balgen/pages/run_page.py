@@ -337,7 +337,7 @@ def family_changes(comparison: Comparison) -> Chart:
         if change is not None
     ]  # fmt: skip
     floor = aa_floor(comparison)
-    caption = "Each point is a test (hover for its id, change and interval); right of zero is faster"
+    caption = "Each point is a test (hover for its id, change and interval); above zero is faster"
     caption += f"; the grey band is the A/A floor, ±{floor:.1f}%." if floor is not None else "."
     return Chart("families", charts.figure_json(charts.family_changes(comparison.names, changes, floor)), caption)
 
