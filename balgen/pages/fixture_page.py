@@ -39,6 +39,10 @@ class FilledTest:
     """Its EEST-style id (`_info["test-id"]`), when the fixture records one."""
     formats: list[str] = field(default_factory=list)
     graph: DependencyGraph | None = None
+    gas_used: int | None = None
+    """The benchmark (last) block's `gasUsed`, from its header or payload."""
+    transactions: int | None = None
+    """The benchmark block's transaction count."""
 
 
 def _graph(fixture: Mapping[str, Any], where: str) -> DependencyGraph | None:
@@ -49,6 +53,32 @@ def _graph(fixture: Mapping[str, Any], where: str) -> DependencyGraph | None:
         return DependencyGraph.from_info(info[INFO_KEY])
     except ValueError as error:
         raise BadInput(f"{where}: _info.{INFO_KEY}: {error}") from None
+
+
+def _quantity(value: Any) -> int | None:
+    """A header or payload number (hex as the formats write it, or an int); None if it is neither."""
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value, 16) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def benchmark_block(fixture: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """The last block's gas used and transaction count: a blockchain test's header, or an engine test's payload."""
+    blocks = fixture.get("blocks")
+    if isinstance(blocks, list) and blocks and isinstance(blocks[-1], Mapping):
+        header, transactions = blocks[-1].get("blockHeader"), blocks[-1].get("transactions")
+        gas = _quantity(header.get("gasUsed")) if isinstance(header, Mapping) else None
+        return gas, len(transactions) if isinstance(transactions, list) else None
+    payloads = fixture.get("engineNewPayloads")
+    if isinstance(payloads, list) and payloads and isinstance(payloads[-1], Mapping):
+        params = payloads[-1].get("params")
+        payload = params[0] if isinstance(params, list) and params and isinstance(params[0], Mapping) else {}
+        transactions = payload.get("transactions")
+        return _quantity(payload.get("gasUsed")), len(transactions) if isinstance(transactions, list) else None
+    return None, None
 
 
 def filled_tests(path: Path) -> list[FilledTest]:
@@ -64,6 +94,8 @@ def filled_tests(path: Path) -> list[FilledTest]:
             info = fixture.get("_info") if isinstance(fixture.get("_info"), Mapping) else {}
             test = tests.setdefault(name, FilledTest(name, info.get(TEST_ID_KEY)))  # type: ignore[union-attr]
             test.formats.append(format_name)
+            if test.gas_used is None:
+                test.gas_used, test.transactions = benchmark_block(fixture)
             if test.graph is None:
                 test.graph = _graph(fixture, f"{file}: test {name}")
     return [tests[name] for name in sorted(tests)]
@@ -73,12 +105,17 @@ def _format_label(format_name: str) -> str:
     return format_name.removeprefix("blockchain_test_") if format_name != "blockchain_test" else "blockchain"
 
 
-def _graph_cells(graph: DependencyGraph | None) -> list[Cell]:
+def _count(value: int | None, scale: float = 1.0, digits: int = 0) -> Cell:
+    return Cell("-") if value is None else Cell(f"{value / scale:,.{digits}f}", sort=value)
+
+
+def _graph_cells(test: FilledTest) -> list[Cell]:
+    graph = test.graph
+    block = [_count(test.gas_used, 1e6, 2), _count(test.transactions)]
     if graph is None:
-        return [Cell("-")] * 6
+        return block + [Cell("-")] * 4
     return [
-        Cell(f"{graph.block_gas / 1e6:,.2f}", sort=graph.block_gas),
-        Cell(f"{graph.transactions:,}", sort=graph.transactions),
+        *block,
         Cell(f"{len(graph.edges):,}", sort=len(graph.edges)),
         Cell(f"{len(graph.components):,}", sort=len(graph.components)),
         Cell(f"{graph.critical_path_gas / 1e6:,.2f}", sort=graph.critical_path_gas),
@@ -86,13 +123,15 @@ def _graph_cells(graph: DependencyGraph | None) -> list[Cell]:
     ]
 
 
-FIXTURE_COLUMNS = (
+NAME_COLUMNS = (
     Column("test"),
     Column("family"),
     Column("fill"),
     Column("gas", numeric=True, hint="the benchmark gas value"),
+)
+FIXTURE_COLUMNS = (
     Column("formats"),
-    Column("block Mgas", numeric=True, hint="gas used by the benchmark block"),
+    Column("Mgas used", numeric=True, hint="gas used by the benchmark block (its header's gasUsed)"),
     Column("transactions", numeric=True),
     Column("edges", numeric=True, hint="pairs of transactions that conflict"),
     Column("components", numeric=True, hint="groups of transactions that could not run apart"),
@@ -103,24 +142,24 @@ FIXTURE_COLUMNS = (
 
 def fixture_table(tests: Sequence[FilledTest], verdicts: Mapping[str, Mapping[Verifier, VerdictKind]] | None = None,
                   verifiers: Sequence[Verifier] = ()) -> Table:  # fmt: skip
-    """One row per test; with `verdicts`, a column per verifier (failures first)."""
-    columns = [*FIXTURE_COLUMNS, *(Column(verifier.value) for verifier in verifiers)]
+    """One row per test; with `verdicts`, a column per verifier after the test's name (failures first)."""
+    columns = [*NAME_COLUMNS, *(Column(verifier.value) for verifier in verifiers), *FIXTURE_COLUMNS]
     rows = []
     for test in tests:
         name = test_name(test.name)
         cells = [
             Cell(test.name, title=test.test_id or test.name), Cell(name.family), Cell(name.fill),
             Cell(name.gas, sort=float(name.gas[:-1]) if name.gas != "-" else None),
-            Cell(", ".join(sorted({_format_label(f) for f in test.formats}))), *_graph_cells(test.graph),
         ]  # fmt: skip
         for verifier in verifiers:
             verdict = (verdicts or {}).get(test.name, {}).get(verifier)
             cells.append(Cell("-" if verdict is None else verdict.value, style="" if verdict is None else VERDICT_STYLES[verdict]))
+        cells += [Cell(", ".join(sorted({_format_label(f) for f in test.formats}))), *_graph_cells(test)]
         rows.append(Row(tuple(cells), test=test.name))
     if verifiers:
-        rows.sort(key=lambda row: not any(cell.text == VerdictKind.FAILED for cell in row.cells[len(FIXTURE_COLUMNS):]))
+        rows.sort(key=lambda row: not any(cell.text == VerdictKind.FAILED for cell in row.cells))
     filters = [Filter(1, "family", ()), Filter(2, "fill", ()), Filter(3, "gas", ())]
-    filters += [Filter(len(FIXTURE_COLUMNS) + index, verifier.value, ()) for index, verifier in enumerate(verifiers)]
+    filters += [Filter(len(NAME_COLUMNS) + index, verifier.value, ()) for index, verifier in enumerate(verifiers)]
     filled = tuple(
         f if f.options else Filter(f.column, f.label, tuple(sorted({row.cells[f.column].text for row in rows})))
         for f in filters
@@ -146,7 +185,7 @@ def graph_picker(tests: Sequence[FilledTest]) -> Picker | None:
 
 def fixture_scatter(tests: Sequence[FilledTest]) -> Chart | None:
     points = [
-        (test.name, test_name(test.name).family, test.graph.transactions, test.graph.speedup_bound, test.graph.block_gas)
+        (test.name, test_name(test.name).family, test.graph.transactions, test.graph.speedup_bound, test.gas_used or test.graph.block_gas)
         for test in tests
         if test.graph is not None and test.graph.transactions
     ]
@@ -160,8 +199,9 @@ def fixture_cards(tests: Sequence[FilledTest]) -> list[Card]:
     graphs = [test.graph for test in tests if test.graph is not None]
     families = {test_name(test.name).family for test in tests}
     cards = [Card("fixtures", f"{len(tests)}", f"{len(families)} families")]
-    if graphs:
-        cards.append(Card("transactions", f"{sum(g.transactions for g in graphs):,}", "in the benchmark blocks"))
+    counted = [test.transactions for test in tests if test.transactions is not None]
+    if counted:
+        cards.append(Card("transactions", f"{sum(counted):,}", "in the benchmark blocks"))
         bounds = sorted(g.speedup_bound for g in graphs)
         cards.append(Card("speedup bound", f"{bounds[len(bounds) // 2]:.2f}x", f"median; {bounds[0]:.2f}x to {bounds[-1]:.2f}x"))
     return cards

@@ -224,7 +224,8 @@ def method(runs: Sequence[LoadedRun], comparison: Comparison | None, noise_thres
                 "95th percentile of their |Δ| is the smallest change this machine can tell from noise."
             )
             tables.append(Table("noise", NOISE_COLUMNS, tuple(_noise_rows(comparison)), searchable=False, what="pairs"))
-    return Section("method", "Method and the A/A floor", paragraphs=tuple(paragraphs), facts=tuple(facts), tables=tuple(tables))
+    title = "Method and the A/A floor" if comparison is not None and comparison.noise_pairs else "Method"
+    return Section("method", title, paragraphs=tuple(paragraphs), facts=tuple(facts), tables=tuple(tables))
 
 
 NOISE_COLUMNS = (
