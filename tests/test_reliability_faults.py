@@ -42,7 +42,7 @@ from balgen.clients.jwt_auth import make_jwt_token
 from balgen.results.measurements import Execution
 from balgen.replay.outputs import RESULTS_JSON, RunWriter, prepare_output
 from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
-from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.runner import ReplayOptions, replay_suite, without_modes
 from balgen.replay.targets import ManagedClient
 from balgen.plumbing.toolchain import pinned_geth
 
@@ -184,7 +184,7 @@ def replay(
     state = RunState.INTERRUPTED
     try:
         managed = ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=scratch, **target)
-        state = replay_suite(discover(folder, keyword), managed, options, Fanout(writer, *observers))
+        state = replay_suite(discover(folder, keyword), without_modes(managed), options, Fanout(writer, *observers))
     finally:
         writer.finish(state)
     return state

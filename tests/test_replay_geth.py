@@ -31,7 +31,7 @@ from balgen.clients.genesis_files import write_client_genesis
 from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
 from balgen.clients.kinds.geth import PRESET as GETH_PRESET
 from balgen.clients.process import ClientProcess
-from balgen.replay.runner import ReplayOptions, replay_suite
+from balgen.replay.runner import ReplayOptions, replay_suite, without_modes
 from balgen.replay.targets import ManagedClient
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_geth
 from processes_left import processes_mentioning
@@ -247,7 +247,7 @@ def test_geth_is_stopped_when_the_replay_raises(filled: Path, tmp_path: Path) ->
     with pytest.raises(_Boom):
         replay_suite(
             discover(filled / "blockchain_tests_engine_x"),
-            ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=tmp_path),
+            without_modes(ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=tmp_path)),
             ReplayOptions(),
             _FailingObserver(),
         )

@@ -42,7 +42,7 @@ from balgen.clients.kinds.geth import PRESET as GETH_PRESET
 from balgen.clients.process import ClientError, ClientProcess
 from balgen.replay.discovery import discover
 from balgen.results.schema import FixtureResult
-from balgen.replay.runner import INTAKE_PROBES, ReplayOptions, replay_suite
+from balgen.replay.runner import INTAKE_PROBES, ReplayOptions, replay_suite, without_modes
 from balgen.replay.targets import ManagedClient, preset_with_client_args
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION
 from balgen.clients.jwt_auth import (
@@ -563,7 +563,7 @@ def _replay(path: Path, temp_parent: Path, **options: Any) -> _Collected:
     collected = _Collected()
     replay_suite(
         discover(path),
-        ManagedClient(GETH_PRESET, GETH, temp_parent=temp_parent),
+        without_modes(ManagedClient(GETH_PRESET, GETH, temp_parent=temp_parent)),
         ReplayOptions(**({"warmup": 0, "repeat": 1} | options)),
         collected,
     )

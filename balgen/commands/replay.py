@@ -22,10 +22,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .. import __version__
 from ..clients.binary_facts import check_mode_flags, client_build
 from ..clients.modes import ClientMode, parse_modes
-from ..clients.kinds import DEFAULT, KINDS, geth, kind_named, kind_of_preset
+from ..clients.kinds import DEFAULT, geth, kind_named, kind_of_preset
 from ..clients.presets import ClientPreset, custom_preset, managed_flags
 from ..clients.process import check_executable
 from ..clients.chain_config import network_fork
@@ -37,16 +36,18 @@ from ..plumbing.command_line import (
 )
 from ..plumbing.errors import BadInput
 from ..plumbing.printable import escaped
-from ..results.measurements import AGREEMENT_MARGIN_FRACTION, AGREEMENT_MARGIN_MS, Execution
+from ..results.measurements import Execution
 from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
 from ..results.schema import FixtureResult, RunResult, RunState
 from ..plumbing.toolchain import required_tool
 from ..replay.discovery import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
-from ..replay.outputs import ResultsNotWritten, RunWriter, default_output, prepare_output, utc_now
+from ..replay.outputs import ResultsNotWritten, RunWriter, default_output, prepare_output
 from ..replay.page_cache import drop_caches_problem
 from ..replay.progress import ReplayProgress, summary_table
-from ..replay.runner import INTAKE_PROBES, ReplayObserver, ReplayOptions, replay_suite
-from ..replay.targets import ExternalClient, ManagedClient, check_http_url, preset_with_client_args, target_description
+from ..replay.options import ReplayObserver, ReplayOptions
+from ..replay.run_header import run_header
+from ..replay.runner import ModeTarget, replay_suite, without_modes
+from ..replay.targets import ExternalClient, ManagedClient, check_http_url, preset_with_client_args
 from .client_options import add_started_client_options, genesis_format_named
 from .runner import StopNote, run_command
 
@@ -120,8 +121,13 @@ class ReplayRequest:
     client_build: str | None = None
     """The client binary's own version text (`binary_facts.client_build`)."""
 
-    def mode_targets(self) -> tuple[tuple[ClientMode, ManagedClient], ...]:
-        """One target per mode: the client with the mode's flags after the user's `--client-args`."""
+    def mode_targets(self) -> tuple[ModeTarget, ...]:
+        """
+        The run's targets as (mode, target) pairs: one per mode, the client with the mode's flags
+        after the user's `--client-args`; without `--modes` the one target.
+        """
+        if not self.modes:
+            return without_modes(self.target)
         assert isinstance(self.target, ManagedClient)
         return tuple(
             (mode, dataclasses.replace(self.target, client_args=self.target.client_args + mode.flags))
@@ -355,50 +361,17 @@ class _Fanout:
 
 
 def new_run(request: ReplayRequest) -> RunResult:
-    """The header of `results.json`, before any test ran."""
-    return RunResult(
+    """The header of `results.json`, before any test ran (`replay.run_header`)."""
+    return run_header(
         label=request.label,
-        balgen_version=__version__,
-        started_at=utc_now(),
-        fixtures_path=str(request.path),
+        fixtures_path=request.path,
         keyword=request.keyword,
-        warmup=request.options.warmup,
-        repeat=request.options.repeat,
-        repeat_auto=request.options.repeat_auto,
-        ci_width=request.options.ci_width if request.options.repeat_auto else None,
-        cold=request.options.cold,
-        drop_caches=request.options.drop_caches,
-        fail_fast=request.options.fail_fast,
-        target=target_description(request.target),
-        notes=list(request.suite.notes),
-        method=run_method(request),
-        modes=[mode_description(mode) for mode in request.modes],
+        options=request.options,
+        target=request.target,
+        notes=request.suite.notes,
+        modes=request.modes,
         client_build=request.client_build,
     )
-
-
-def mode_description(mode: ClientMode) -> dict[str, object]:
-    """What results.json records about a mode (`RunResult.modes`)."""
-    switches = None if mode.switches is None else dataclasses.asdict(mode.switches)
-    return {"name": mode.name, "flags": list(mode.flags), "switches": switches, "verified": mode.verified}
-
-
-def run_method(request: ReplayRequest) -> dict[str, object]:
-    """How executions are isolated and checked, for results.json (`RunResult.method`)."""
-    return {
-        "isolation": "sibling_blocks",
-        "isolation_detail": "each execution of a valid benchmark payload is a new sibling of the block "
-        "(same parent and transactions, extraData 'balgen sibling N'); no rollback, no forkchoice update between executions",
-        "agreement_margin_ms": AGREEMENT_MARGIN_MS,
-        "agreement_margin_fraction": AGREEMENT_MARGIN_FRACTION,
-        "agreement": "record" if not request.options.agreement_check or request.options.cold else "check",
-        "intake_probes": {
-            "per_test": 0 if not request.options.agreement_check or request.options.cold else INTAKE_PROBES,
-            "clients": "those whose own time starts after the payload's intake (geth's slow-block total_ms), not reth's whole insertion",
-        },
-        "own_time": {kind.name: kind.block_log.own_time for kind in KINDS.values() if kind.block_log is not None},
-        "rounds": "each round executes every mode once, the order rotated by one per round" if request.modes else None,
-    }
 
 
 def execute(request: ReplayRequest, console: Console, stopped: StopNote) -> tuple[RunResult, int]:
@@ -418,8 +391,7 @@ def execute(request: ReplayRequest, console: Console, stopped: StopNote) -> tupl
     stopped.text = lambda: f"; {len(writer.run.tests)} tests kept in {request.output}"
     try:
         with ReplayProgress(console, request.suite.test_count * max(1, len(request.modes))) as progress:
-            target = request.mode_targets() if request.modes else request.target
-            state = replay_suite(request.suite, target, request.options, _Fanout(progress, writer))
+            state = replay_suite(request.suite, request.mode_targets(), request.options, _Fanout(progress, writer))
     except ResultsNotWritten as error:
         writable = False
         print(f"balgen replay: {error}; the run stopped after {len(writer.run.tests)} tests", file=sys.stderr)

@@ -29,7 +29,7 @@ NOT_REPEATED = (
 
 
 class RejectionReplay(Protocol):
-    """What timing a rejection needs of the test's replay (`runner._TestReplay`)."""
+    """What timing a rejection needs of the test's replay (`steps.TestReplay`)."""
 
     count_checks: list[str]
 

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..replay.discovery import FixtureRef, ReplayGroup, Suite, discover
-from ..replay.runner import ReplayOptions, replay_suite
+from ..replay.options import ReplayOptions
+from ..replay.runner import replay_suite, without_modes
 from ..results.measurements import Execution
 from ..results.schema import FixtureResult
 from ..clients.kinds.geth import PRESET as GETH
@@ -62,5 +63,5 @@ class _Collector:
 def engine_outcomes(suite: Suite, geth_bin: Path, finished: Callable[[Outcome], None]) -> list[Outcome]:
     """Import every test of `suite` into a geth started per genesis group."""
     collector = _Collector(finished)
-    replay_suite(suite, ManagedClient(GETH, geth_bin), IMPORT_ONCE, collector)
+    replay_suite(suite, without_modes(ManagedClient(GETH, geth_bin)), IMPORT_ONCE, collector)
     return collector.outcomes

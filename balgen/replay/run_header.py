@@ -1,0 +1,74 @@
+"""The header of a run's `results.json` (`RunResult` before any test ran): what was replayed, against what, and how."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import __version__
+from ..clients.kinds import KINDS
+from ..clients.modes import ClientMode
+from ..results.measurements import AGREEMENT_MARGIN_FRACTION, AGREEMENT_MARGIN_MS
+from ..results.schema import RunResult
+from .options import ReplayOptions
+from .outputs import utc_now
+from .targets import ExternalClient, ManagedClient, target_description
+
+
+def run_header(
+    *,
+    label: str,
+    fixtures_path: Path,
+    keyword: str | None,
+    options: ReplayOptions,
+    target: ManagedClient | ExternalClient,
+    notes: Sequence[str] = (),
+    modes: Sequence[ClientMode] = (),
+    client_build: str | None = None,
+) -> RunResult:
+    """The header of `results.json`, before any test ran."""
+    return RunResult(
+        label=label,
+        balgen_version=__version__,
+        started_at=utc_now(),
+        fixtures_path=str(fixtures_path),
+        keyword=keyword,
+        warmup=options.warmup,
+        repeat=options.repeat,
+        repeat_auto=options.repeat_auto,
+        ci_width=options.ci_width if options.repeat_auto else None,
+        cold=options.cold,
+        drop_caches=options.drop_caches,
+        fail_fast=options.fail_fast,
+        target=target_description(target),
+        notes=list(notes),
+        method=run_method(options, modes),
+        modes=[mode_description(mode) for mode in modes],
+        client_build=client_build,
+    )
+
+
+def mode_description(mode: ClientMode) -> dict[str, object]:
+    """What results.json records about a mode (`RunResult.modes`)."""
+    switches = None if mode.switches is None else dataclasses.asdict(mode.switches)
+    return {"name": mode.name, "flags": list(mode.flags), "switches": switches, "verified": mode.verified}
+
+
+def run_method(options: ReplayOptions, modes: Sequence[ClientMode]) -> dict[str, object]:
+    """How executions are isolated and checked, for results.json (`RunResult.method`)."""
+    agreement = options.agreement
+    return {
+        "isolation": "sibling_blocks",
+        "isolation_detail": "each execution of a valid benchmark payload is a new sibling of the block "
+        "(same parent and transactions, extraData 'balgen sibling N'); no rollback, no forkchoice update between executions",
+        "agreement_margin_ms": AGREEMENT_MARGIN_MS,
+        "agreement_margin_fraction": AGREEMENT_MARGIN_FRACTION,
+        "agreement": agreement.name,
+        "intake_probes": {
+            "per_test": agreement.intake_probes,
+            "clients": "those whose own time starts after the payload's intake (geth's slow-block total_ms), not reth's whole insertion",
+        },
+        "own_time": {kind.name: kind.block_log.own_time for kind in KINDS.values() if kind.block_log is not None},
+        "rounds": "each round executes every mode once, the order rotated by one per round" if modes else None,
+    }
