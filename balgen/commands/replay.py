@@ -40,6 +40,7 @@ from ..results.measurements import Execution
 from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
 from ..results.schema import FixtureResult, RunResult, RunState
 from ..plumbing.toolchain import required_tool
+from ..replay.cpu_placement import parse_cpu_list, pin_balgen
 from ..replay.discovery import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
 from ..replay.outputs import ResultsNotWritten, RunWriter, default_output, prepare_output
 from ..replay.page_cache import drop_caches_problem
@@ -98,6 +99,17 @@ def replay_parser() -> argparse.ArgumentParser:
         default="check",
         help="check (default): replace an execution whose client-side time exceeds the client's own time for the "
         "block by more than 10 ms + 10%%, fail a test whose median does; record: only record it (an unoptimised build)",
+    )
+    noise = parser.add_argument_group("noise: keeping other work out of the timed executions (docs/replay.md, \"The noise floor\")")
+    noise.add_argument("--client-cpus", default=None, help="cores the clients balgen starts run on, e.g. 1 or 2-7 (taskset)")
+    noise.add_argument("--balgen-cpus", default=None, help="cores balgen itself runs on, e.g. 0")
+    noise.add_argument(
+        "--disturbance-limit",
+        type=float,
+        default=None,
+        metavar="PCT",
+        help="replace an execution during which other processes used more than PCT%% of one core "
+        "(their CPU time is recorded for every execution either way)",
     )
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed test")
     parser.add_argument("--label", default=None, help=f"name of the run (default: the client's name, {DEFAULT.name}, or external)")
@@ -163,6 +175,12 @@ def _options(args: argparse.Namespace) -> ReplayOptions:
         raise BadInput(f"--warmup {args.warmup} {option}: more than {MAX_EXECUTIONS:,} executions per test")
     if args.drop_caches and (problem := drop_caches_problem()) is not None:
         raise BadInput(f"--drop-caches: {problem}")
+    if args.disturbance_limit is not None and not 0 <= args.disturbance_limit < float("inf"):
+        raise BadInput(f"--disturbance-limit {args.disturbance_limit}: a percentage of one core, 0 or more")
+    client_cpus = () if args.client_cpus is None else parse_cpu_list(args.client_cpus, "--client-cpus")
+    balgen_cpus = () if args.balgen_cpus is None else parse_cpu_list(args.balgen_cpus, "--balgen-cpus")
+    if client_cpus and args.engine_url is not None:
+        raise BadInput("--client-cpus: only for a client balgen starts, not with --engine-url")
     return ReplayOptions(
         warmup=args.warmup,
         repeat=repeat,
@@ -172,6 +190,9 @@ def _options(args: argparse.Namespace) -> ReplayOptions:
         ci_width=args.ci_width / 100,
         drop_caches=args.drop_caches,
         agreement_check=args.agreement == "check",
+        disturbance_limit=args.disturbance_limit,
+        client_cpus=client_cpus,
+        balgen_cpus=balgen_cpus,
     )
 
 
@@ -277,6 +298,8 @@ def checked_request(argv: Sequence[str]) -> ReplayRequest:
     if not _LABEL.match(label):
         raise BadInput(f"--label {label!r}: use letters, digits, '.', '_' and '-'")
     target = _target(args)
+    if isinstance(target, ManagedClient) and options.client_cpus:
+        target = dataclasses.replace(target, cpus=options.client_cpus)
     modes = _modes(args, target)
     suite = discover(args.path, args.keyword, args.format)
     if isinstance(target, ManagedClient):
@@ -389,6 +412,8 @@ def execute(request: ReplayRequest, console: Console, stopped: StopNote) -> tupl
     state = RunState.INTERRUPTED
     writable = True
     stopped.text = lambda: f"; {len(writer.run.tests)} tests kept in {request.output}"
+    if request.options.balgen_cpus:
+        pin_balgen(request.options.balgen_cpus)
     try:
         with ReplayProgress(console, request.suite.test_count * max(1, len(request.modes))) as progress:
             state = replay_suite(request.suite, request.mode_targets(), request.options, _Fanout(progress, writer))

@@ -73,6 +73,11 @@ def report_parser() -> argparse.ArgumentParser:
         default=0.0,
         help="percent a change's whole interval must lie beyond to count (default 0; use an A/A pair's noise floor)",
     )
+    parser.add_argument(
+        "--unpaired",
+        action="store_true",
+        help="judge modes of one modes run by their medians, not by their per-round ratios (the default)",
+    )
     return parser
 
 
@@ -267,6 +272,13 @@ def markdown(comparison: Comparison, sources: Sequence[Path], noise_threshold: f
         f"is faster or slower only when the whole interval lies beyond ±{noise_threshold:g}% (docs/replay.md).",
         "",
     ]
+    if comparison.paired_runs:
+        paired = ", ".join(f"`{name}`" for name in comparison.paired_runs)
+        lines += [
+            f"{paired}: modes of one modes run, judged by their per-round ratios to the baseline (the median "
+            "ratio, with a bootstrap interval of it); `--unpaired` judges them by their medians.",
+            "",
+        ]
     lines += [f"![MGas/s per test and deltas]({REPORT_PNG})", ""]
     if comparison.phase_summaries:
         lines += [f"![Phase time per test and run]({PHASES_PNG})", ""]
@@ -435,7 +447,7 @@ def report(argv: Sequence[str], console: Console | None) -> int:
         if args.output is None:
             return _write_page(page, args.html, console)
     runs, left_out = comparable_runs(load_runs(args.runs))  # a modes run gives one run per mode
-    comparison = compare(runs, worst=args.worst, noise_threshold=args.noise_threshold)
+    comparison = compare(runs, worst=args.worst, noise_threshold=args.noise_threshold, paired=not args.unpaired)
     output = args.output or default_report_output()
     if output.exists() and not output.is_dir():
         raise BadInput(f"--output {output}: is a file")

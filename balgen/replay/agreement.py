@@ -17,9 +17,6 @@ from dataclasses import dataclass
 
 from ..results.measurements import AGREEMENT_MARGIN_FRACTION, AGREEMENT_MARGIN_MS, Execution, Role, allowed_overhead_ms
 
-DISCARD_FACTOR = 3
-"""Executions replaced (outside the agreement margin) per measured one a test may have; after that
-they are kept as they come: on a loaded 2-core machine with four nodes up, half were seen outside it."""
 INTAKE_PROBES = 3
 """Intake probes (`Role.INTAKE`) per test and client; their median is the client's intake of the payload."""
 
@@ -48,9 +45,9 @@ class AgreementPolicy:
         """Intake probes per test on a client whose own time starts after the intake: none when nothing is checked."""
         return INTAKE_PROBES if self.checked else 0
 
-    def replaces(self, execution: Execution, discarded: int, repeat: int) -> bool:
-        """Whether `execution` is replaced by another sibling: outside the margin, with replacements left."""
-        return self.checked and execution.within_margin is False and discarded < DISCARD_FACTOR * repeat
+    def refuses(self, execution: Execution) -> bool:
+        """Whether `execution` timed something else than the block: checked, and outside the margin."""
+        return self.checked and execution.within_margin is False
 
 
 def disagreement(executions: Sequence[Execution], intake_ms: float | None) -> str | None:

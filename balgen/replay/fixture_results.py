@@ -44,6 +44,7 @@ def fixture_result(
     started: float | None = None,
     verdict: Verdict | None = None,
     mode: ClientMode | None = None,
+    ratio_width: float | None = None,
 ) -> FixtureResult:
     """A test's result (in one mode, for a modes run) from what it did."""
     benchmark = None if test is None else test.benchmark
@@ -68,6 +69,8 @@ def fixture_result(
         duration_s=0.0 if started is None else time.perf_counter() - started,
         repeat_stop=None if replay is None else replay.repeat_stop,
         median_interval_width=None if interval is None else interval.relative_width,
+        ratio_interval_width=ratio_width,
+        client_threads=None if replay is None else replay.client_threads,
         speedup_bound=None if test is None else test.speedup_bound,
         count_checks=[] if replay is None else replay.count_checks + replay.checked_counts,
         isolation=None if replay is None else replay.isolation,

@@ -30,6 +30,14 @@ class ReplayOptions:
     """`--agreement check`: replace executions outside the agreement margin and fail a test whose
     median is outside; False for `--agreement record` (`agreement` says what is in effect)."""
 
+    disturbance_limit: float | None = None
+    """`--disturbance-limit PCT`: replace an execution during which other processes ran for more than
+    PCT% of one core (`disturbance`); None records their CPU time only."""
+    client_cpus: tuple[int, ...] = ()
+    """`--client-cpus`: the cores the clients balgen starts run on (none given: every core)."""
+    balgen_cpus: tuple[int, ...] = ()
+    """`--balgen-cpus`: the cores balgen itself runs on (none given: every core)."""
+
     @property
     def policy(self) -> RepeatPolicy:
         """When to stop measuring a test."""

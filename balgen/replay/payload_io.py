@@ -17,6 +17,7 @@ from ..results.measurements import Execution, Role
 from .client_chain import CheckFailed, ClientChain
 from .discovery import ReplayTest, filled_with
 from .engine_payloads import ERROR, VALID, PayloadDirective
+from .disturbance import cpu_sample, disturbed, other_cpu_ms
 from .options import ReplayObserver
 from .rejections import reason_unchecked, rejection_reason_problem
 from .targets import ReplayClient
@@ -77,7 +78,7 @@ def check_forkchoice(where: str, directive: PayloadDirective, reply: Any) -> Non
         )
 
 
-@dataclass(frozen=True)
+@dataclass
 class Sent:
     """What was sent: the payload, as what, and how it was prepared."""
 
@@ -90,13 +91,24 @@ class Sent:
     """(client restarted, page cache dropped) before the send."""
     variant: int | None
     """The sibling sent (0: the fixture's own block); None for a payload that is no sibling."""
+    other_cpu_ms: float | None = None
+    """Other processes' CPU time while the `newPayload` ran (`disturbance.other_cpu_ms`)."""
 
 
 class PayloadSender:
     """Sends one test's payloads to one client (in one mode) and keeps an `Execution` of each."""
 
-    def __init__(self, client: ReplayClient, test: ReplayTest, observer: ReplayObserver, mode: ClientMode | None) -> None:
+    def __init__(
+        self,
+        client: ReplayClient,
+        test: ReplayTest,
+        observer: ReplayObserver,
+        mode: ClientMode | None,
+        disturbance_limit: float | None = None,
+    ) -> None:
         self.client = client
+        self.disturbance_limit = disturbance_limit
+        """`--disturbance-limit`: percent of one core others may use during an execution."""
         self.test = test
         self.observer = observer
         self.mode = mode
@@ -139,6 +151,7 @@ class PayloadSender:
         pid = self.client.process_id
         reads_before = None if pid is None else process_reads(pid)
         sent = Sent(directive, role, repetition, known, (restarted, dropped), variant)
+        cpu_before = cpu_sample(pid)
         try:
             reply = self.client.engine.new_payload(directive.new_payload_version, directive.params)
         except RpcError as error:
@@ -146,6 +159,7 @@ class PayloadSender:
                 self.record(sent, ERROR, None, 0, None, None)
                 return
             raise CheckFailed(f"{where}: {directive.method} returned error {error.code}: {error.message}") from None
+        sent.other_cpu_ms = other_cpu_ms(cpu_before, cpu_sample(pid))
         reads_after = None if pid is None else process_reads(pid)
         client_reads = None if reads_before is None or reads_after is None else reads_after - reads_before
         status, validation_error = status_of(reply.result)
@@ -229,6 +243,8 @@ class PayloadSender:
             round=None if placement is None else placement[0],
             order_in_round=None if placement is None else placement[1],
             intake_ms=self.intake_ms if benchmark else None,
+            other_cpu_ms=sent.other_cpu_ms,
+            disturbed=disturbed(sent.other_cpu_ms, new_payload_ns / 1e6, self.disturbance_limit) if benchmark else None,
         )
         self.executions.append(execution)
         self.observer.execution_done(execution)

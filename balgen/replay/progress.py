@@ -42,6 +42,8 @@ class ReplayProgress:
                 TextColumn("{task.description}"),
                 console=console,
                 transient=True,
+                # Redrawn on each event only: no timer thread wakes balgen while the client executes a block.
+                auto_refresh=False,
             )
             self._task = self._bar.add_task("", total=total_tests)
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from ..clients.engine_client import RpcError
-from ..results.measurements import Role
+from ..results.confidence import median_interval
+from ..results.measurements import Execution, Role
 from ..results.repeat_policy import RepeatPolicy, RepeatStop
 from .client_chain import CheckFailed
 from .engine_payloads import VALID, PayloadDirective
@@ -19,6 +20,11 @@ from .options import ReplayOptions
 from .payload_io import failure_reason
 
 T = TypeVar("T")
+
+DISCARD_FACTOR = 3
+"""Executions replaced (outside the agreement margin, or disturbed by other load) per measured one a
+test may have; after that they are kept as they come: on a loaded 2-core machine with four nodes up,
+half were seen outside the margin."""
 
 
 def benchmark_executions(benchmark: PayloadDirective, options: ReplayOptions) -> tuple[int, int]:
@@ -41,13 +47,18 @@ class Repetitions:
     measured: list[float] = field(default_factory=list)
     """The measured executions' newPayload times (ns)."""
     stop: RepeatStop | None = None
+    paired: bool = False
+    """`--repeat auto` in a modes run: the rounds stop together (`run_rounds`); alone, only at the cap."""
 
     @classmethod
-    def of(cls, benchmark: PayloadDirective, options: ReplayOptions) -> Repetitions:
+    def of(cls, benchmark: PayloadDirective, options: ReplayOptions, paired: bool = False) -> Repetitions:
         """The test's repetitions: the options' warm-ups and policy, or one execution of a payload expected refused."""
         _, warmups = benchmark_executions(benchmark, options)
-        policy = options.policy if benchmark.expected_status == VALID else RepeatPolicy(count=1)
-        return cls(warmups, policy)
+        if benchmark.expected_status != VALID:
+            return cls(warmups, RepeatPolicy(count=1))
+        if paired and options.repeat_auto:
+            return cls(warmups, RepeatPolicy(count=options.repeat), paired=True)
+        return cls(warmups, options.policy)
 
     @property
     def repetition(self) -> int:
@@ -59,10 +70,16 @@ class Repetitions:
         """What the next execution is: a warm-up or a measured one."""
         return Role.WARMUP if self.repetition < self.warmups else Role.MEASURED
 
+    def may_replace(self, repeat: int) -> bool:
+        """Replacements left: at most `DISCARD_FACTOR` times `repeat` per test, then executions are kept as they are."""
+        return self.discarded < DISCARD_FACTOR * repeat
+
     def add_measured(self, new_payload_ns: float) -> bool:
         """Keep one measured time; True when the policy says the test has enough."""
         self.measured.append(new_payload_ns)
         self.stop = self.policy.stop(self.measured)
+        if self.paired and self.stop is not None:
+            self.stop = RepeatStop.CAP
         return self.stop is not None
 
 
@@ -70,6 +87,11 @@ class RoundTaker(Protocol):
     """One test on one client, as the rounds drive it (`steps.TestReplay`)."""
 
     failure: str | None
+    repetitions: Repetitions
+
+    @property
+    def executions(self) -> list[Execution]:
+        """Every payload sent for the test on this client."""
 
     def place(self, placement: tuple[int, int] | None) -> None:
         """(round, place in the round) of its next execution; None outside a modes run."""
@@ -102,12 +124,39 @@ def rotated(items: Sequence[T], shift: int) -> list[T]:
     return list(items[start:]) + list(items[:start])
 
 
-def run_rounds(replays: Sequence[RoundTaker]) -> None:
+def paired_ratios(first: Sequence[Execution], other: Sequence[Execution]) -> list[float]:
+    """`other`'s measured newPayload time over `first`'s in the same round, for each round both measured."""
+    firsts = {e.round: e.new_payload_ns for e in first if e.role is Role.MEASURED and e.round is not None}
+    return [
+        e.new_payload_ns / firsts[e.round]
+        for e in other
+        if e.role is Role.MEASURED and e.round in firsts and firsts[e.round] > 0
+    ]
+
+
+def ratio_interval_width(first: Sequence[Execution], other: Sequence[Execution]) -> float | None:
+    """Relative width of the 95% interval of the median paired ratio (`paired_ratios`); None below 6 rounds."""
+    interval = median_interval(paired_ratios(first, other))
+    return None if interval is None else interval.relative_width
+
+
+def ratios_known(replays: Sequence[RoundTaker], target_width: float) -> bool:
+    """Whether every mode's median ratio to the first mode's is known to `target_width` (the paired stopping rule)."""
+    if len(replays) < 2 or any(replay.failure is not None for replay in replays):
+        return False
+    widths = [ratio_interval_width(replays[0].executions, replay.executions) for replay in replays[1:]]
+    return all(width is not None and width <= target_width for width in widths)
+
+
+def run_rounds(replays: Sequence[RoundTaker], paired_width: float | None = None) -> None:
     """
     The benchmark payload's executions on every client, in rounds: each
     round executes it once on each client that still needs executions, in an
     order that rotates by one each round, so no mode is always first (right
     after the idle time that follows the previous round) or always last.
+    With `paired_width` (`--repeat auto` in a modes run) the rounds go on
+    until the interval of every mode's median per-round ratio to the first
+    mode is that narrow (`ratios_known`), or the cap.
     """
     done: set[int] = set()
     for round_number in itertools.count():
@@ -119,3 +168,7 @@ def run_rounds(replays: Sequence[RoundTaker]) -> None:
             replay.place((round_number, place) if len(replays) > 1 else None)
             if guarded(replay, replay.execute_once) is not False:  # True: enough executions; None: failed
                 done.add(index)
+        if paired_width is not None and ratios_known(replays, paired_width):
+            for replay in replays:
+                replay.repetitions.stop = RepeatStop.CI_WIDTH
+            return

@@ -12,6 +12,7 @@ from ..clients.modes import ClientMode
 from ..results.measurements import AGREEMENT_MARGIN_FRACTION, AGREEMENT_MARGIN_MS
 from ..results.schema import RunResult
 from .options import ReplayOptions
+from .cpu_placement import cpu_list
 from .outputs import utc_now
 from .targets import ExternalClient, ManagedClient, target_description
 
@@ -71,4 +72,30 @@ def run_method(options: ReplayOptions, modes: Sequence[ClientMode]) -> dict[str,
         },
         "own_time": {kind.name: kind.block_log.own_time for kind in KINDS.values() if kind.block_log is not None},
         "rounds": "each round executes every mode once, the order rotated by one per round" if modes else None,
+        **noise_controls(options, modes),
+    }
+
+
+def noise_controls(options: ReplayOptions, modes: Sequence[ClientMode]) -> dict[str, object]:
+    """What keeps other work out of the timed executions, as results.json records it (docs/replay.md, "The noise floor")."""
+    paired = options.repeat_auto and len(modes) > 1
+    return {
+        "cpus": {
+            "client": cpu_list(options.client_cpus) if options.client_cpus else "all",
+            "balgen": cpu_list(options.balgen_cpus) if options.balgen_cpus else "all",
+        },
+        "balgen_during_execution": "idle: one blocking newPayload call; the progress display redraws on events, no timer thread",
+        "stopping": (
+            f"rounds until every mode's 95% interval of the median per-round ratio to {modes[0].name} spans "
+            f"at most {options.ci_width:.1%}, at most {options.repeat} rounds"
+            if paired
+            else f"each test until the 95% interval of its median spans at most {options.ci_width:.1%}, at most {options.repeat} executions"
+            if options.repeat_auto
+            else f"{options.repeat} measured executions"
+        ),
+        "disturbance": {
+            "measure": "CPU time of every process but the client and balgen during each newPayload (/proc/stat, /proc/PID/stat)",
+            "limit_percent_of_a_core": options.disturbance_limit,
+            "replaced": options.disturbance_limit is not None,
+        },
     }

@@ -80,7 +80,7 @@ from .fixture_results import fixture_name, fixture_result
 from .options import ReplayObserver, ReplayOptions
 from .payload_io import check_status as _check_status, failure_reason
 from .positioning import ClientLost
-from .rounds import benchmark_executions, guarded, rotated, run_rounds
+from .rounds import benchmark_executions, guarded, ratio_interval_width, rotated, run_rounds
 from .steps import TestReplay
 from .targets import ReplayClient, ReplayTarget
 
@@ -95,7 +95,7 @@ MAX_CLIENT_REPLACEMENTS = 2
 for an occasional crash, bounded for a build that crashes on every test."""
 
 
-def _run_steps(replays: Sequence[TestReplay]) -> str | None:
+def _run_steps(replays: Sequence[TestReplay], paired_width: float | None) -> str | None:
     """
     The test's steps on its clients (one per mode); each replay's failure
     is in its `failure`. Returns why the group cannot go on, or None.
@@ -103,7 +103,7 @@ def _run_steps(replays: Sequence[TestReplay]) -> str | None:
     """
     for replay in replays:
         guarded(replay, replay.run_setup)
-    run_rounds(replays)
+    run_rounds(replays, paired_width)
     broken = None
     for replay in replays:
         guarded(replay, replay.finish)
@@ -151,13 +151,14 @@ def replay_test(
     if problems:
         return [fixture_result(ref, genesis_hash, "; ".join(problems), test=test, mode=m) for m in modes], None, False
     total, _ = benchmark_executions(test.benchmark, options)
-    replays = [TestReplay(client, test, options, observer, mode) for mode, client in clients]
+    paired = options.repeat_auto and len(clients) > 1
+    replays = [TestReplay(client, test, options, observer, mode, paired) for mode, client in clients]
     total += len(test.rejected) * replays[0].rejection_executions()[0]
     observer.test_started(ref, sum(len(test.setup) + total + replay.intake_probes for replay in replays))
     lost = False
     broken: str | None = None
     try:
-        broken = _run_steps(replays)
+        broken = _run_steps(replays, options.ci_width if paired else None)
     except KeyboardInterrupt:  # the run stops, but what this test measured is kept
         for replay in replays:
             done = len(replay.executions)
@@ -171,10 +172,13 @@ def replay_test(
             replay.failure = replay.failure or reason + (f"\n{tails}" if tails else "")
         broken, lost = f"the client was lost during {ref.test_id}", True
     results = [
-        fixture_result(ref, genesis_hash, replay.failure, test=test, replay=replay, started=started).model_copy(
+        fixture_result(
+            ref, genesis_hash, replay.failure, test=test, replay=replay, started=started,
+            ratio_width=None if index == 0 else ratio_interval_width(replays[0].executions, replay.executions),
+        ).model_copy(
             update={"rollback_method": str(replay.client.rollback_method)}
         )
-        for replay in replays
+        for index, replay in enumerate(replays)
     ]
     return results, broken, lost
 

@@ -17,6 +17,7 @@ from ..results.measurements import Execution, Role
 from ..results.repeat_policy import RepeatStop
 from .agreement import disagreement
 from .client_chain import CheckFailed
+from .cpu_placement import client_threads
 from .discovery import ReplayTest
 from .engine_payloads import VALID, PayloadDirective
 from .expected_counts import Expectation, count_mismatches, expected_counts
@@ -43,14 +44,17 @@ class TestReplay:
         options: ReplayOptions,
         observer: ReplayObserver,
         mode: ClientMode | None = None,
+        paired: bool = False,
     ) -> None:
         self.client = client
         self.test = test
         self.options = options
         self.mode = mode
-        self.sender = PayloadSender(client, test, observer, mode)
+        self.sender = PayloadSender(client, test, observer, mode, options.disturbance_limit)
         self.position = Positioning(client, test)
-        self.repetitions = Repetitions.of(test.benchmark, options)
+        self.repetitions = Repetitions.of(test.benchmark, options, paired)
+        self.client_threads: dict[str, str] | None = None
+        """The client's cores and thread settings when the test started (`cpu_placement.client_threads`)."""
         self.checked_counts: list[str] = []
         """The counters checked on the last measured execution, with their ranges."""
         self.expectations = self._expectations()
@@ -123,6 +127,7 @@ class TestReplay:
 
     def run_setup(self) -> None:
         """Bring the head to the test's start, keep a way back to it, send the setup payloads."""
+        self.client_threads = client_threads(self.client.process_id)
         self.pre_test = self.position.start_point()
         self.position.remember(*self.pre_test)
         for directive in self.test.setup:
@@ -169,7 +174,7 @@ class TestReplay:
             raise CheckFailed(self.sibling_problem)
         repetitions.next_variant += 1
         execution = self.executions[-1]
-        if self.siblings is not None and self.options.agreement.replaces(execution, repetitions.discarded, self.options.repeat):
+        if self.siblings is not None and self.replaced(execution):
             self.executions[-1] = execution.model_copy(update={"role": Role.DISCARDED})
             repetitions.discarded += 1
             return False
@@ -177,6 +182,12 @@ class TestReplay:
             self.check_counts(execution, repetition)
             return repetitions.add_measured(execution.new_payload_ns)
         return False
+
+    def replaced(self, execution: Execution) -> bool:
+        """Whether another sibling takes `execution`'s place: it timed something else than the block
+        (`agreement`) or other load disturbed it (`disturbance`), and replacements are left."""
+        wrong = self.options.agreement.refuses(execution) or bool(execution.disturbed)
+        return wrong and self.repetitions.may_replace(self.options.repeat)
 
     def finish(self) -> None:
         """The fixture's own block made head (`lastblockhash`); the agreement checked; the mode proven from the client's log."""

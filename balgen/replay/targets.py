@@ -37,6 +37,7 @@ from ..clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, Rpc
 from ..clients.genesis_fields import derived_header_mismatches, fixture_config_mismatches
 from ..clients.slow_block_log import SlowBlockLogReader
 from .client_chain import ClientChain, RollbackFailed
+from .cpu_placement import cpu_list, pinned_command
 from .discovery import GenesisSource, ReplayTest
 
 
@@ -204,6 +205,8 @@ class ManagedClient:
     temp_parent: Path | None = None
     rpc_timeout: float = RPC_TIMEOUT
     engine_timeout: float = ENGINE_TIMEOUT
+    cpus: tuple[int, ...] = ()
+    """`--client-cpus`: the cores the client is started on (`taskset`); all of balgen's without."""
     kind: str = field(default="managed", init=False)
 
     @contextmanager
@@ -215,8 +218,11 @@ class ManagedClient:
                 genesis_path, self.preset.genesis_format, genesis.network, genesis.header, genesis.accounts(),
                 chain_id=genesis.chain_id,
             )  # fmt: skip
+            preset = self.preset
+            if self.cpus:
+                preset = dataclasses.replace(preset, node_command=pinned_command(preset.node_command, self.cpus))
             with ClientProcess(
-                self.preset, self.binary, genesis_path, extra_args=self.client_args, temp_parent=self.temp_parent
+                preset, self.binary, genesis_path, extra_args=self.client_args, temp_parent=self.temp_parent
             ) as process:
                 client = _ManagedClient(process, self.rpc_timeout, self.engine_timeout)
                 try:
@@ -341,6 +347,7 @@ def target_description(target: ManagedClient | ExternalClient) -> dict[str, obje
             "client_config": target.preset.config_file,
             "rollback": str(target.preset.rollback),
             "figures": target_figures(target.preset),
+            **({"cpus": cpu_list(target.cpus)} if target.cpus else {}),
         }
     return {"kind": target.kind, "engine_url": target.engine_url, "rpc_url": target.rpc_url}
 

@@ -37,7 +37,7 @@ from .confidence import Change
 from .phases import PhaseChange, PhaseSummary, phase_changes, summarize_phases
 from .rejection_times import RejectionTime, rejection_times
 from .schema import READABLE_VERSIONS, RESULTS_JSON, RunResult
-from .significance import NoiseFloor, aa_noise, changes_against, comparable_tests, same_build
+from .significance import NoiseFloor, aa_noise, changes_against, comparable_tests, same_build, same_rounds
 
 
 @dataclass(frozen=True)
@@ -243,6 +243,8 @@ class Comparison:
     phase_summaries: tuple[PhaseSummary, ...] = ()
     rejections: tuple[RejectionTime, ...] = ()
     """Every run's timed rejections, beside the valid block's time of the same test."""
+    paired_runs: tuple[str, ...] = ()
+    """The runs whose changes came from per-round ratios to the baseline (modes of one modes run)."""
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -294,13 +296,15 @@ def speedups_against_bounds(
     )
 
 
-def noise_pairs(runs: Sequence[LoadedRun], noise_threshold: float = 0.0) -> tuple[tuple[str, str, NoiseFloor], ...]:
+def noise_pairs(
+    runs: Sequence[LoadedRun], noise_threshold: float = 0.0, paired: bool = True
+) -> tuple[tuple[str, str, NoiseFloor], ...]:
     """Each run of the same build and flags as an earlier one, with that one and their noise floor."""
     pairs = []
     for index, run in enumerate(runs):
         for earlier in runs[:index]:
             if same_build(earlier.result, run.result):
-                noise = aa_noise(changes_against(earlier.result, run.result, noise_threshold))
+                noise = aa_noise(changes_against(earlier.result, run.result, noise_threshold, paired))
                 pairs.append((run.name, earlier.name, noise))
                 break
     return tuple(pairs)
@@ -352,8 +356,13 @@ def comparable_runs(runs: Sequence[LoadedRun]) -> tuple[list[LoadedRun], list[st
     return kept, left_out
 
 
-def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float = 0.0) -> Comparison:
-    """Compare every run with the first; `noise_threshold` in percent (see `confidence`)."""
+def compare(
+    runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float = 0.0, paired: bool = True
+) -> Comparison:
+    """
+    Compare every run with the first; `noise_threshold` in percent (see `confidence`). Modes of
+    one modes run are compared by their per-round ratios unless not `paired` (`--unpaired`).
+    """
     if len(runs) < 2:
         raise BadInput("balgen report needs at least two runs to compare")
     for run in runs[1:]:
@@ -361,7 +370,7 @@ def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float =
     figures = [run.mgas() for run in runs]
     baseline = figures[0]
     test_ids = sorted({test for figure in figures for test in figure})
-    changes_by_run = [changes_against(runs[0].result, run.result, noise_threshold) for run in runs[1:]]
+    changes_by_run = [changes_against(runs[0].result, run.result, noise_threshold, paired) for run in runs[1:]]
     rows = tuple(
         ComparedTest(
             test_id=test,
@@ -396,10 +405,11 @@ def compare(runs: Sequence[LoadedRun], worst: int = 10, noise_threshold: float =
         ),
         worst=tuple(regressions[:worst]),
         speedups=speedups_against_bounds(runs, changes_by_run),
-        noise_pairs=noise_pairs(runs, noise_threshold),
+        noise_pairs=noise_pairs(runs, noise_threshold, paired),
         phases=tuple(phases),
         phase_summaries=tuple(
             summary for run, changes in zip(runs[1:], phases, strict=True) for summary in summarize_phases(run.name, changes)
         ),
         rejections=tuple(row for run in runs for row in rejection_times(run.name, run.result.tests)),
+        paired_runs=tuple(run.name for run in runs[1:] if paired and same_rounds(runs[0].result, run.result)),
     )

@@ -145,7 +145,43 @@ def change_between(
     if min(len(baseline), len(values)) < MIN_EXECUTIONS:
         return Change(estimate, math.nan, math.nan, ChangeVerdict.TOO_FEW)
     low_ratio, high_ratio = median_ratio_interval(baseline, values)
-    low, high = (low_ratio - 1) * 100, (high_ratio - 1) * 100
+    return _judged(estimate, (low_ratio - 1) * 100, (high_ratio - 1) * 100, noise_threshold)
+
+
+def median_interval_bootstrap(
+    values: Sequence[float],
+    confidence: float = COMPARISON_CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of median(values), seeded like `median_ratio_interval`."""
+    rng = numpy.random.default_rng(seed)
+    data = numpy.asarray(values, dtype=float)
+    medians = numpy.median(data[rng.integers(0, data.size, (resamples, data.size))], axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = numpy.percentile(medians, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def paired_change(ratios: Sequence[float], noise_threshold: float = 0.0) -> Change:
+    """
+    The change given by per-round ratios (a mode's MGas/s over the baseline mode's in the same
+    round of a modes run) and its verdict: the median ratio with a bootstrap interval of it. Two
+    executions of one round ran seconds apart, so load that drifts over a run (other processes,
+    the machine's clock speed) moves both and cancels in their ratio, where an unpaired comparison
+    of the two runs' medians counts it as noise.
+    """
+    if not ratios:
+        return Change(math.nan, math.nan, math.nan, ChangeVerdict.TOO_FEW)
+    estimate = (float(numpy.median(ratios)) - 1) * 100
+    if len(ratios) < MIN_EXECUTIONS:
+        return Change(estimate, math.nan, math.nan, ChangeVerdict.TOO_FEW)
+    low_ratio, high_ratio = median_interval_bootstrap(ratios)
+    return _judged(estimate, (low_ratio - 1) * 100, (high_ratio - 1) * 100, noise_threshold)
+
+
+def _judged(estimate: float, low: float, high: float, noise_threshold: float) -> Change:
+    """A change with its interval, called faster or slower only beyond ±`noise_threshold` percent."""
     if low > noise_threshold:
         verdict = ChangeVerdict.FASTER
     elif high < -noise_threshold:

@@ -34,8 +34,9 @@ class Role(StrEnum):
     """A benchmark payload execution that counts in the statistics."""
     DISCARDED = "discarded"
     """A benchmark payload execution whose client-side time disagreed with the client's own time
-    for the block beyond `AGREEMENT_MARGIN`: something else than the block was timed; another
-    sibling was executed in its place."""
+    for the block beyond `AGREEMENT_MARGIN` (something else than the block was timed), or during
+    which other processes ran beyond `--disturbance-limit` (`disturbed`); another sibling was
+    executed in its place."""
     REJECTION_WARMUP = "rejection-warmup"
     """A rejection of a payload the fixture expects INVALID, timed and discarded."""
     REJECTION = "rejection"
@@ -112,6 +113,12 @@ class Execution(BaseModel):
     intake_ms: float | None = None
     """For a benchmark execution: the median time the client took to refuse the block's `Role.INTAKE`
     probes on this client, its intake of the payload; None where none was measured."""
+    other_cpu_ms: float | None = None
+    """CPU time every process but the client and balgen spent during the `newPayload`, from the
+    kernel's counters (`replay.disturbance`); None where they could not be read."""
+    disturbed: bool | None = None
+    """`other_cpu_ms` above `--disturbance-limit` of one core over the window: replaced by another
+    sibling while replacements last; None without a limit."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -98,6 +98,12 @@ class FixtureResult(BaseModel):
     """Why the measured executions ended: `count`, or with `--repeat auto` `ci_width` or `cap`."""
     median_interval_width: float | None = None
     """Relative width of the 95% interval of the median newPayload time (None below 6 executions)."""
+    ratio_interval_width: float | None = None
+    """In a modes run: relative width of the 95% interval of the median of the per-round ratios of
+    this mode's newPayload time to the first mode's (None for the first mode, or below 6 rounds)."""
+    client_threads: dict[str, str] | None = None
+    """The client's cores and thread settings while it served this test (`replay.cpu_placement`):
+    `cpus_allowed`, `threads`, and GOMAXPROCS and the like as its environment sets them."""
     speedup_bound: float | None = None
     """The fixture's ideal parallel speedup (`_info["dependency-graph"]["speedup-bound"]`), if it has one."""
     count_checks: list[str] = Field(default_factory=list)
@@ -117,7 +123,8 @@ class FixtureResult(BaseModel):
     mode_unproven: list[str] = Field(default_factory=list)
     """What the client's log cannot show about the mode, and why."""
     discarded: int = 0
-    """Executions whose client-side time disagreed with the client's own beyond the margin, replaced."""
+    """Executions replaced by another sibling: their client-side time disagreed with the client's own
+    beyond the margin, or other load disturbed them (`Execution.disturbed`)."""
     agreement: str | None = None
     """How many benchmark executions agreed with the client's own time for the block, e.g. `9 of 11 benchmark
     executions within 10 ms + 10% of the client's own time (2 discarded)`; None without the client's times."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .confidence import Change, ChangeVerdict, change_between, noise_floor
+from .confidence import Change, ChangeVerdict, change_between, noise_floor, paired_change
 from .measurements import Role
 from .schema import FixtureResult, RunResult
 
@@ -44,13 +44,53 @@ def measured_mgas(result: RunResult) -> dict[str, list[float]]:
     return {test_id: _measured_executions_mgas(test) for test_id, test in comparable_tests(result).items()}
 
 
-def changes_against(baseline: RunResult, run: RunResult, noise_threshold: float = 0.0) -> dict[str, Change]:
-    """Every shared test's change from `baseline` to `run`, by test id."""
+def changes_against(
+    baseline: RunResult, run: RunResult, noise_threshold: float = 0.0, paired: bool = True
+) -> dict[str, Change]:
+    """
+    Every shared test's change from `baseline` to `run`, by test id: from per-round ratios where
+    both are modes of one modes run (`same_rounds`) and `paired`, else from the two runs' medians.
+    """
+    if paired and same_rounds(baseline, run):
+        before_tests, after_tests = comparable_tests(baseline), comparable_tests(run)
+        return {
+            test: paired_change(round_ratios(before_tests[test], after_tests[test]), noise_threshold)
+            for test in sorted(before_tests.keys() & after_tests.keys())
+        }
     before, after = measured_mgas(baseline), measured_mgas(run)
     return {
         test: change_between(before[test], after[test], noise_threshold)
         for test in sorted(before.keys() & after.keys())
     }
+
+
+def same_rounds(baseline: RunResult, run: RunResult) -> bool:
+    """Whether two runs are two modes of one modes run, whose executions went in shared rounds."""
+    return (
+        baseline.started_at == run.started_at
+        and baseline.fixtures_path == run.fixtures_path
+        and _in_rounds(baseline)
+        and _in_rounds(run)
+    )
+
+
+def _in_rounds(result: RunResult) -> bool:
+    """Whether a run's measured executions carry their round (a modes run's do)."""
+    return any(e.round is not None for test in result.tests if test.mode for e in test.executions if e.role is Role.MEASURED)
+
+
+def round_ratios(baseline: FixtureResult, test: FixtureResult) -> list[float]:
+    """`test`'s MGas/s over `baseline`'s in each round both measured (a modes run's paired executions)."""
+    before = {
+        e.round: mgas
+        for e in baseline.executions
+        if e.role is Role.MEASURED and e.round is not None and (mgas := e.mgas_per_second)
+    }
+    return [
+        mgas / before[e.round]
+        for e in test.executions
+        if e.role is Role.MEASURED and e.round in before and (mgas := e.mgas_per_second) is not None
+    ]
 
 
 def same_build(baseline: RunResult, run: RunResult) -> bool:
