@@ -232,6 +232,25 @@ def test_geths_no_batch_io_line_belongs_to_the_entry_after_it(tmp_path: Path) ->
     assert timing is not None and timing.without_batch_io_logged is False
 
 
+def test_geths_parallel_execution_debug_line_belongs_to_the_entry_after_it(tmp_path: Path) -> None:
+    # core/state_processor_parallel.go:323-327 at DEBUG, terminal format: a duration in µs comes quoted
+    log = tmp_path / "geth.log"
+    log.write_text(
+        "DEBUG[11-27|18:00:00.000] Parallel block execution                 number=2 txs=1500 system=1.204ms "
+        'txexec=41.5ms stateapply="812.1µs" statehash=23.25ms elapsed=44.001ms\n'
+        f"WARN [11-27|18:00:00.010] {SLOW_BLOCK_JSON}\n"
+        f"WARN [11-27|18:00:00.020] {SLOW_BLOCK_JSON.replace(HASH, '0x' + 'cd' * 32)}\n"
+    )
+    reader = SlowBlockLogReader(log, geth.timings)
+    timing = reader.timing_of(HASH)
+    assert timing is not None and timing.parallel is not None
+    assert (timing.parallel.txexec_ms, timing.parallel.stateapply_ms, timing.parallel.statehash_ms) == (41.5, 0.8121, 23.25)
+    assert timing.parallel.system_ms == 1.204 and timing.parallel.elapsed_ms == 44.001
+    later = SlowBlockLogReader(log, geth.timings).timing_of("0x" + "cd" * 32)
+    assert later is not None and later.parallel is None, "the line is the block's before it, not the next one's"
+    assert geth.parallel_phases("DEBUG Parallel block execution system=1x txexec=1ms stateapply=1ms statehash=1ms elapsed=1ms") is None
+
+
 # -- the agreement margin and the rounds ----------------------------------------
 
 

@@ -55,12 +55,12 @@ FULL = {Phase.EXECUTION: 30.0, Phase.STATE_READ: 10.0, Phase.STATE_HASH: 20.0, P
 NO_BATCH_IO = {Phase.EXECUTION: 30.0, Phase.STATE_READ: 30.0, Phase.STATE_HASH: 20.0, Phase.COMMIT: 10.0}
 
 
-def _modes_run(folder: Path) -> Path:
+def _modes_run(folder: Path, client: str = "reth") -> Path:
     modes = [("sequential", ["--bal.executionmode=sequential"]), ("full", ["--bal.executionmode=full"]),
              ("nobatchio", ["--bal.executionmode=nobatchio"]), ("full#2", ["--bal.executionmode=full"])]  # fmt: skip
     run = RunResult(
         label="geth-modes", balgen_version="0", started_at="2026-01-01T00:00:00+00:00", fixtures_path="f",
-        keyword=None, warmup=1, repeat=5, cold=False, fail_fast=False, target={"kind": "managed"},
+        keyword=None, warmup=1, repeat=5, cold=False, fail_fast=False, target={"kind": "managed", "client": client},
         modes=[{"name": name, "flags": flags, "switches": None, "verified": True} for name, flags in modes],
     )  # fmt: skip
     phases = {"sequential": SEQUENTIAL, "full": FULL, "nobatchio": NO_BATCH_IO, "full#2": FULL}
@@ -89,7 +89,9 @@ def test_a_modes_run_is_compared_mode_against_sequential(tmp_path: Path) -> None
 
 
 def test_each_mode_is_shown_moving_its_own_phase(tmp_path: Path) -> None:
+    # reth's phases time the same work on its sequential and its BAL path (kinds/reth.py's table)
     comparison = compare(load_runs([_modes_run(tmp_path / "run")]))
+    assert all(judged.comparable for _, judged in comparison.phase_comparability)
     summary = {(s.name.removeprefix("geth-modes-"), s.phase): s for s in comparison.phase_summaries}
     # full: parallel execution and batch IO shorten execution and the state read, nothing else
     assert summary["full", Phase.EXECUTION].less == 2 and summary["full", Phase.STATE_READ].less == 2
@@ -100,6 +102,21 @@ def test_each_mode_is_shown_moving_its_own_phase(tmp_path: Path) -> None:
     changes = {(c.test_id, c.phase): c for c in comparison.phases[1]}
     read = changes["mixed_dep-max-60M", Phase.STATE_READ]
     assert read.verdict is PhaseVerdict.NO_CHANGE and read.change.low < 0 < read.change.high
+
+
+def test_geths_phases_are_compared_across_its_paths_only_where_they_time_the_same_work(tmp_path: Path) -> None:
+    comparison = compare(load_runs([_modes_run(tmp_path / "run", client="geth")]))
+    judged = {(name.removeprefix("geth-modes-"), c.phase): c for name, c in comparison.phase_comparability}
+    for phase in (Phase.EXECUTION, Phase.STATE_READ, Phase.STATE_HASH):
+        assert not judged["full", phase].comparable and "not the same work" in (judged["full", phase].reason or "")
+    assert judged["full", Phase.STATE_HASH].beside == "execution", "the root is hashed beside execution"
+    assert "reads of applying the BAL" in (judged["full", Phase.STATE_READ].reason or "")
+    assert judged["full", Phase.COMMIT].comparable and judged["full#2", Phase.STATE_HASH].comparable is False
+    compared = {(c.phase, name) for name, changes in zip(comparison.names[1:], comparison.phases, strict=True) for c in changes}
+    assert compared == {(Phase.COMMIT, name) for name in comparison.names[1:]}, "only commit is like for like"
+    overlap = {(o.name.removeprefix("geth-modes-"), o.phase): o for o in comparison.overlaps}
+    assert overlap["full", Phase.STATE_HASH].beside_ms == pytest.approx(60.0) and overlap["full", Phase.STATE_HASH].phase_ms == pytest.approx(40.0)
+    assert ("sequential", Phase.STATE_HASH) not in overlap, "sequential hashes after execution"
 
 
 def test_the_report_of_a_modes_run_has_its_tables_and_both_pictures(tmp_path: Path) -> None:

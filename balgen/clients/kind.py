@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from .mode_evidence import ModeNotInEffect, ModeProof
 from .modes import ClientMode
+from .phase_coverage import PhaseTable
 from .presets import ClientPreset
 from .slow_block_log import ClientBlockTiming
 
@@ -76,6 +77,8 @@ class ClientKind:
     """The reference client (exactly one): a replay's default, the one `make tools` builds."""
     sources: Mapping[str, str] = field(default_factory=dict)
     """Where each flag and log format of an unverified preset comes from (repository, file, line, tag)."""
+    phases: PhaseTable | None = None
+    """What each phase of its block log covers on each of its execution paths (`phase_coverage`); None where unread."""
 
     @property
     def name(self) -> str:

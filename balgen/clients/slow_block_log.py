@@ -27,6 +27,24 @@ DURATION_MS = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
 """Milliseconds per unit of a duration as Rust's `Debug` of `Duration` prints it (`12.3ms`, `850µs`)."""
 
 
+class ParallelPhases(BaseModel):
+    """geth's DEBUG `Parallel block execution` line of a block run on its BAL path, in milliseconds:
+    the phases its slow-block entry folds together (`kinds.geth.PHASES`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system_ms: float
+    """The pre- and post-execution system calls."""
+    txexec_ms: float
+    """The transactions on the workers and their in-order gather."""
+    stateapply_ms: float
+    """The root goroutine applying the BAL to the canonical state (beside the transactions)."""
+    statehash_ms: float
+    """The root goroutine hashing that state (beside the transactions)."""
+    elapsed_ms: float
+    """processParallel from start to end, the wait for the root goroutine included."""
+
+
 class ExecutionPath(StrEnum):
     """How a client says it executed a block."""
 
@@ -56,6 +74,8 @@ class ClientBlockTiming(BaseModel):
     """reth: its whole insertion of the block (`Block added ... elapsed`), which `total_ms` is part of."""
     execution_path: ExecutionPath | None = None
     """reth: whether it executed the block from its access list in parallel (`bal`) or sequentially."""
+    parallel: ParallelPhases | None = None
+    """geth: its `Parallel block execution` line (DEBUG, logged with `--log.vmodule core/state_processor_parallel.go=4`)."""
     without_batch_io_logged: bool | None = None
     """geth: whether it logged running the block without BAL batch IO (geth-bal-switch's `nobatchio`)."""
 

@@ -135,6 +135,10 @@ NOISE_COLUMNS = ("run", "A/A with", "tests compared", "called faster or slower",
 PHASE_SUMMARY_COLUMNS = (
     "run", "phase", "tests", "less time", "more time", "median Δ time", "baseline ms (sum)", "ms (sum)",
 )
+NOT_COMPARED_COLUMNS = ("run", "phase", "why not compared with the baseline")
+OVERLAP_COLUMNS = (
+    "run", "phase", "beside", "tests", "phase ms (sum)", "beside ms (sum)", "txexec ms (DEBUG line)", "root ms (DEBUG line)",
+)  # fmt: skip
 PHASE_TEST_COLUMNS = ("test", "run", "phase", "baseline ms", "ms", "Δ time", f"{COMPARISON_CONFIDENCE:.0%} interval", "verdict")
 
 
@@ -176,6 +180,18 @@ def _phase_summary_cells(comparison: Comparison) -> list[list[str]]:
         [p.name, p.phase.value, str(p.compared), str(p.less), str(p.more), _pct(p.median_change),
          f"{p.baseline_ms:.1f}", f"{p.ms:.1f}"]
         for p in comparison.phase_summaries
+    ]  # fmt: skip
+
+
+def _not_compared_cells(comparison: Comparison) -> list[list[str]]:
+    return [[name, c.phase.value, c.reason or ""] for name, c in comparison.phase_comparability if not c.comparable]
+
+
+def _overlap_cells(comparison: Comparison) -> list[list[str]]:
+    return [
+        [o.name, o.phase.value, o.beside.value, str(o.tests), f"{o.phase_ms:.1f}", f"{o.beside_ms:.1f}",
+         "-" if o.txexec_ms is None else f"{o.txexec_ms:.1f}", "-" if o.root_ms is None else f"{o.root_ms:.1f}"]
+        for o in comparison.overlaps
     ]  # fmt: skip
 
 
@@ -232,6 +248,11 @@ def _sections(comparison: Comparison) -> list[tuple[str, Sequence[str], list[lis
             ("Which phase each run changed (the client's own timing; Δ time negative = less time)",
              PHASE_SUMMARY_COLUMNS, phases)
         )  # fmt: skip
+    if not_compared := _not_compared_cells(comparison):
+        sections.append(("Phases not compared: not the same work in both runs (the client's code, docs/bal-modes.md)",
+                         NOT_COMPARED_COLUMNS, not_compared))  # fmt: skip
+    if overlapping := _overlap_cells(comparison):
+        sections.append(("Phases timed beside another (overlapping: shown side by side, not added)", OVERLAP_COLUMNS, overlapping))
     sections.append(
         ("MGas/s per test (median of the measured executions)", _test_columns(comparison), _test_cells(comparison))
     )

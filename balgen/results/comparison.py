@@ -35,6 +35,7 @@ from ..plumbing.printable import check_test_id, escaped
 from ..plumbing.user_files import read_user_text
 from .confidence import Change
 from .phases import PhaseChange, PhaseSummary, phase_changes, summarize_phases
+from .phase_comparability import Overlap, PhaseComparability, comparable_phases, overlaps
 from .rejection_times import RejectionTime, rejection_times
 from .schema import READABLE_VERSIONS, RESULTS_JSON, RunResult
 from .significance import NoiseFloor, aa_noise, changes_against, comparable_tests, same_build, same_rounds
@@ -243,6 +244,10 @@ class Comparison:
     phase_summaries: tuple[PhaseSummary, ...] = ()
     rejections: tuple[RejectionTime, ...] = ()
     """Every run's timed rejections, beside the valid block's time of the same test."""
+    phase_comparability: tuple[tuple[str, PhaseComparability], ...] = ()
+    """Per run after the baseline and phase: compared, or why not (`phase_comparability`)."""
+    overlaps: tuple[Overlap, ...] = ()
+    """Per run, each phase its client's code runs beside another, with both times."""
     paired_runs: tuple[str, ...] = ()
     """The runs whose changes came from per-round ratios to the baseline (modes of one modes run)."""
 
@@ -386,7 +391,11 @@ def compare(
                 f"{run.name} ({run.path}) and the baseline {runs[0].name} ({runs[0].path}) have no passed, "
                 "measured test in common: nothing to compare"
             )
-    phases = [tuple(phase_changes(runs[0].result, run.result, noise_threshold)) for run in runs[1:]]
+    comparability = [comparable_phases(runs[0].result, run.result) for run in runs[1:]]
+    phases = [
+        tuple(phase_changes(runs[0].result, run.result, noise_threshold, [p for p, c in judged.items() if c.comparable]))
+        for run, judged in zip(runs[1:], comparability, strict=True)
+    ]
     regressions = sorted(
         (
             Regression(test, run.name, baseline[test], figures[index + 1][test], change.estimate)
@@ -411,5 +420,9 @@ def compare(
             summary for run, changes in zip(runs[1:], phases, strict=True) for summary in summarize_phases(run.name, changes)
         ),
         rejections=tuple(row for run in runs for row in rejection_times(run.name, run.result.tests)),
+        phase_comparability=tuple(
+            (run.name, judged) for run, each in zip(runs[1:], comparability, strict=True) for judged in each.values()
+        ),
+        overlaps=tuple(overlap for run in runs for overlap in overlaps(run.name, run.result)),
         paired_runs=tuple(run.name for run in runs[1:] if paired and same_rounds(runs[0].result, run.result)),
     )

@@ -90,14 +90,16 @@ class PhaseChange:
         return phase_verdict(self.change)
 
 
-def phase_changes(baseline: RunResult, run: RunResult, noise_threshold: float = 0.0) -> list[PhaseChange]:
-    """Every phase of every test both runs passed, where both carry the client's own timing."""
+def phase_changes(
+    baseline: RunResult, run: RunResult, noise_threshold: float = 0.0, phases: Sequence[Phase] = tuple(Phase)
+) -> list[PhaseChange]:
+    """Every phase of `phases` of every test both runs passed, where both carry the client's own timing."""
     before = {test.test_id: test for test in baseline.tests if test.passed}
     found = []
     for test in run.tests:
         if not test.passed or test.test_id not in before:
             continue
-        for phase in Phase:
+        for phase in phases:
             old, new = measured_phase_ms(before[test.test_id], phase), measured_phase_ms(test, phase)
             if not old or not new or float(numpy.median(old)) <= 0:
                 continue

@@ -50,8 +50,9 @@ from ..genesis_files import GenesisFormat
 from ..kind import BlockLog, ClientKind
 from ..mode_evidence import ModeProof, judge
 from ..modes import ClientMode, standard_modes
+from ..phase_coverage import PhaseCoverage, PhaseTable
 from ..presets import SERVER_TIMEOUT_SECONDS, ClientPreset, Rollback
-from ..slow_block_log import ClientBlockTiming, timing_of_entry
+from ..slow_block_log import ClientBlockTiming, ParallelPhases, timing_of_entry
 
 CONFIG = f"""\
 [Node.HTTPTimeouts]
@@ -149,6 +150,35 @@ def _entry_object(line: str) -> dict[str, Any] | None:
     return None
 
 
+_VALUE = r'"?([^"\s]+)"?'
+_PARALLEL = re.compile(
+    rf"Parallel block execution\s.*?\bsystem={_VALUE} txexec={_VALUE} stateapply={_VALUE} statehash={_VALUE} elapsed={_VALUE}"
+)
+"""geth's DEBUG line after a block on its BAL path (core/state_processor_parallel.go:323-327), terminal format: a
+value with `µs` comes quoted (log/format.go:270-289 quotes what is above `~`)."""
+_UNITS_MS = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
+
+
+def _duration_ms(text: str) -> float:
+    """A Go duration as `common.PrettyDuration` prints it (`1.234ms`, `812.1µs`, `1m2.5s`), in ms."""
+    parts = re.findall(r"([0-9.]+)(ns|µs|us|ms|s|m|h)", text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        raise ValueError(f"not a Go duration: {text!r}")
+    return sum(float(number) * _UNITS_MS[unit] for number, unit in parts)
+
+
+def parallel_phases(line: str) -> ParallelPhases | None:
+    """The phases of geth's `Parallel block execution` DEBUG line; None for any other line."""
+    match = _PARALLEL.search(line)
+    if match is None:
+        return None
+    try:
+        system, txexec, apply, hashing, elapsed = (_duration_ms(value) for value in match.groups())
+    except ValueError:
+        return None
+    return ParallelPhases(system_ms=system, txexec_ms=txexec, stateapply_ms=apply, statehash_ms=hashing, elapsed_ms=elapsed)
+
+
 def parse_line(line: str) -> ClientBlockTiming | None:
     """The timing a slow-block log line of geth carries; None for any other line."""
     entry = _entry_object(line)
@@ -158,19 +188,22 @@ def parse_line(line: str) -> ClientBlockTiming | None:
 def timings(lines: list[str]) -> list[ClientBlockTiming]:
     """
     The slow-block entries among `lines`, each with whether geth-bal-switch
-    logged running it without batch IO: that line names the block by an
-    abbreviated hash only, so it belongs to the entry that follows it,
-    logged by the same insertion.
+    logged running it without batch IO and with its `Parallel block
+    execution` line where geth logged one: those lines name the block by an
+    abbreviated hash or its number only, so each belongs to the entry that
+    follows it, logged by the same insertion.
     """
     found = []
     no_batch_io = False
+    parallel: ParallelPhases | None = None
     for line in lines:
         no_batch_io = no_batch_io or NO_BATCH_IO in line
+        parallel = parallel_phases(line) or parallel
         timing = parse_line(line)
         if timing is None:
             continue
-        found.append(timing.model_copy(update={"without_batch_io_logged": no_batch_io}))
-        no_batch_io = False
+        found.append(timing.model_copy(update={"without_batch_io_logged": no_batch_io, "parallel": parallel}))
+        no_batch_io, parallel = False, None
     return found
 
 
@@ -215,6 +248,72 @@ def prove(mode: ClientMode, timings: Sequence[ClientBlockTiming]) -> ModeProof:
     return ModeProof(tuple(proven), tuple(unproven))
 
 
+# -- what each phase of its slow-block entry covers -------------------------------
+
+_GETH = "go-ethereum v1.17.10"
+_COMMIT = PhaseCoverage(
+    work="commit",
+    covers="the longer of the account and storage trie commits, then the database commit, after validation",
+    source="core/blockchain_stats.go:211, core/state/statedb.go:1357,1388,1444",
+)
+PHASES = PhaseTable(
+    version=f"{_GETH} with scripts/geth_bal_switch/geth-bal-switch.patch",
+    paths={
+        "sequential": {
+            "execution": PhaseCoverage(
+                work="evm without its reads",
+                covers="StateProcessor.Process running the transactions one after the other, less the state reads it counts apart",
+                source="core/blockchain.go:2387-2395,2461; core/state_processor.go:68-70 (not the BAL path)",
+            ),
+            "state read": PhaseCoverage(
+                work="execution's reads",
+                covers="every account, storage and code read of execution, inside Process",
+                source="core/blockchain_stats.go:209; core/state/statedb.go:623, state_object.go:215,563,587",
+            ),
+            "state hash": PhaseCoverage(
+                work="root of execution's writes, after execution",
+                covers="ValidateState's IntermediateRoot: trie updates and hashing of what execution wrote, after it",
+                source="core/blockchain_stats.go:210; core/block_validator.go:200; core/state/statedb.go:1060,1116,1122",
+            ),
+            "commit": _COMMIT,
+        },
+        "parallel": {
+            "execution": PhaseCoverage(
+                work="parallel execution and the wait for the root",
+                covers="processParallel's whole wall time (system calls, the workers and the in-order gather, then the "
+                "wait for the root goroutine), less the reads of applying the BAL: root work that outlasts execution is counted here",
+                source="core/blockchain.go:2387-2395,2461; core/state_processor_parallel.go:138,271,305",
+            ),
+            "state read": PhaseCoverage(
+                work="reads of applying the BAL",
+                covers="only the account and storage reads of applying the BAL to the canonical state, summed over that "
+                "goroutine's GOMAXPROCS workers; the transactions' own reads (their ephemeral states) are in no phase",
+                source="core/state/statedb_eip_7928.go:37-41,129-131,145,197; core/state_processor_parallel.go:173-177",
+                beside="execution",
+            ),
+            "state hash": PhaseCoverage(
+                work="root of the BAL's post-state, beside execution",
+                covers="IntermediateRoot over the state the BAL gives, in a goroutine started before the transactions and "
+                "timed from its own start while they run; ValidateState's IntermediateRoot then finds nothing left",
+                source="core/state_processor_parallel.go:170-183; core/state/statedb.go:1060,1116,1122",
+                beside="execution",
+            ),
+            "commit": _COMMIT,
+        },
+    },
+    mode_paths={"sequential": "sequential", "full": "parallel", "nobatchio": "parallel"},
+    default_path="parallel",
+    notes=(
+        "On the parallel path the four phases overlap and do not add up to total_ms (core/blockchain_stats.go:207-213): "
+        "only the total is like for like across sequential and parallel.",
+        "With --log.vmodule core/state_processor_parallel.go=4 geth also logs 'Parallel block execution' "
+        "(core/state_processor_parallel.go:323-327): txexec (the workers and gather), stateapply and statehash "
+        "(the root goroutine's two steps), system and elapsed; balgen reads it into own_timing.parallel.",
+    ),
+)
+"""What each phase of geth's slow-block entry covers on its sequential and its BAL (parallel) path."""
+
+
 # -- rejections -----------------------------------------------------------------
 
 _LIST = r"access list hash mismatch|invalid block access list"
@@ -245,4 +344,5 @@ KIND = ClientKind(
     tool="geth",
     modes_tool="geth-bal-switch",
     reference=True,
+    phases=PHASES,
 )

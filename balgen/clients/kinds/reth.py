@@ -46,6 +46,7 @@ from typing import Any
 from ..kind import BlockLog, ClientKind
 from ..mode_evidence import ModeProof, judge
 from ..modes import ClientMode, standard_modes
+from ..phase_coverage import PhaseCoverage, PhaseTable
 from .geth import GENESIS as GETH_GENESIS
 from ..presets import ClientPreset, Rollback
 from ..slow_block_log import DURATION_MS, ClientBlockTiming, ExecutionPath, timing_of_entry
@@ -190,6 +191,62 @@ REJECTION_REASONS = {
 }
 """Read off reth's (v1.17.5's Amsterdam) answers to balgen's `invalid_bal` fixtures and its source."""
 
+# -- what each phase of its slow-block entry covers -------------------------------
+
+_VALIDATOR = "crates/engine/tree/src/tree/payload_validator.rs"
+_RETH_STATE_HASH = PhaseCoverage(
+    work="root work left after execution",
+    covers="the wait for the state-root job after execution; its sparse-trie task works during execution "
+    "(fed by execution's state updates, or on the BAL path by updates derived from the BAL)",
+    source=f"{_VALIDATOR}:17-19,38,817-822",
+)
+_RETH_COMMIT = PhaseCoverage(
+    work="persistence",
+    covers="the database commit, logged only once the block is persisted (balgen's entries come before: 0)",
+    source="crates/engine/tree/src/tree/mod.rs:2207,3250; crates/node/events/src/node.rs:353",
+)
+PHASES = PhaseTable(
+    version="reth 7b3432d950030875b23c5c4df7c9f53a7caa4868",
+    paths={
+        "sequential": {
+            "execution": PhaseCoverage(
+                work="block execution, reads included",
+                covers="execute_block's wall time, the transactions one after the other, their state reads included",
+                source=f"{_VALIDATOR}:715-731,1058-1088",
+            ),
+            "state read": PhaseCoverage(
+                work="state provider fetch latency",
+                covers="the state provider's account, storage and code fetch latency during execution, inside it",
+                source=f"{_VALIDATOR}:1609-1611; crates/engine/tree/src/tree/mod.rs:2205-2206",
+            ),
+            "state hash": _RETH_STATE_HASH,
+            "commit": _RETH_COMMIT,
+        },
+        "parallel": {
+            "execution": PhaseCoverage(
+                work="block execution, reads included",
+                covers="execute_block_bal's wall time, the transactions on the BAL path's workers, their state reads included",
+                source=f"{_VALIDATOR}:603,715-731,1101-1111,1160-1181",
+            ),
+            "state read": PhaseCoverage(
+                work="state provider fetch latency",
+                covers="the state provider's fetch latency during execution, summed over the BAL path's workers "
+                "(it can exceed the wall time it lies in)",
+                source=f"{_VALIDATOR}:1609-1611",
+            ),
+            "state hash": _RETH_STATE_HASH,
+            "commit": _RETH_COMMIT,
+        },
+    },
+    mode_paths={"sequential": "sequential", "full": "parallel", "nobatchio": "parallel"},
+    default_path="parallel",
+    notes=(
+        "total_ms is execution plus state hash (crates/engine/tree/src/tree/mod.rs:3250); the state read lies inside execution.",
+    ),
+)
+"""What each phase of reth's slow-block entry covers on its sequential and its BAL path."""
+
+
 KIND = ClientKind(
     preset=PRESET,
     version_prefix="reth",
@@ -198,4 +255,5 @@ KIND = ClientKind(
     modes=MODES,
     prove=prove,
     tool="reth",
+    phases=PHASES,
 )
