@@ -67,8 +67,11 @@ EXECUTION_COLUMNS = (
     "overhead_ms",
     "within_margin",
     "intake_ms",
+    "other_cpu_ms",
+    "disturbed",
 )
-"""The columns from `mode` on are a modes run's and the agreement check's (docs/replay.md, "Modes and the method")."""
+"""The columns from `mode` on are a modes run's and the agreement check's (docs/replay.md, "Modes and the method"),
+the last two the other load during the execution (docs/replay.md, "The noise floor")."""
 
 
 def utc_now() -> str:
@@ -174,6 +177,8 @@ def execution_row(label: str, execution: Execution) -> list[object]:
         "" if (overhead := execution.overhead_ms) is None else f"{overhead:.3f}",
         "" if (within := execution.within_margin) is None else int(within),
         "" if (intake := execution.intake_ms) is None else f"{intake:.3f}",
+        "" if (other := execution.other_cpu_ms) is None else f"{other:.1f}",
+        "" if (disturbed := execution.disturbed) is None else int(disturbed),
     ]
 
 
