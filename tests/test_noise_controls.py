@@ -125,3 +125,40 @@ def test_paired_ratios_call_a_small_change_that_drifting_load_hides_from_the_med
     assert unpaired.verdict is ChangeVerdict.NO_CHANGE and unpaired.high - unpaired.low > 10
     assert paired.verdict is ChangeVerdict.FASTER and 2 < paired.low < 4 < paired.estimate < paired.high < 6
     assert paired_change([1.0, 1.1]).verdict is ChangeVerdict.TOO_FEW
+
+
+class _FakeMode:
+    """A `RoundTaker` whose executions take `ns` in every round (`run_rounds` drives it)."""
+
+    def __init__(self, ns: int, cap: int) -> None:
+        options = ReplayOptions(warmup=0, repeat=cap, repeat_auto=True)
+
+        class Benchmark:
+            expected_status = "VALID"
+
+        self.ns = ns
+        self.failure: str | None = None
+        self.repetitions = Repetitions.of(Benchmark(), options, paired=True)  # type: ignore[arg-type]
+        self.executions: list[Execution] = []
+        self.placement: tuple[int, int] | None = None
+
+    def place(self, placement: tuple[int, int] | None) -> None:
+        self.placement = placement
+
+    def execute_once(self) -> bool:
+        assert self.placement is not None
+        self.executions.append(_measured(self.placement[0], self.ns + self.placement[0] % 2, "m"))
+        return self.repetitions.add_measured(self.ns)
+
+
+def test_the_rounds_of_a_modes_run_stop_together_once_every_ratio_is_known() -> None:
+    from balgen.replay.rounds import run_rounds
+
+    steady = [_FakeMode(100_000, cap=30), _FakeMode(110_000, cap=30)]
+    run_rounds(steady, paired_width=0.05)
+    # 6 rounds: the fewest with a 95% interval of a median; the ratios barely move, so it is narrow at once
+    assert [len(mode.executions) for mode in steady] == [6, 6]
+    assert all(mode.repetitions.stop is RepeatStop.CI_WIDTH for mode in steady)
+    capped = [_FakeMode(100_000, cap=8), _FakeMode(110_000, cap=8)]
+    run_rounds(capped, paired_width=0.0)
+    assert [len(mode.executions) for mode in capped] == [8, 8] and capped[0].repetitions.stop is RepeatStop.CAP
