@@ -162,3 +162,22 @@ def test_the_rounds_of_a_modes_run_stop_together_once_every_ratio_is_known() -> 
     capped = [_FakeMode(100_000, cap=8), _FakeMode(110_000, cap=8)]
     run_rounds(capped, paired_width=0.0)
     assert [len(mode.executions) for mode in capped] == [8, 8] and capped[0].repetitions.stop is RepeatStop.CAP
+
+
+def test_the_progress_bar_redraws_on_events_with_no_timer_thread_waking_balgen() -> None:
+    import io
+    import threading
+
+    from rich.console import Console
+
+    from balgen.replay.discovery import FixtureRef
+    from balgen.replay.progress import ReplayProgress
+
+    output = io.StringIO()
+    console = Console(file=output, force_terminal=True, width=120)
+    before = threading.active_count()
+    with ReplayProgress(console, total_tests=1) as progress:
+        assert threading.active_count() == before, "no refresh thread runs while the client executes"
+        progress.test_started(FixtureRef("serial_chain-max-1M", Path("f.json"), "blockchain_test_engine_x"), 7)
+        progress.execution_done(_measured(0, 100, "m"))
+        assert "serial_chain-max-1M (1/7)" in output.getvalue(), "drawn at the event, not by a timer"

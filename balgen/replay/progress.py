@@ -69,7 +69,7 @@ class ReplayProgress:
     def test_started(self, ref: FixtureRef, executions: int) -> None:
         """Show the running test in the bar."""
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, description=f"{ref.test_id} (0/{executions})")
+            self._bar.update(self._task, description=f"{ref.test_id} (0/{executions})", refresh=True)
         self._expected = executions
         self._sent = 0
         self._test_id = ref.test_id
@@ -78,13 +78,14 @@ class ReplayProgress:
         """Count the payloads of the running test."""
         self._sent += 1
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, description=f"{self._test_id} ({self._sent}/{self._expected})")
+            self._bar.update(self._task, description=f"{self._test_id} ({self._sent}/{self._expected})", refresh=True)
 
     def test_finished(self, result: FixtureResult) -> None:
         """Advance the bar; print failures (and, without a terminal, every test)."""
         self.done += 1
         if self._bar is not None and self._task is not None:
             self._bar.advance(self._task)
+            self._bar.refresh()
         if result.passed and self._bar is not None:
             return
         line = f"[{self.done}/{self.total}] {shown_id(result)}: {result.verdict.value}"
