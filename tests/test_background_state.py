@@ -8,6 +8,7 @@ never taken for a finished one.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -17,7 +18,10 @@ from pathlib import Path
 import pytest
 
 from balgen.chain.background_state import DATADIR, RECORD, built_state, state_build_tool, states_folder
+from balgen.chain.alloc import system_addresses
+from balgen.chain.bal import iter_block_access_list
 from balgen.chain.builder import genesis_header
+from balgen.chain.state_roots import StateRoots, state_root_tool
 from balgen.clients.kinds.geth import DATADIR_LINKABLE, PRESET as GETH, empty_genesis
 from balgen.clients.process import ClientProcess, copy_datadir
 from balgen.ethereum.forks import AMSTERDAM
@@ -25,6 +29,7 @@ from balgen.ethereum.keccak import keccak
 from balgen.model.state_recipe import PRESETS, parse_recipe
 from balgen.plumbing.errors import BadInput
 from balgen.plumbing.toolchain import pinned_geth
+from balgen.replay.discovery import discover
 
 TINY = "accounts=2000,contracts=200,slots=20k,seed=3"
 
@@ -159,3 +164,108 @@ def test_the_small_preset_of_a_million_accounts_builds_and_geth_starts_on_it(tmp
         # geth's copy shares the built state's tables (hard links): the gigabytes are not copied.
         copied = {path.name: path.stat().st_ino for path in geth.datadir.rglob("*.sst") if path.name in tables}
         assert len(copied) > len(tables) / 2 and all(copied[name] == tables[name] for name in copied)
+
+
+def _fill(output: Path, cache: Path, *state: str) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max",
+         "--output", str(output), *state],
+        capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(cache)},
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+
+
+def _fixture(path: Path) -> dict:
+    (fixture,) = json.loads(path.read_text()).values()
+    return fixture
+
+
+ENGINE_X_FILE = "blockchain_tests_engine_x/for_amsterdam_at_0001M/serial_chain/serial_chain-max-1M.json"
+ENGINE_FILE = "blockchain_tests_engine/for_amsterdam_at_0001M/serial_chain/serial_chain-max-1M.json"
+
+
+@pytest.fixture(scope="module")
+def fills(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The same fixture filled on today's genesis, over an empty background state and over a small one."""
+    root = tmp_path_factory.mktemp("state-fills")
+    outputs = {"plain": root / "plain", "empty": root / "empty", "tiny": root / "tiny"}
+    _fill(outputs["plain"], root / "cache")
+    _fill(outputs["empty"], root / "cache", "--state", "accounts=0")
+    _fill(outputs["tiny"], root / "cache", "--state", TINY)
+    return outputs
+
+
+@pytest.mark.integration
+def test_over_an_empty_background_the_fill_is_todays_but_for_the_record_of_it(fills: dict[str, Path]) -> None:
+    # The roots of the chain over the background come from go-ethereum's trie over the built
+    # database; over an empty one they must be exactly the roots of today's in-memory trie.
+    for path in sorted(fills["plain"].rglob("*.json")):
+        relative = path.relative_to(fills["plain"])
+        plain, empty = json.loads(path.read_text()), json.loads((fills["empty"] / relative).read_text())
+        if relative.as_posix() == ENGINE_X_FILE:
+            (name,) = plain
+            record = empty[name]["_info"].pop("background-state")
+            assert record["recipe-hash"] == parse_recipe("accounts=0").hash and record["accounts"] == 0
+            for fixture in (plain[name], empty[name]):
+                del fixture["_info"]["hash"]
+        assert plain == empty, relative
+
+
+@pytest.mark.integration
+def test_over_a_background_state_only_the_roots_move_and_the_fixture_says_which_state(fills: dict[str, Path]) -> None:
+    plain, tiny = fills["plain"], fills["tiny"]
+    for fmt in ("blockchain_tests", "blockchain_tests_engine"):  # on the workload's own genesis: as today
+        for path in sorted((plain / fmt).rglob("*.json")):
+            assert path.read_text() == (tiny / path.relative_to(plain)).read_text()
+    over, own = _fixture(tiny / ENGINE_X_FILE), _fixture(tiny / ENGINE_FILE)
+    record = over["_info"]["background-state"]
+    recipe = parse_recipe(TINY)
+    assert (record["recipe"], record["recipe-hash"]) == (recipe.inline(), recipe.hash)
+    assert record["state-root"] == "0x" + built_state(recipe, TINY, empty_genesis(AMSTERDAM), tiny.parent / "cache").state_root.hex()
+    genesis_hash = "0x" + genesis_header(AMSTERDAM, bytes.fromhex(record["genesis-state-root"][2:])).hash.hex()
+    assert over["engineNewPayloads"][0]["params"][0]["parentHash"] == genesis_hash
+    assert _fixture(plain / ENGINE_X_FILE)["engineNewPayloads"][0]["params"][0]["parentHash"] != genesis_hash
+    depths = record["benchmark-account-depths"]
+    assert depths["accounts"] > 30 and 3 <= depths["min"] <= depths["mean"] <= depths["max"]
+    # The same transactions and access lists as on the own genesis, but for the system calls' entries
+    # (the parent hash each block stores differs): the dependency graph and BAL are today's.
+    system = {bytes.fromhex(address[2:]) for address in system_addresses(AMSTERDAM)}
+
+    def workload_entries(payload: dict) -> list:
+        encoded = bytes.fromhex(payload["params"][0]["blockAccessList"][2:])
+        return [account for account in iter_block_access_list(encoded) if account.address not in system]
+
+    for mine, theirs in zip(over["engineNewPayloads"], own["engineNewPayloads"], strict=True):
+        assert mine["params"][0]["transactions"] == theirs["params"][0]["transactions"]
+        assert workload_entries(mine) == workload_entries(theirs)
+    assert over["_info"]["dependency-graph"] == own["_info"]["dependency-graph"]
+    group_files = list((tiny / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json"))
+    (group_path,) = group_files
+    assert set(json.loads(group_path.read_text())) == {"testIds", "environment", "network", "chainId", "pre"}
+    sidecar = json.loads(group_path.with_suffix(".background").read_text())
+    assert sidecar["recipe-hash"] == recipe.hash and sidecar["genesis-state-root"] == record["genesis-state-root"]
+    suite = discover(tiny)
+    assert all(ref.format == "blockchain_test_engine" for group in suite.groups for ref in group.tests)
+    assert any("background state" in note for note in suite.notes)
+    with pytest.raises(BadInput, match="its genesis is a background state"):
+        discover(tiny, formats="engine_x")
+
+
+@pytest.mark.integration
+def test_the_trie_over_a_built_state_keeps_its_root_when_an_account_is_put_back_as_it_was(tmp_path: Path) -> None:
+    state = built_state(parse_recipe(TINY), TINY, empty_genesis(AMSTERDAM), tmp_path / "cache")
+    plain = 1999
+    balance_word = derived("balgen/state/balance", 3, plain)
+    same = {address(3, plain): {"nonce": hex(int.from_bytes(balance_word[:2], "big") % 1024),
+                                "balance": hex(int.from_bytes(balance_word[2:14], "big"))}}  # fmt: skip
+    for name, alloc in {"empty": {}, "same": same, "changed": {address(3, plain): {"balance": "0x1"}}}.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(alloc))
+    roots = StateRoots(state_root_tool(), tmp_path / "empty.json", state.datadir)
+    try:
+        assert roots.base_root == state.state_root
+        assert roots.with_accounts(tmp_path / "same.json") == state.state_root
+        assert roots.with_accounts(tmp_path / "changed.json") != state.state_root
+        assert roots.depths([bytes.fromhex(address(3, plain)[2:])], tmp_path) == [4]
+    finally:
+        roots.close()
+    assert [path.name for path in state.folder.iterdir() if path.name.startswith(".view-")] == []

@@ -40,6 +40,9 @@ from ..plumbing.toolchain import required_tool
 STATE_BUILD_TOOL = "balgen-state-build"
 RECORD = "built.json"
 """The record of a complete build, written last inside the build folder before it is renamed into place."""
+INFO_KEY = "background-state"
+"""The `_info` member of an engine_x fixture whose genesis is its group's `pre` put into a background
+state (`balgen fill --state`, `BuiltState.description`): the group's `pre` alone does not give its genesis."""
 DATADIR = "datadir"
 """The go-ethereum datadir inside a built state's folder (the database itself is its `geth/chaindata`)."""
 
@@ -107,6 +110,27 @@ class BuiltState:
     @property
     def genesis_hash(self) -> bytes:
         return bytes.fromhex(self.record["genesis-hash"][2:])
+
+    def description(self) -> dict[str, Any]:
+        """What a fixture over this state says of it: enough to build the same state elsewhere."""
+        return {
+            "recipe": self.recipe.inline(),
+            "recipe-hash": self.recipe.hash,
+            "generation": GENERATION,
+            "state-root": self.record["state-root"],
+            "accounts": self.record["accounts"],
+            "slots": self.record["slots"],
+        }
+
+
+def load_built(folder: Path) -> BuiltState:
+    """The state built in `folder` (a `built_state` folder), from its record; `BadInput` if it has none."""
+    try:
+        record = json.loads((folder / RECORD).read_text())
+        recipe = StateRecipe(**record["recipe"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise BadInput(f"{folder}: not a built background state ({error})") from None
+    return BuiltState(recipe, folder, record)
 
 
 def genesis_digest(genesis: Mapping[str, Any]) -> str:

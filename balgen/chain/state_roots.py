@@ -15,8 +15,11 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
@@ -50,6 +53,28 @@ def _file_size(path: Path) -> int:
         return 0  # the tool says why it cannot read it
 
 
+DATABASE_LOCK = "LOCK"
+"""The file go-ethereum's database (pebble) locks, even to read: each view has its own."""
+
+
+def read_only_view(datadir: Path) -> Path:
+    """
+    A folder beside `datadir` holding hard links to every file of it but its
+    database lock: go-ethereum opens it read-only as if it were `datadir`,
+    while other processes do the same with theirs (nothing is written: it
+    takes no space). Removed by the caller.
+    """
+    view = Path(tempfile.mkdtemp(prefix=".view-", dir=datadir.parent))
+    for source in datadir.rglob("*"):
+        target = view / source.relative_to(datadir)
+        if source.is_dir():
+            target.mkdir(exist_ok=True)
+        elif source.name != DATABASE_LOCK:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(source, target)
+    return view
+
+
 def check_reported_root(reported: bytes, alloc_path: Path, what: str) -> None:
     """
     `TransitionToolError` naming `what` (a block and its field) when the
@@ -72,20 +97,33 @@ def check_reported_root(reported: bytes, alloc_path: Path, what: str) -> None:
 
 
 class StateRoots:
-    """A running `balgen-state-root` over the allocation in `base_alloc`, in its own process group."""
+    """
+    A running `balgen-state-root` over the allocation in `base_alloc`, in its
+    own process group; with `background` (a go-ethereum datadir a background
+    state was built into, `background_state`), over that state with the
+    allocation's accounts put into it.
+    """
 
-    def __init__(self, binary: Path, base_alloc: Path) -> None:
+    def __init__(self, binary: Path, base_alloc: Path, background: Path | None = None) -> None:
         self.binary = binary
         self.base_alloc = base_alloc
         self._pending = b""
+        self._view = None if background is None else read_only_view(background)
+        """The background's database as this process's own hard-linked folder: go-ethereum's database
+        locks its folder even when it only reads, and every fill worker reads the same state."""
+        command = [str(binary), str(base_alloc)]
+        if self._view is not None:
+            command[1:1] = ["--background", str(self._view)]
         try:
             self._process = processes.start(
-                [str(binary), str(base_alloc)],
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
             )
         except OSError as error:
+            if self._view is not None:
+                shutil.rmtree(self._view, ignore_errors=True)
             raise TransitionToolError(f"cannot run {binary}: {error.strerror}") from None
         try:
             self.base_root = self._answer(answer_deadline(_file_size(base_alloc)))
@@ -104,6 +142,21 @@ class StateRoots:
             pass  # it has stopped: `_answer` says why
         return self._answer(answer_deadline(_file_size(replacements)))
 
+    def depths(self, addresses: Iterable[bytes], scratch: Path) -> list[int]:
+        """How many trie nodes a read of each address walks from the base state's root (a file in `scratch` asks)."""
+        listed = scratch / "depth-addresses.txt"
+        listed.write_text("".join(f"0x{address.hex()}\n" for address in addresses))
+        stdin = self._pipe(self._process.stdin)
+        try:
+            stdin.write(f"depth {listed}\n".encode())
+            stdin.flush()
+        except BrokenPipeError:
+            pass
+        line = self._read_line(answer_deadline(0))
+        if line is None or not line.strip() or not all(part.isdigit() for part in line.decode().strip().split(",")):
+            self._answer(0)  # says why it stopped
+        return [int(part) for part in line.decode().strip().split(",")]  # type: ignore[union-attr]
+
     def close(self) -> None:
         """Stop the tool (it ends when its input does) and anything left of its process group."""
         try:
@@ -117,6 +170,8 @@ class StateRoots:
             for stream in (self._process.stdout, self._process.stderr):
                 if stream is not None:
                     stream.close()
+            if self._view is not None:
+                shutil.rmtree(self._view, ignore_errors=True)
 
     def _read_line(self, seconds: float) -> bytes | None:
         """The tool's next output line (b"" at its end), or None if none came within `seconds`."""

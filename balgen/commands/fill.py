@@ -18,12 +18,15 @@ from typing import Any
 
 import pytest
 
-from ..chain.t8n import TransitionTool
+from ..chain.background_state import built_state
 from ..chain.header import has_block_access_list
+from ..chain.t8n import TransitionTool
+from ..clients.kinds.geth import empty_genesis
+from ..model.state_recipe import parse_recipe
 from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, matches
 from ..plumbing.errors import BadInput
 from ..fill.options import DEFAULT_GAS_BENCHMARK_VALUES, DEFAULT_OUTPUT, parse_gas_benchmark_values
-from ..ethereum.forks import DEFAULT_FORK, FORKS, fork_by_name
+from ..ethereum.forks import DEFAULT_FORK, FORKS, Fork, fork_by_name
 from ..generators.catalog import families, named_in, planned_workloads
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..generators.invalid_bal import FAMILY_PREFIX as INVALID_BAL_PREFIX
@@ -32,7 +35,7 @@ from ..plumbing.output_files import check_output_writable
 from ..plumbing.printable import escaped
 from ..fill.plugin import CollectionError, collection_errors, filled_names, filler_folder, filling_fork, missing_tools, stopped_by
 from ..plumbing.stop_signals import report_stop, stop_exit_code, stop_name
-from ..plumbing.toolchain import required_tool
+from ..plumbing.toolchain import cache_root, required_tool
 from .runner import run_command
 
 
@@ -52,6 +55,12 @@ def fill_parser() -> argparse.ArgumentParser:
         "--code-sizes",
         default=",".join(DEFAULT_CODE_SIZES),
         help="contract set sizes in KB for extcodesize/extcodehash/extcodecopy: 0.5,24,64 or all (default 0.5)",
+    )
+    parser.add_argument(
+        "--state",
+        default=None,
+        help="put the engine_x fixtures' shared genesis into a background state: a preset (balgen state presets) "
+        "or accounts=N,slots=M[,seed=S,...]; built once and cached",
     )
     parser.add_argument("-k", dest="keyword", default=None, help="only fixtures whose name matches EXPR")
     parser.add_argument("-n", dest="workers", default=None, help="parallel workers (pytest-xdist)")
@@ -80,6 +89,7 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
         from .verify import tools_for
 
         tools_for()  # every verifier's binary is there, or the fill does not start
+    args.state_folder = None if args.state is None else background_state_folder(args.state, fork_by_name(args.fork))
     # Last: it creates the output folder, which no rejected command should leave behind.
     check_output_writable(args.output)
 
@@ -116,6 +126,17 @@ def check_fork_has_what_the_selection_needs(args: argparse.Namespace) -> None:
         )
 
 
+def background_state_folder(text: str, fork: Fork) -> Path:
+    """The built background state `--state` names, built now if it is not in the cache (progress on stderr)."""
+    recipe = parse_recipe(text)
+    if not has_block_access_list(fork):
+        raise BadInput(f"--state: {fork.name} has no block access lists; the chains over a background state are applied from them")
+    state = built_state(
+        recipe, text, empty_genesis(fork), cache_root(), progress=lambda line: print(f"balgen fill: --state {text}: {line}", file=sys.stderr)
+    )
+    return state.folder
+
+
 def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str]:
     """
     The pytest command line that fills what `args` asks for. The folder that
@@ -147,6 +168,8 @@ def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str
         f"--setup={args.setup}",
         f"--code-sizes={args.code_sizes}",
     ]
+    if getattr(args, "state_folder", None) is not None:
+        arguments.append(f"--state-folder={args.state_folder}")
     if args.evm_bin:
         arguments.append(f"--evm-bin={args.evm_bin}")
     if args.keyword:

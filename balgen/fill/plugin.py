@@ -45,6 +45,7 @@ from .options import DEFAULT_GAS_BENCHMARK_VALUES, DEFAULT_OUTPUT, parse_gas_ben
 from ..ethereum.forks import DEFAULT_FORK, Fork, fork_by_name
 from ..model.family import Family, PlannedWorkload
 from ..generators.catalog import named_in, planned_workloads
+from ..chain.background_state import BuiltState, load_built
 from ..generators.code_set import DEFAULT_CODE_SIZES, parse_code_sizes
 from ..plumbing.stop_signals import (
     install_stop_handlers, redeliver_lost_stops, restore_handlers, restore_unraisable_hook,
@@ -99,6 +100,7 @@ class FillOptions:
         placement: Placement,
         code_sizes: tuple[str, ...],
         state_root_bin: Path | None = None,
+        background: BuiltState | None = None,
     ):
         self.fork = fork
         self.gas_benchmark_values = gas_benchmark_values
@@ -108,6 +110,8 @@ class FillOptions:
         self.code_sizes = code_sizes
         self.state_root_bin = state_root_bin
         """`balgen-state-root`, for forks whose shared-genesis chains are applied (see `applied_chain`)."""
+        self.background = background
+        """The built background state the shared genesis goes into (`balgen fill --state`), if any."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -125,6 +129,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=Placement.BLOCKS.value,
         choices=[p.value for p in Placement],
         help="where pre-existing contracts come from: setup blocks or the genesis alloc",
+    )
+    group.addoption(
+        "--state-folder",
+        default=None,
+        help="a built background state's folder (balgen fill --state builds it and gives it here)",
     )
     group.addoption(
         "--code-sizes",
@@ -145,6 +154,7 @@ def read_options(config: pytest.Config) -> FillOptions:
         placement=Placement(config.getoption("setup")),
         code_sizes=parse_code_sizes(config.getoption("code_sizes"), fork),
         state_root_bin=state_root_tool() if has_block_access_list(fork) else None,
+        background=None if config.getoption("state_folder") is None else load_built(Path(config.getoption("state_folder"))),
     )
     return options
 
@@ -330,6 +340,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         staging=_staging_folder(options.output, run_scratch),
         group_folder=run_scratch / "group",
         state_root_bin=options.state_root_bin,
+        background=options.background,
     )
     config.stash[_gc_thresholds_key] = gc.get_threshold()
     gc.set_threshold(*FILL_GC_THRESHOLDS)

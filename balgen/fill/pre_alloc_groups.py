@@ -62,12 +62,16 @@ GROUP_SUMMARY = "group.json"
 """The group's test ids and state root, written last: a folder holding it holds a complete group."""
 
 
-def build_group_genesis(fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path) -> StateRoots:
+def build_group_genesis(
+    fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path, background: Path | None = None
+) -> StateRoots:
     """
     Write the group genesis of `planned` (its alloc, and a summary of its test
     ids and state root) into `folder`; give back `balgen-state-root` over it,
     whose root the summary holds (go-ethereum's trie, as t8n's: the tests
     check the two agree, and a client importing the group checks it again).
+    With `background` (a built background state's datadir) the genesis is
+    that state with the group's accounts put into it.
     """
     # Only each workload's pre-state is kept: at a billion gas a workload's
     # transactions take tens of MB, and the group holds every workload's.
@@ -81,7 +85,7 @@ def build_group_genesis(fork: Fork, planned: Sequence[PlannedWorkload], folder: 
             # That workload fails its own test; it must not fail every other one.
             continue
     write_alloc(folder / GROUP_GENESIS, alloc_json(genesis_accounts(fork, pres.values())))
-    roots = StateRoots(state_root_bin, folder / GROUP_GENESIS)
+    roots = StateRoots(state_root_bin, folder / GROUP_GENESIS, background)
     try:
         summary = folder / f"{GROUP_SUMMARY}.partial"
         summary.write_text(json.dumps({"test-ids": sorted(pres), "state-root": "0x" + roots.base_root.hex()}))
@@ -105,7 +109,12 @@ def read_group_genesis(fork: Fork, folder: Path) -> PreAllocGroupState:
 
 
 def take_group_genesis(
-    fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Callable[[], Path], wait: bool
+    fork: Fork,
+    planned: Sequence[PlannedWorkload],
+    folder: Path,
+    state_root_bin: Callable[[], Path],
+    wait: bool,
+    background: Path | None = None,
 ) -> tuple[PreAllocGroupState, StateRoots | None] | None:
     """
     The group genesis of `planned` in `folder`, built under the folder's lock
@@ -121,13 +130,23 @@ def take_group_genesis(
         except BlockingIOError:
             return None
         if not (folder / GROUP_SUMMARY).exists():
-            roots = build_group_genesis(fork, planned, folder, state_root_bin())
+            roots = build_group_genesis(fork, planned, folder, state_root_bin(), background)
     return read_group_genesis(fork, folder), roots
 
 
 def group_file(output: Path, group: PreAllocGroupState) -> Path:
     """Where execution-spec-tests keeps a group: `blockchain_tests_engine_x/pre_alloc/<hash>.json`."""
     return output / format_dir(BlockchainEngineXFixture.format_name) / "pre_alloc" / f"{group.group_hash}.json"
+
+
+def background_file(output: Path, group: PreAllocGroupState) -> Path:
+    """
+    Where a group over a background state says which (`<hash>.background`,
+    beside the group file: execution-spec-tests' group file allows no other
+    key, and a runner that reads every `*.json` of `pre_alloc/` must not
+    take it for a group).
+    """
+    return group_file(output, group).with_suffix(".background")
 
 
 def group_json(fork: Fork, group: PreAllocGroupState) -> Iterable[str]:

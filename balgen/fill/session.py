@@ -11,6 +11,7 @@ once every file of the workload is complete.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -28,6 +29,7 @@ from ..chain.alloc import (
 from ..chain.header import has_block_access_list
 from ..chain.applied_chain import AppliedGenesis, apply_blocks
 from ..chain.bal import access_list_changers
+from ..chain.background_state import INFO_KEY as BACKGROUND_INFO_KEY, BuiltState
 from ..chain.state_roots import StateRoots, state_root_tool
 from ..chain.builder import BuiltChain, build_chain
 from ..chain.t8n import TransitionTool
@@ -51,7 +53,7 @@ from ..ethereum.forks import Fork
 from ..model.family import PlannedWorkload
 from ..generators.catalog import family_by_name
 from .pre_alloc_groups import (
-    PreAllocGroupState, group_file, group_json, own_pre_alloc_group, take_group_genesis,
+    PreAllocGroupState, background_file, group_file, group_json, own_pre_alloc_group, take_group_genesis,
 )
 from ..model.workload import BlockSpec, Workload, gas_millions
 
@@ -149,6 +151,9 @@ class FillSession:
     plugin's run scratch folder, shared by its workers); by default in this session's scratch."""
     state_root_bin: Path | None = None
     """`balgen-state-root` (by default found on the tool search path when first needed)."""
+    background: BuiltState | None = None
+    """A built background state (`balgen fill --state`) the run's shared genesis is put into: the engine_x
+    chains run over it, their roots from go-ethereum's trie over its database."""
     _group: PreAllocGroupState | None = None
     _group_roots: StateRoots | None = None
     """`balgen-state-root` over the group genesis, when this process built it: kept for `applied_genesis`."""
@@ -233,6 +238,12 @@ class FillSession:
             if reason is None:
                 applied_genesis = self.applied_genesis(fork, group)
                 return apply_blocks(self.t8n, fork, own, applied_genesis, workdir, label=workload.name)
+        if self.background is not None:
+            # t8n would execute the blocks on the group's accounts alone, without the background state.
+            raise FillCheckFailed(
+                f"--state: the shared chain cannot be applied over the background state, only executed "
+                f"({reason or 'the fork has no block access lists'})"
+            )
         shared = build_chain(
             self.t8n,
             fork,
@@ -254,7 +265,7 @@ class FillSession:
     def applied_genesis(self, fork: Fork, group: PreAllocGroupState) -> AppliedGenesis:
         """The group genesis as blocks are applied to it, its trie loaded once per session."""
         if self._applied_genesis is None:
-            roots = self._group_roots or StateRoots(self._state_root_bin(), group.alloc_path)
+            roots = self._group_roots or StateRoots(self._state_root_bin(), group.alloc_path, self._background_datadir)
             self._group_roots = None  # the builder's trie is the applied genesis's now
             try:
                 self._applied_genesis = AppliedGenesis.load(fork, group.genesis, group.alloc_path, roots)
@@ -287,13 +298,40 @@ class FillSession:
             self._take_pre_alloc_group(fork, wait=False)
 
     def _take_pre_alloc_group(self, fork: Fork, wait: bool) -> None:
-        taken = take_group_genesis(fork, self.planned, self.group_folder or self.scratch / "group", self._state_root_bin, wait)
+        taken = take_group_genesis(
+            fork, self.planned, self.group_folder or self.scratch / "group", self._state_root_bin, wait,
+            self._background_datadir,
+        )  # fmt: skip
         if taken is not None:
             self._group, built_roots = taken
             self._group_roots = built_roots or self._group_roots
 
     def _state_root_bin(self) -> Path:
         return self.state_root_bin or state_root_tool()
+
+    @property
+    def _background_datadir(self) -> Path | None:
+        return None if self.background is None else self.background.datadir
+
+    def background_info(self, workload: Workload, shared: BuiltChain, group: PreAllocGroupState, work: Path) -> dict[str, Any]:
+        """
+        `_info["background-state"]` of an engine_x fixture over the background
+        state: the recipe and roots, and how many trie nodes a read of each
+        account the benchmark block's access list names walks from the root.
+        """
+        assert self.background is not None
+        addresses = [account.address for account in shared.blocks[-1].access_list_accounts()]
+        depths = self.applied_genesis(workload.fork, group).roots.depths(addresses, work) if addresses else []
+        return {
+            **self.background.description(),
+            "genesis-state-root": "0x" + group.genesis.state_root.hex(),
+            "benchmark-account-depths": {
+                "accounts": len(depths),
+                "min": min(depths, default=0),
+                "mean": round(sum(depths) / len(depths), 2) if depths else 0,
+                "max": max(depths, default=0),
+            },
+        }
 
     def _info(self, workload: Workload) -> dict[str, Any]:
         return {
@@ -373,9 +411,14 @@ class FillSession:
                 path = self.output / format_dir(format_name) / folder / workload.family / f"{workload.name}.json"
                 test_id = eest_test_id(test_function, workload, format_name)
                 fixture_info = {**info, TEST_ID_KEY: test_id}
+                if model is BlockchainEngineXFixture and self.background is not None and not workload.large_state:
+                    fixture_info[BACKGROUND_INFO_KEY] = self.background_info(workload, shared, group, work)
                 pending.append((path, fixture_chunks(workload.name, format_name, build, fixture_info, values, pre)))
             if not group.written:
                 pending.append((group_file(self.output, group), group_json(workload.fork, group)))
+                if self.background is not None and not workload.large_state:
+                    description = {**self.background.description(), "genesis-state-root": "0x" + group.genesis.state_root.hex()}
+                    pending.append((background_file(self.output, group), [json.dumps(description, indent=1) + "\n"]))
             write_all_or_nothing(pending, self.staging_folder)
         group.written = True
         return tuple(path for path, _ in pending)

@@ -30,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..chain.background_state import INFO_KEY as BACKGROUND_INFO_KEY
 from ..clients.chain_config import network_fork
 from ..clients.genesis_fields import client_genesis_header
 from ..clients.genesis_files import alloc_state_root
@@ -417,6 +418,12 @@ def _recorded_test_id(fixture: Mapping[str, Any]) -> str | None:
     return test_id if isinstance(test_id, str) and test_id else None
 
 
+def over_background_state(fixture: Mapping[str, Any]) -> bool:
+    """Whether a fixture's genesis is a background state with its group's accounts put into it."""
+    info = fixture.get("_info")
+    return isinstance(info, Mapping) and BACKGROUND_INFO_KEY in info
+
+
 def _prefer_engine_x(refs: list[FixtureRef], notes: list[str]) -> list[FixtureRef]:
     """
     Drop `blockchain_test_engine` fixtures whose test also comes as
@@ -456,6 +463,7 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
     skipped: dict[str, int] = {}
     selected: list[tuple[FixtureRef, GenesisSource]] = []
     candidates: list[FixtureRef] = []
+    over_background: list[str] = []
     for file in fixture_files(path):
         for ref, fixture in _refs_of_file(file):
             if not isinstance(ref, FixtureRef):
@@ -465,11 +473,24 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
                 continue
             if ref.format not in FORMAT_CHOICES[formats]:
                 continue
+            if ref.format == ENGINE_X and over_background_state(fixture):
+                over_background.append(ref.test_id)
+                continue
             test = parse_test(ref, fixture)
             selected.append((ref, resolver.genesis_of(ref, fixture, test)))
             candidates.append(ref)
     for name, count in sorted(skipped.items()):
         notes.append(f"{count} {name} fixtures skipped: no Engine API payloads to replay")
+    if over_background:
+        if formats == "engine_x":
+            raise BadInput(
+                f"{over_background[0]}: its genesis is a background state (`_info.background-state`), which "
+                f"balgen cannot replay into yet; replay its {ENGINE} twin (docs/state.md)"
+            )
+        notes.append(
+            f"{len(over_background)} {ENGINE_X} fixtures skipped: their genesis is a background state, which balgen "
+            f"cannot replay into yet; their {ENGINE} twins run on their own genesis (docs/state.md)"
+        )
     kept = set(_prefer_engine_x(candidates, notes) if formats == "auto" else candidates)
     _check_unique(list(kept))
     if not kept:

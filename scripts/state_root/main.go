@@ -7,13 +7,21 @@
 // replaced. t8n would load and hash the whole group for every block. This
 // loads it once and rehashes only the paths the replaced accounts lie on.
 //
-// Usage: balgen-state-root BASE_ALLOC
+// Usage: balgen-state-root [--background DATADIR] BASE_ALLOC
 //
 // It prints the state root of the allocation in BASE_ALLOC (t8n's alloc JSON),
 // then reads one path per line from standard input, each an allocation whose
 // accounts replace the base's (an account given as null does not exist), and
 // prints the root of the base with those accounts replaced. Bad input ends it
 // with one line on standard error and exit code 2.
+//
+// With --background, the base is the genesis state of the geth datadir
+// DATADIR (a background state balgen-state-build wrote) with BASE_ALLOC's
+// accounts put into it: the trie is go-ethereum's over that database, opened
+// read-only, so only the paths of the accounts set are resolved and hashed
+// again, whatever the size of the state. A request line `depth PATH` (PATH
+// a file of addresses, one per line) prints, comma-separated, how many
+// nodes a read of each address walks from the root of the base state.
 //
 // scripts/install-tools.sh builds it from the pinned go-ethereum's source.
 package main
@@ -24,27 +32,59 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethdb/memorydb"
+	"github.com/ethereum/go-ethereum/ethdb/pebble"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/trie"
+	"github.com/ethereum/go-ethereum/triedb"
+	"github.com/ethereum/go-ethereum/triedb/pathdb"
 	"github.com/holiman/uint256"
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fail(errors.New("usage: balgen-state-root BASE_ALLOC (then one replacement allocation path per line on stdin)"))
+	args := os.Args[1:]
+	var background string
+	if len(args) == 3 && args[0] == "--background" {
+		background, args = args[1], args[2:]
+	}
+	if len(args) != 1 {
+		fail(errors.New("usage: balgen-state-root [--background DATADIR] BASE_ALLOC (then one replacement allocation path per line on stdin)"))
 	}
 	state := trie.NewEmpty(nil)
-	if err := replaceAccounts(state, os.Args[1], nil); err != nil {
+	if background != "" {
+		var err error
+		if state, err = openBackground(background); err != nil {
+			fail(err)
+		}
+	}
+	if err := replaceAccounts(state, args[0], nil); err != nil {
 		fail(err)
 	}
 	out := bufio.NewWriter(os.Stdout)
 	answer(out, state.Hash())
+	// The base state's nodes as hashed, for the depth of a path: Prove walks them.
+	base := state.Copy()
 	requests := bufio.NewScanner(os.Stdin)
 	for requests.Scan() {
+		if path, ok := strings.CutPrefix(requests.Text(), "depth "); ok {
+			depths, err := pathDepths(base, path)
+			if err != nil {
+				fail(err)
+			}
+			fmt.Fprintln(out, depths)
+			if err := out.Flush(); err != nil {
+				os.Exit(1)
+			}
+			continue
+		}
 		// The base's leaves the request replaces, to put back after: cheaper
 		// than copying the whole trie for every request.
 		before := make(map[string][]byte)
@@ -68,6 +108,53 @@ func main() {
 	if err := requests.Err(); err != nil {
 		fail(fmt.Errorf("reading requests: %v", err))
 	}
+}
+
+// openBackground is the account trie of the genesis state of the geth
+// datadir at datadir, over its database opened read-only.
+func openBackground(datadir string) (*trie.Trie, error) {
+	chaindata := filepath.Join(datadir, "geth", "chaindata")
+	kv, err := pebble.New(chaindata, 64, 64, "", true)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
+	}
+	db, err := rawdb.Open(kv, rawdb.OpenOptions{Ancient: filepath.Join(chaindata, "ancient"), ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
+	}
+	genesis := rawdb.ReadHeader(db, rawdb.ReadCanonicalHash(db, 0), 0)
+	if genesis == nil {
+		return nil, fmt.Errorf("%s: no genesis block", chaindata)
+	}
+	nodes := triedb.NewDatabase(db, &triedb.Config{PathDB: pathdb.ReadOnly})
+	state, err := trie.New(trie.StateTrieID(genesis.Root), nodes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the genesis state %s: %v", chaindata, genesis.Root.Hex(), err)
+	}
+	return state, nil
+}
+
+// pathDepths is, for each address in the file at path (one a line), the
+// number of trie nodes from the root to where its account is (or would be).
+func pathDepths(state *trie.Trie, path string) (string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer file.Close()
+	var depths []string
+	lines := bufio.NewScanner(file)
+	for lines.Scan() {
+		if strings.TrimSpace(lines.Text()) == "" {
+			continue
+		}
+		proof := memorydb.New()
+		if err := state.Prove(crypto.Keccak256(common.HexToAddress(lines.Text()).Bytes()), proof); err != nil {
+			return "", fmt.Errorf("%s: %v", path, err)
+		}
+		depths = append(depths, strconv.Itoa(proof.Len()))
+	}
+	return strings.Join(depths, ","), lines.Err()
 }
 
 // replaceAccounts sets each account of the allocation at path in the state
