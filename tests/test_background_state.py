@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from balgen.chain.background_state import DATADIR, RECORD, built_state, state_build_tool, states_folder
+from balgen.chain.background_state import (
+    DATADIR, RECORD, built_state, overlay_accounts, state_build_tool, states_folder,
+)
 from balgen.chain.alloc import system_addresses
 from balgen.chain.bal import iter_block_access_list
 from balgen.chain.builder import genesis_header
@@ -269,3 +271,36 @@ def test_the_trie_over_a_built_state_keeps_its_root_when_an_account_is_put_back_
     finally:
         roots.close()
     assert [path.name for path in state.folder.iterdir() if path.name.startswith(".view-")] == []
+
+
+@pytest.mark.integration
+def test_geth_over_the_background_state_with_the_groups_accounts_accepts_every_engine_x_payload(
+    fills: dict[str, Path], tmp_path: Path
+) -> None:
+    # The group's accounts committed over a copy of the built state by go-ethereum's StateDB (another
+    # path than the fill's trie over the database) give the genesis the fixtures chain from, and geth
+    # on it accepts every payload: the engine_x fixtures over a background state are a valid chain.
+    tiny = fills["tiny"]
+    state = built_state(parse_recipe(TINY), TINY, empty_genesis(AMSTERDAM), tiny.parent / "cache")
+    (group_path,) = (tiny / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json")
+    sidecar = json.loads(group_path.with_suffix(".background").read_text())
+    alloc = tmp_path / "pre.json"
+    alloc.write_text(json.dumps(json.loads(group_path.read_text())["pre"]))
+    copy = tmp_path / "overlaid"
+    copy_datadir(state.datadir, copy, DATADIR_LINKABLE)
+    root, genesis_hash = overlay_accounts(state_build_tool(), copy, alloc, empty_genesis(AMSTERDAM))
+    assert "0x" + root.hex() == sidecar["genesis-state-root"]
+    fixture = _fixture(tiny / ENGINE_X_FILE)
+    assert fixture["engineNewPayloads"][0]["params"][0]["parentHash"] == "0x" + genesis_hash.hex()
+    with geth_on(copy, tmp_path) as geth:
+        engine = geth.engine_client()
+        try:
+            for entry in fixture["engineNewPayloads"]:
+                status = engine.new_payload(int(entry["newPayloadVersion"]), entry["params"]).result
+                assert status["status"] == "VALID", status
+                block_hash = entry["params"][0]["blockHash"]
+                answer = engine.forkchoice_updated(int(entry["forkchoiceUpdatedVersion"]), block_hash).result
+                assert answer["payloadStatus"]["status"] == "VALID", answer
+        finally:
+            engine.close()
+        assert rpc(geth, "eth_getBlockByNumber", "latest", False)["hash"] == fixture["lastblockhash"]  # type: ignore[index]

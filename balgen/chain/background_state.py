@@ -286,3 +286,30 @@ def _run_builder(
     )
     job.unlink()
     return summary
+
+
+def overlay_accounts(tool: Path, datadir: Path, alloc: Path, genesis: Mapping[str, Any]) -> tuple[bytes, bytes]:
+    """
+    Put the accounts of the allocation at `alloc` (t8n's JSON, as a pre-alloc
+    group's `pre`) into the built state at `datadir` (a copy: it is changed)
+    and make that its genesis (`balgen-state-build --overlay`: go-ethereum's
+    StateDB commits them as geth commits a genesis alloc); the new state root
+    and genesis hash.
+    """
+    job = datadir.parent / f"{datadir.name}-overlay.json"
+    job.write_text(json.dumps({"datadir": str(datadir), "alloc": str(alloc), "genesis": genesis}))
+    try:
+        completed = processes.run([str(tool), "--overlay", str(job)], deadline=OVERLAY_SECONDS)
+    except processes.DeadlineExceeded as error:
+        raise BadInput(f"{tool} --overlay: {error}") from None
+    finally:
+        job.unlink(missing_ok=True)
+    if completed.returncode != 0:
+        last = (completed.stderr.strip().splitlines() or [f"exit code {completed.returncode}"])[-1]
+        raise BadInput(f"{tool} --overlay: {last.removeprefix(f'{STATE_BUILD_TOOL}: ')}")
+    answer = json.loads(completed.stdout)
+    return bytes.fromhex(answer["state-root"][2:]), bytes.fromhex(answer["genesis-hash"][2:])
+
+
+OVERLAY_SECONDS = 3600.0
+"""An overlay writes the group's accounts and the paths above them: seconds, but pebble may compact first."""

@@ -12,7 +12,8 @@
 // nor walks the trie when it opens the datadir. Nothing but the largest
 // contract's sorted slot keys and the sorted account keys is held in memory.
 //
-// Usage: balgen-state-build JOB.json, or balgen-state-build --version
+// Usage: balgen-state-build JOB.json, balgen-state-build --overlay OVERLAY.json,
+// or balgen-state-build --version
 //
 // JOB.json holds {"generation", "recipe", "genesis", "datadir"}: the
 // generation rules the recipe is read with (must be this builder's), the
@@ -23,6 +24,14 @@
 // account trie's leaves. Progress goes to standard error. Bad input ends it
 // with one line on standard error and exit code 2. --version prints what a
 // built state depends on: the generation rules and go-ethereum's version.
+//
+// --overlay puts accounts into a copy of a built state and makes that its
+// genesis: OVERLAY.json holds {"datadir", "alloc", "genesis"}, the copy's
+// datadir, a path to an allocation (t8n's alloc JSON, as a pre-alloc
+// group's `pre`), and the genesis document. The accounts are committed over
+// the built state with go-ethereum's StateDB and path database, as geth
+// commits a genesis alloc, and the genesis block is written anew over the
+// resulting root. It prints {"state-root", "genesis-hash"}.
 //
 // scripts/install-tools.sh builds it from the pinned go-ethereum's source.
 package main
@@ -42,12 +51,17 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/ethdb/pebble"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/trie"
+	"github.com/ethereum/go-ethereum/triedb"
+	"github.com/ethereum/go-ethereum/triedb/pathdb"
 	"github.com/ethereum/go-ethereum/version"
 	"github.com/holiman/uint256"
 )
@@ -104,8 +118,17 @@ func main() {
 		fmt.Println(identity)
 		return
 	}
+	if len(os.Args) == 3 && os.Args[1] == "--overlay" {
+		result, err := overlay(os.Args[2])
+		if err != nil {
+			fail(err)
+		}
+		out, _ := json.Marshal(result)
+		fmt.Println(string(out))
+		return
+	}
 	if len(os.Args) != 2 {
-		fail(errors.New("usage: balgen-state-build JOB.json"))
+		fail(errors.New("usage: balgen-state-build JOB.json | --overlay OVERLAY.json | --version"))
 	}
 	blob, err := os.ReadFile(os.Args[1])
 	if err != nil {
@@ -402,19 +425,12 @@ func build(r recipe, genesis *core.Genesis, datadir string) (*summary, error) {
 	rawdb.WriteSnapshotGenerator(w.batch, marker)
 	rawdb.WritePersistentStateID(w.batch, 0)
 
-	// The genesis block over that state, written as core.Genesis.Commit writes it.
-	empty := genesis.ToBlock() // an empty alloc: only the state root differs
-	header := empty.Header()
-	header.Root = root
-	block := empty.WithSeal(header)
-	rawdb.WriteBlock(w.batch, block)
-	rawdb.WriteReceipts(w.batch, block.Hash(), 0, nil)
-	rawdb.WriteCanonicalHash(w.batch, block.Hash(), 0)
-	rawdb.WriteHeadBlockHash(w.batch, block.Hash())
-	rawdb.WriteHeadFastBlockHash(w.batch, block.Hash())
-	rawdb.WriteHeadHeaderHash(w.batch, block.Hash())
-	rawdb.WriteChainConfig(w.batch, block.Hash(), genesis.Config)
 	if err := w.batch.Write(); err != nil {
+		return nil, err
+	}
+	// The genesis block over that state, written as core.Genesis.Commit writes it.
+	block, err := writeGenesis(db, genesis, root)
+	if err != nil {
 		return nil, err
 	}
 	if err := kv.SyncKeyValue(); err != nil {
@@ -425,6 +441,109 @@ func build(r recipe, genesis *core.Genesis, datadir string) (*summary, error) {
 	result.StorageTrieNodes, result.StorageLeafDepths = storageDepths.nodes, storageDepths.depths
 	result.Seconds = time.Since(started).Seconds()
 	return result, nil
+}
+
+type overlayJob struct {
+	Datadir string          `json:"datadir"`
+	Alloc   string          `json:"alloc"`
+	Genesis json.RawMessage `json:"genesis"`
+}
+
+type overlaid struct {
+	StateRoot   common.Hash `json:"state-root"`
+	GenesisHash common.Hash `json:"genesis-hash"`
+}
+
+// overlay commits the accounts of an allocation over the genesis state of a
+// datadir and writes the genesis block of the resulting state.
+func overlay(path string) (*overlaid, error) {
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var task overlayJob
+	if err := json.Unmarshal(blob, &task); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	genesis := new(core.Genesis)
+	if err := json.Unmarshal(task.Genesis, genesis); err != nil || genesis.Config == nil {
+		return nil, fmt.Errorf("%s: genesis: needs a chain config (%v)", path, err)
+	}
+	allocBlob, err := os.ReadFile(task.Alloc)
+	if err != nil {
+		return nil, err
+	}
+	var alloc types.GenesisAlloc
+	if err := alloc.UnmarshalJSON(allocBlob); err != nil {
+		return nil, fmt.Errorf("%s: %v", task.Alloc, err)
+	}
+	chaindata := filepath.Join(task.Datadir, "geth", "chaindata")
+	kv, err := pebble.New(chaindata, 512, 1024, "", false)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
+	}
+	db, err := rawdb.Open(kv, rawdb.OpenOptions{Ancient: filepath.Join(chaindata, "ancient")})
+	if err != nil {
+		kv.Close()
+		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
+	}
+	defer db.Close()
+	base := rawdb.ReadHeader(db, rawdb.ReadCanonicalHash(db, 0), 0)
+	if base == nil {
+		return nil, fmt.Errorf("%s: no genesis block", chaindata)
+	}
+	nodes := triedb.NewDatabase(db, &triedb.Config{PathDB: pathdb.Defaults})
+	statedb, err := state.New(base.Root, state.NewDatabase(nodes, nil))
+	if err != nil {
+		nodes.Close()
+		return nil, fmt.Errorf("%s: the genesis state: %v", chaindata, err)
+	}
+	for address, account := range alloc {
+		if account.Balance != nil {
+			statedb.SetBalance(address, uint256.MustFromBig(account.Balance), tracing.BalanceIncreaseGenesisBalance)
+		}
+		statedb.SetCode(address, account.Code, tracing.CodeChangeGenesis)
+		statedb.SetNonce(address, account.Nonce, tracing.NonceChangeGenesis)
+		for key, value := range account.Storage {
+			statedb.SetState(address, key, value)
+		}
+	}
+	root, err := statedb.Commit(params.Rules{}, 0)
+	if err != nil {
+		nodes.Close()
+		return nil, err
+	}
+	if err := nodes.Commit(root, false); err != nil {
+		nodes.Close()
+		return nil, err
+	}
+	if err := nodes.Close(); err != nil {
+		return nil, err
+	}
+	block, err := writeGenesis(db, genesis, root)
+	if err != nil {
+		return nil, err
+	}
+	return &overlaid{StateRoot: root, GenesisHash: block.Hash()}, nil
+}
+
+// writeGenesis writes the genesis block of `genesis` over the state `root`
+// as core.Genesis.Commit does: the block, its canonical hash, the head
+// pointers and the chain config.
+func writeGenesis(db ethdb.KeyValueStore, genesis *core.Genesis, root common.Hash) (*types.Block, error) {
+	empty := genesis.ToBlock() // an empty alloc: only the state root differs
+	header := empty.Header()
+	header.Root = root
+	block := empty.WithSeal(header)
+	batch := db.NewBatch()
+	rawdb.WriteBlock(batch, block)
+	rawdb.WriteReceipts(batch, block.Hash(), 0, nil)
+	rawdb.WriteCanonicalHash(batch, block.Hash(), 0)
+	rawdb.WriteHeadBlockHash(batch, block.Hash())
+	rawdb.WriteHeadFastBlockHash(batch, block.Hash())
+	rawdb.WriteHeadHeaderHash(batch, block.Hash())
+	rawdb.WriteChainConfig(batch, block.Hash(), genesis.Config)
+	return block, batch.Write()
 }
 
 // generatorMarker is pathdb's record of its flat state's generation
