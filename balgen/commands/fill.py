@@ -79,6 +79,8 @@ def validate_fill_inputs(args: argparse.Namespace) -> None:
     if args.workers is not None and not (args.workers == "auto" or args.workers.isdigit()):
         raise BadInput(f"-n: {args.workers!r} is not a number of workers")
     check_fork_has_what_the_selection_needs(args)
+    if args.state is not None:
+        parse_recipe(args.state)  # a bad recipe is refused before the t8n's seconds of calibration
     evm = TransitionTool(args.evm_bin or required_tool("evm", "give --evm-bin"), slow_notice=_say_waiting)
     evm.version()
     missing_tools(fork_by_name(args.fork))  # balgen-state-root, found before pytest starts
