@@ -181,3 +181,24 @@ def test_the_progress_bar_redraws_on_events_with_no_timer_thread_waking_balgen()
         progress.test_started(FixtureRef("serial_chain-max-1M", Path("f.json"), "blockchain_test_engine_x"), 7)
         progress.execution_done(_measured(0, 100, "m"))
         assert "serial_chain-max-1M (1/7)" in output.getvalue(), "drawn at the event, not by a timer"
+
+
+@pytest.mark.parametrize(
+    ("options", "complaint"),
+    [
+        (["--disturbance-limit", "-5"], "--disturbance-limit -5.0: a percentage of one core, 0 or more"),
+        (["--client-cpus", "4096"], "--client-cpus '4096': core 4096 is not one balgen may use"),
+        (["--balgen-cpus", "0-x"], "--balgen-cpus '0-x': a list of cores like 0 or 1-3 or 0,2"),
+        (["--client-cpus", "0", "--engine-url", "http://127.0.0.1:1"], "--client-cpus: only for a client balgen starts"),
+    ],
+)
+def test_bad_noise_options_are_one_line_exit_2_and_write_nothing(
+    options: list[str], complaint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from balgen.commands.replay import run_replay
+
+    output = tmp_path / "out"
+    assert run_replay([str(tmp_path), *options, "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("balgen replay: ") and err.count("\n") == 1 and complaint in err, err
+    assert not output.exists()
