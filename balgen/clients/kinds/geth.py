@@ -152,10 +152,10 @@ def _entry_object(line: str) -> dict[str, Any] | None:
 
 _VALUE = r'"?([^"\s]+)"?'
 _PARALLEL = re.compile(
-    rf"Parallel block execution\s.*?\bsystem={_VALUE} txexec={_VALUE} stateapply={_VALUE} statehash={_VALUE} elapsed={_VALUE}"
+    rf"Parallel block execution\s.*?\bsystem={_VALUE}\s+txexec={_VALUE}\s+stateapply={_VALUE}\s+statehash={_VALUE}\s+elapsed={_VALUE}"
 )
-"""geth's DEBUG line after a block on its BAL path (core/state_processor_parallel.go:323-327), terminal format: a
-value with `µs` comes quoted (log/format.go:270-289 quotes what is above `~`)."""
+"""geth's DEBUG line after a block on its BAL path (core/state_processor_parallel.go:323-327), terminal format: values
+padded to align, and a value with `µs` quoted (log/format.go:270-289 quotes what is above `~`)."""
 _UNITS_MS = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
 
 
