@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from ..clients.engine_client import RpcError
+from ..clients.engine_client import RpcError, RpcTransportError
 from ..results.confidence import median_interval
 from ..results.measurements import Execution, Role
 from ..results.repeat_policy import RepeatPolicy, RepeatStop
@@ -18,6 +18,7 @@ from .client_chain import CheckFailed
 from .engine_payloads import VALID, PayloadDirective
 from .options import ReplayOptions
 from .payload_io import failure_reason
+from .positioning import ClientLost
 
 T = TypeVar("T")
 
@@ -87,7 +88,11 @@ class RoundTaker(Protocol):
     """One test on one client, as the rounds drive it (`steps.TestReplay`)."""
 
     failure: str | None
+    lost: bool
     repetitions: Repetitions
+
+    def lose(self, error: RpcTransportError | ClientLost) -> None:
+        """Its client is lost: the test fails on it, the other clients go on."""
 
     @property
     def executions(self) -> list[Execution]:
@@ -104,8 +109,9 @@ def guarded(replay: RoundTaker, step: Callable[[], T]) -> T | None:
     """
     Run one step of `replay` unless it failed already, and return what the
     step returns; a failed check ends the test on that client
-    (`replay.failure`) and gives None. `RpcTransportError` and `ClientLost`
-    pass through.
+    (`replay.failure`) and gives None, and so does a client lost
+    (`replay.lost`): in a modes run one mode's node dying ends the test in
+    that mode only.
     """
     if replay.failure is not None:
         return None
@@ -113,6 +119,9 @@ def guarded(replay: RoundTaker, step: Callable[[], T]) -> T | None:
         return step()
     except (CheckFailed, RpcError) as failure:
         replay.failure = failure_reason(failure)
+        return None
+    except (RpcTransportError, ClientLost) as error:
+        replay.lose(error)
         return None
 
 

@@ -98,8 +98,8 @@ for an occasional crash, bounded for a build that crashes on every test."""
 def _run_steps(replays: Sequence[TestReplay], paired_width: float | None) -> str | None:
     """
     The test's steps on its clients (one per mode); each replay's failure
-    is in its `failure`. Returns why the group cannot go on, or None.
-    `RpcTransportError` and `ClientLost` pass through.
+    is in its `failure`, a lost client in its `lost`. Returns why the group
+    cannot go on on these clients, or None.
     """
     for replay in replays:
         guarded(replay, replay.run_setup)
@@ -107,7 +107,7 @@ def _run_steps(replays: Sequence[TestReplay], paired_width: float | None) -> str
     broken = None
     for replay in replays:
         guarded(replay, replay.finish)
-        if replay.pre_test is None:
+        if replay.pre_test is None or replay.lost:
             continue
         try:
             replay.position.rewind(*replay.pre_test)
@@ -115,6 +115,12 @@ def _run_steps(replays: Sequence[TestReplay], paired_width: float | None) -> str
             problem = f"rolling back to the pre-test head failed: {failure_reason(rollback_failure)}"
             replay.failure = problem if replay.failure is None else f"{replay.failure}; then {problem}"
             broken = problem
+        except (RpcTransportError, ClientLost) as error:
+            replay.lose(error)
+    lost = [replay for replay in replays if replay.lost]
+    if lost:
+        where = "" if lost[0].mode is None else " in mode " + ", ".join(r.mode.name for r in lost if r.mode is not None)
+        broken = f"the client was lost during {replays[0].test.ref.test_id}{where}"
     return broken
 
 
@@ -155,7 +161,6 @@ def replay_test(
     replays = [TestReplay(client, test, options, observer, mode, paired) for mode, client in clients]
     total += len(test.rejected) * replays[0].rejection_executions()[0]
     observer.test_started(ref, sum(len(test.setup) + total + replay.intake_probes for replay in replays))
-    lost = False
     broken: str | None = None
     try:
         broken = _run_steps(replays, options.ci_width if paired else None)
@@ -165,12 +170,11 @@ def replay_test(
             reason = f"interrupted after {done} of {len(test.setup) + total + replay.intake_probes} payload executions"
             observer.test_finished(fixture_result(ref, genesis_hash, reason, test=test, replay=replay, started=started))
         raise
-    except (RpcTransportError, ClientLost) as error:
-        reason = str(error) if isinstance(error, ClientLost) else f"no answer from the client: {error}"
-        tails = "\n".join(tail for _, client in clients if (tail := client.log_tail()))
+    except (RpcTransportError, ClientLost) as error:  # outside any one client's step: every client is suspect
         for replay in replays:
-            replay.failure = replay.failure or reason + (f"\n{tails}" if tails else "")
-        broken, lost = f"the client was lost during {ref.test_id}", True
+            replay.lose(error)
+        broken = f"the client was lost during {ref.test_id}"
+    lost = any(replay.lost for replay in replays)
     results = [
         fixture_result(
             ref, genesis_hash, replay.failure, test=test, replay=replay, started=started,

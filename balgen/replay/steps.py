@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..chain.header import has_block_access_list
 from ..clients.block_counts import counter
 from ..clients.modes import ClientMode
-from ..clients.engine_client import RpcError
+from ..clients.engine_client import RpcError, RpcTransportError
 from ..clients.kind import prove_mode
 from ..clients.mode_evidence import ModeNotInEffect
 from ..ethereum.forks import fork_by_name
@@ -25,7 +25,7 @@ from .intake import intake_probe_count, measure_intake
 from .options import ReplayObserver, ReplayOptions
 from .page_cache import drop_page_cache
 from .payload_io import PayloadSender, check_forkchoice, failure_reason
-from .positioning import Positioning
+from .positioning import ClientLost, Positioning
 from .rejections import rejection_executions, time_rejections
 from .rounds import Repetitions
 from .sibling_blocks import SiblingBlocks, UnknownPayloadShape
@@ -65,6 +65,15 @@ class TestReplay:
         self.proof: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
         self.failure: str | None = None
         """Why this test failed on this client; it then takes no further part in the rounds."""
+        self.lost = False
+        """Whether this client stopped answering (or could not be rolled back or restarted) during the test."""
+
+    def lose(self, error: RpcTransportError | ClientLost) -> None:
+        """This client is lost: the test fails on it, with the end of its log; the other modes' clients go on."""
+        reason = str(error) if isinstance(error, ClientLost) else f"no answer from the client: {error}"
+        tail = self.client.log_tail()
+        self.failure = self.failure or reason + (f"\n{tail}" if tail else "")
+        self.lost = True
 
     @property
     def count_checks(self) -> list[str]:
