@@ -22,15 +22,16 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis import INFO_KEY, DependencyGraph
-from ..analysis.fixture_chain import chain_format, fixture_chain
+from ..analysis.fixture_chain import chain_format, fixture_chain, fixture_network
 from ..analysis.retrace import retrace
 from ..chain.t8n import TransitionTool, probe_version
 from ..plumbing.command_line import OneLineParser, keyword_matcher, matches
 from ..plumbing.errors import BadInput
-from ..fixtures.files import fixture_files
+from ..fixtures.files import ENGINE_X, fixture_files
 from ..fixtures.reading import read_fixture_document
 from ..plumbing.printable import check_test_id
 from ..plumbing.toolchain import required_tool
+from ..replay.discovery import GenesisResolver
 from .runner import run_command
 
 WIDE = 160
@@ -107,6 +108,22 @@ def fixtures_under(path: Path, keyword: str | None) -> Iterator[tuple[Path, str,
             yield file, name, fixture
 
 
+def check_group_genesis(groups: GenesisResolver, path: Path, name: str, fixture: Mapping[str, Any]) -> None:
+    """
+    An engine_x fixture's pre-alloc group must hold the genesis its first
+    payload builds on, as `replay`, `genesis` and `verify` require: a graph
+    shown over another group's state would be shown without a word.
+    """
+    where = f"{path}: test {name}"
+    try:
+        parent = fixture["engineNewPayloads"][0]["params"][0]["parentHash"]
+    except (KeyError, IndexError, TypeError):
+        raise BadInput(f"{where}: engineNewPayloads[0].params[0].parentHash: missing") from None
+    if not isinstance(parent, str):
+        raise BadInput(f"{where}: engineNewPayloads[0].params[0].parentHash: {parent!r:.80} is not a hash")
+    groups.group_genesis(path, name, fixture, fixture_network(fixture, where), parent)
+
+
 def check_plot_path(path: Path) -> None:
     """
     `--plot` names an image file balgen can write, checked before any work:
@@ -127,9 +144,12 @@ def check_plot_path(path: Path) -> None:
 def inspect_fixtures(args: argparse.Namespace, scratch: Path) -> list[InspectedFixture]:
     """The graph of every selected fixture, in file order."""
     source = GraphSource(args.evm_bin, args.retrace, scratch)
+    groups = GenesisResolver()
     inspected = []
     for path, name, fixture in fixtures_under(args.path, args.keyword):
         format_name = chain_format(fixture, f"{path}: test {name}")
+        if format_name == ENGINE_X:
+            check_group_genesis(groups, path, name, fixture)
         graph, origin = source.graph(path, name, fixture)
         inspected.append(InspectedFixture(path, name, format_name, graph, origin))
     if not inspected:

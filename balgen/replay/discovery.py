@@ -304,7 +304,7 @@ def read_pre_alloc_genesis(path: Path, found_by: str) -> GenesisSource:
     A group file in execution-spec-tests' layout (`environment`, `pre`,
     `network`, `testIds`) names no genesis hash: it is computed here from the
     environment and the state root of `pre` (`_environment_genesis`), and
-    every test that points to the file must start from it (`_GenesisResolver`),
+    every test that points to the file must start from it (`GenesisResolver`),
     so a file holding another genesis is refused before any client starts
     rather than by the client's genesis hash at run time. The older layout's
     `genesis` header names its hash, compared with the client's when it
@@ -358,7 +358,7 @@ def _engine_genesis(ref: FixtureRef, fixture: Mapping[str, Any], test: ReplayTes
     return genesis
 
 
-class _GenesisResolver:
+class GenesisResolver:
     """The genesis of each test; each pre-alloc file is read and checked once."""
 
     def __init__(self) -> None:
@@ -367,19 +367,29 @@ class _GenesisResolver:
     def genesis_of(self, ref: FixtureRef, fixture: Mapping[str, Any], test: ReplayTest) -> GenesisSource:
         if ref.format == ENGINE:
             return _engine_genesis(ref, fixture, test)
-        where = f"{ref.path}: test {ref.test_id}"
-        path = find_pre_alloc(ref.path, pre_hash_of(fixture, where), where)
-        parent = test.payloads[0].parent_hash.lower()
+        return self.group_genesis(ref.path, ref.test_id, fixture, test.network, test.payloads[0].parent_hash)
+
+    def group_genesis(
+        self, fixture_path: Path, test_id: str, fixture: Mapping[str, Any], network: str, parent_hash: str
+    ) -> GenesisSource:
+        """
+        The genesis of the pre-alloc group an engine_x test's `preHash`
+        names, which must list the test, be of its fork and be the parent of
+        its first payload (`parent_hash`); `BadInput` naming the file otherwise.
+        """
+        where = f"{fixture_path}: test {test_id}"
+        path = find_pre_alloc(fixture_path, pre_hash_of(fixture, where), where)
+        parent = parent_hash.lower()
         if path not in self._pre_allocs:
             self._pre_allocs[path] = read_pre_alloc_genesis(path, where)
         genesis = self._pre_allocs[path]
-        if genesis.listed_test_ids is not None and ref.test_id not in genesis.listed_test_ids:
+        if genesis.listed_test_ids is not None and test_id not in genesis.listed_test_ids:
             raise BadInput(
                 f"{where}: {path.name} lists {len(genesis.listed_test_ids)} other tests in testIds, not this one: "
                 f"the file named by preHash holds another group"
             )
-        if genesis.network != test.network:
-            raise BadInput(f"{where}: network {test.network} differs from {path.name}'s {genesis.network}")
+        if genesis.network != network:
+            raise BadInput(f"{where}: network {network} differs from {path.name}'s {genesis.network}")
         if parent != genesis.genesis_hash:
             raise BadInput(
                 f"{where}: {path}: environment and pre give genesis {genesis.genesis_hash}, but "
@@ -458,7 +468,7 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
     in both), `engine` or `engine_x`.
     """
     expression = keyword_matcher(keyword)
-    resolver = _GenesisResolver()
+    resolver = GenesisResolver()
     notes: list[str] = []
     skipped: dict[str, int] = {}
     selected: list[tuple[FixtureRef, GenesisSource]] = []
