@@ -36,7 +36,9 @@ from balgen.verify.ethereumjs import EthereumjsInstall, located_ethereumjs, run_
 from fill_runs import shared_fill
 from processes_left import processes_mentioning
 from test_report_modes import _modes_run
-from test_reliability_environment import balgen_subprocess, one_line
+from test_reliability_environment import (
+    _group_of_another_genesis, _refused_as_another_genesis, balgen_subprocess, one_line, tools_env,
+)  # fmt: skip
 from test_reliability_faults import SUITE_K, kill
 
 integration = pytest.mark.integration
@@ -372,3 +374,92 @@ def test_under_an_address_space_limit_the_line_names_the_limit(tmp_path: Path) -
         "fatal error: runtime: cannot allocate memory; the address-space limit (ulimit -v) is 2,048 MB "
         "(Go runtime crash; its stack trace left out)\n"
     )
+
+
+FILL_WITH_A_STOP_IN_A_FINALIZER = """
+import os, signal, sys
+from balgen.chain import t8n
+from balgen.commands.fill import run_fill
+
+transition = t8n.TransitionTool.transition_raw
+fired = []
+
+class Finalized:
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)  # Python runs the handler at the next instruction: in here
+        for _ in range(1000):
+            pass
+
+def transition_raw(self, *args, **kwargs):
+    result = transition(self, *args, **kwargs)
+    if not fired and "PYTEST_CURRENT_TEST" in os.environ:  # a filler's t8n call, not the calibration's
+        fired.append(True)
+        Finalized()
+    return result
+
+t8n.TransitionTool.transition_raw = transition_raw
+sys.exit(run_fill(sys.argv[1:]))
+"""
+
+
+@integration
+def test_ctrl_c_handled_inside_a_finalizer_during_a_fill_stops_it(tmp_path: Path) -> None:
+    """
+    Finding 1 as the issue saw it, made deterministic: the Ctrl-C lands in a
+    finalizer while a filler runs; before, pytest turned it into a warning,
+    the fill wrote its fixtures and exited 0. Now 130, nothing written, and
+    (finding 14) no empty output folder.
+    """
+    output = tmp_path / "out"
+    completed = subprocess.run(
+        [sys.executable, "-c", FILL_WITH_A_STOP_IN_A_FINALIZER, "--gas-benchmark-values", "1", "-k", "serial_chain-max",
+         "--output", str(output)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={key: value for key, value in os.environ.items() if key != "PYTEST_CURRENT_TEST"},  # this test's own
+    )  # fmt: skip
+    assert completed.returncode == 130, completed.stdout[-2000:] + completed.stderr[-2000:]
+    assert completed.stderr.endswith("balgen fill: interrupted; the fixtures written are complete, nothing partial is left\n")
+    assert "Traceback" not in completed.stderr and "Exception ignored" not in completed.stderr
+    assert not output.exists(), "nothing was filled: no output folder"
+
+
+@integration
+def test_inspect_refuses_a_group_file_of_another_genesis(tmp_path: Path, serial_chain_fill: Path) -> None:
+    """Before: inspect showed the graph over another group's state without a word (replay, genesis and verify refused it)."""
+    suite, fixture, group, parent = _group_of_another_genesis(tmp_path, serial_chain_fill)
+    completed = balgen_subprocess("inspect", suite, env=tools_env())
+    assert completed.returncode == 2, completed.stderr
+    _refused_as_another_genesis(one_line(completed.stderr, "inspect"), "inspect", fixture, group, parent)
+    assert completed.stdout == ""
+
+@integration
+def test_replay_output_on_a_symlink_loop_or_a_dangling_link_is_one_line(tmp_path: Path, serial_chain_fill: Path) -> None:
+    """Before: two tracebacks (Python's `resolve` raises RuntimeError on a loop)."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "results")
+    for output, complaint in ((tmp_path / "a", "a loop of symbolic links"),
+                              (tmp_path / "dangling", f"a symbolic link to {tmp_path / 'nowhere' / 'results'}, which does not exist")):  # fmt: skip
+        completed = balgen_subprocess("replay", serial_chain_fill, "--output", output, env=tools_env())
+        assert completed.returncode == 2, completed.stderr
+        assert one_line(completed.stderr, "replay") == f"balgen replay: --output {output}: {complaint}"
+    assert not (tmp_path / "nowhere").exists()
+
+
+@integration
+def test_replay_under_a_file_size_limit_is_one_line(tmp_path: Path, serial_chain_fill: Path) -> None:
+    """Before: a traceback from writing the client's genesis file (`ulimit -f 8`)."""
+    output = tmp_path / "results"
+    completed = subprocess.run(
+        [sys.executable, "-m", "balgen.commands.main", "replay", str(serial_chain_fill / "blockchain_tests_engine_x"),
+         "--output", str(output), "--repeat", "1", "--warmup", "0"],
+        capture_output=True, text=True, timeout=120, env=tools_env(),
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192)),
+    )  # fmt: skip
+    assert completed.returncode == 2, completed.stderr
+    line = one_line(completed.stderr, "replay")
+    assert line.startswith("balgen replay: cannot write ") and line.endswith(
+        "genesis.json: File too large (the file-size limit, ulimit -f, is 8,192 bytes)"
+    ), line
+    run = RunResult.model_validate_json((output / "results.json").read_text())
+    assert run.state is RunState.INTERRUPTED and run.tests == [], "the results say the run ended, whole"

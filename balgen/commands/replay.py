@@ -35,6 +35,7 @@ from ..plumbing.command_line import (
     wide_console,
 )
 from ..plumbing.errors import BadInput
+from ..plumbing.output_files import resolved_path
 from ..plumbing.printable import escaped
 from ..results.measurements import Execution
 from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DECIDABLE
@@ -356,7 +357,7 @@ def check_output_outside_fixtures(output: Path, fixtures: Path) -> None:
     if not fixtures.is_dir():
         return  # a replay of one file reads no other
     folder = fixtures.resolve()
-    if output.resolve().is_relative_to(folder):
+    if resolved_path(output).is_relative_to(folder):
         raise BadInput(f"--output {output}: inside the fixture folder {folder}; its results would be read as fixtures")
 
 

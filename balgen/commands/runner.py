@@ -13,6 +13,8 @@ is the `stopped` note the command gives here (appended to "interrupted").
 
 from __future__ import annotations
 
+import errno
+import resource
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +38,21 @@ class StopNote:
         return self.text() if callable(self.text) else self.text
 
 
+WRITE_LIMITS = frozenset({errno.EFBIG, errno.ENOSPC, errno.EDQUOT})
+"""Write errors from limits the user sets or can lift (`ulimit -f`, a full disk, a quota): their
+input to fix, wherever in a command a file is written, so one line and exit 2, not a traceback."""
+
+
+def write_limit_line(error: OSError) -> str:
+    """What a write that hit a limit says: the file, the error, and for EFBIG the file-size limit."""
+    where = f"cannot write {error.filename}" if error.filename else "cannot write a file"
+    line = f"{where}: {error.strerror or error}"
+    limit, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if error.errno == errno.EFBIG and limit != resource.RLIM_INFINITY:
+        line += f" (the file-size limit, ulimit -f, is {limit:,} bytes)"
+    return line
+
+
 def run_command(
     name: str,
     body: Callable[[], int],
@@ -54,6 +71,11 @@ def run_command(
             return body()
     except (BadInput, *bad_input) as error:
         print(f"balgen {name}: {escaped(str(error))}", file=sys.stderr)
+        return BAD_INPUT_EXIT_CODE
+    except OSError as error:
+        if error.errno not in WRITE_LIMITS:
+            raise
+        print(f"balgen {name}: {escaped(write_limit_line(error))}", file=sys.stderr)
         return BAD_INPUT_EXIT_CODE
     except KeyboardInterrupt as stop:
         report_stop(f"balgen {name}: {stop_name(stop)}{stopped}")

@@ -41,6 +41,11 @@ def atomic_text_writer(path: Path, *, mode: int = 0o644) -> Iterator[TextIO]:
             os.fsync(stream.fileno())
         os.chmod(tmp_path, mode)
         os.replace(tmp_path, path)
+    except OSError as error:
+        tmp_path.unlink(missing_ok=True)
+        if error.filename is None:  # a write or flush names no file: name the one being written
+            raise OSError(error.errno, error.strerror, str(path)) from None
+        raise
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
@@ -116,6 +121,24 @@ def staged_folder(output: Path, *, option: str = "--output", prefix: str = ".bal
         raise
     finally:
         shutil.rmtree(staged.staging, ignore_errors=True)
+
+
+def resolved_path(path: Path, option: str = "--output") -> Path:
+    """
+    `path` with its symbolic links followed; `BadInput` naming the option for
+    a loop of links (Python's `resolve` raises RuntimeError there, before 3.13).
+    """
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        raise BadInput(f"{option} {path}: a loop of symbolic links") from None
+
+
+def check_not_a_dangling_link(path: Path, option: str = "--output") -> None:
+    """A symbolic link that leads nowhere (or round in a loop) cannot become the folder asked for: `BadInput`."""
+    if path.is_symlink() and not path.exists():
+        resolved_path(path, option)
+        raise BadInput(f"{option} {path}: a symbolic link to {os.readlink(path)}, which does not exist")
 
 
 def check_writable(path: Path, option: str = "--output") -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic_core import PydanticSerializationError
 
 from ..plumbing.errors import BadInput
-from ..plumbing.output_files import check_writable, write_text_atomically
+from ..plumbing.output_files import check_not_a_dangling_link, check_writable, write_text_atomically
 from ..plumbing.printable import without_surrogates
 from ..results.measurements import Execution, Role
 from ..results.schema import RESULTS_JSON, FixtureResult, RunResult, RunState
@@ -94,6 +94,7 @@ def prepare_output(path: Path) -> Path:
     Create the output folder; refuse one that already holds a run, so that
     no earlier result is overwritten by accident, and one that takes no files.
     """
+    check_not_a_dangling_link(path)
     if path.exists() and not path.is_dir():
         raise BadInput(f"--output {path}: is a file")
     if (path / RESULTS_JSON).exists():
