@@ -1,7 +1,8 @@
 """
 geth-bal-switch (scripts/geth_bal_switch/): each `--bal.executionmode` imports Amsterdam fixtures with
 every payload VALID, and geth's own output proves which mode ran, as the README there says: the
-slow-block counters tell sequential from parallel execution, a per-block log line tells nobatchio.
+slow-block counters tell sequential from parallel execution, a per-block log line tells nobatchio, and
+another, with the block's phases, executionless (the list applied without executing the block).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ pytestmark = [
 ]
 
 NO_BATCH_IO_LINE = "Executing block in parallel without BAL batch IO"
+EXECUTIONLESS_LINE = "Applied block access list without execution"
 
 
 def benchmark_counts(output: Path) -> dict[str, Any]:
@@ -32,7 +34,7 @@ def benchmark_counts(output: Path) -> dict[str, Any]:
     return measured["own_timing"]["counts"]
 
 
-@pytest.mark.parametrize("mode", ["full", "nobatchio", "sequential"])
+@pytest.mark.parametrize("mode", ["full", "nobatchio", "sequential", "executionless"])
 def test_each_mode_imports_the_fixture_and_geths_output_proves_which_ran(
     serial_chain_fill: Path, tmp_path: Path, mode: str
 ) -> None:
@@ -60,6 +62,9 @@ def test_each_mode_imports_the_fixture_and_geths_output_proves_which_ran(
     assert ("BAL execution mode" in text) == (mode != "full"), "the start-up line names a mode other than full"
     batch_io_off = [line for line in text.splitlines() if NO_BATCH_IO_LINE in line]
     assert len(batch_io_off) == (2 if mode == "nobatchio" else 0), "one line per block executed: setup and benchmark"
+    applied = [line for line in text.splitlines() if EXECUTIONLESS_LINE in line]
+    assert len(applied) == (2 if mode == "executionless" else 0), "one line per block applied: setup and benchmark"
+    assert ("trusted" in text) == (mode == "executionless"), "the start-up warning that the list is trusted"
 
 
 def test_an_unknown_mode_stops_geth_with_one_line(tmp_path: Path) -> None:
@@ -71,4 +76,4 @@ def test_an_unknown_mode_stops_geth_with_one_line(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert completed.returncode != 0
-    assert 'Fatal: --bal.executionmode must be full, sequential or nobatchio, not "parallel"' in completed.stderr
+    assert 'Fatal: --bal.executionmode must be full, sequential, nobatchio or executionless, not "parallel"' in completed.stderr

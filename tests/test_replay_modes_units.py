@@ -210,13 +210,60 @@ def test_geth_read_counters_and_its_no_batch_io_line_prove_its_three_modes(tmp_p
     parallel = sequential_entry.model_copy(update={"counts": parallel_counts, "without_batch_io_logged": False})
     no_batch_io = parallel.model_copy(update={"without_batch_io_logged": True})
     modes = {mode.name: mode for mode in parse_modes("sequential,full,nobatchio", "geth")}
-    assert prove_mode(geth.KIND, modes["sequential"], [sequential_entry]).proven[0].startswith("parallel execution off")
-    assert len(prove_mode(geth.KIND, modes["full"], [parallel]).proven) == 2
-    assert len(prove_mode(geth.KIND, modes["nobatchio"], [no_batch_io]).proven) == 2
+    assert prove_mode(geth.KIND, modes["sequential"], [sequential_entry]).proven[1].startswith("parallel execution off")
+    assert len(prove_mode(geth.KIND, modes["full"], [parallel]).proven) == 3, "executed, in parallel, with batch IO"
+    assert len(prove_mode(geth.KIND, modes["nobatchio"], [no_batch_io]).proven) == 3
     with pytest.raises(ModeNotInEffect, match="mode nobatchio .*batch IO should be off"):
         prove_mode(geth.KIND, modes["nobatchio"], [parallel])
     with pytest.raises(ModeNotInEffect, match="mode full .*parallel execution should be on"):
         prove_mode(geth.KIND, modes["full"], [sequential_entry])
+
+
+def _geth_parallel_entry() -> ClientBlockTiming:
+    """A slow-block entry as geth logs a block on its BAL path: reads are the accounts written, no code."""
+    entry = geth.parse_line(f"WARN [11-21|20:08:29.123] {SLOW_BLOCK_JSON}")
+    assert entry is not None and entry.counts is not None
+    reads = entry.counts.reads.model_copy(update={"code": 0, "accounts": entry.counts.writes.accounts})
+    return entry.model_copy(update={"counts": entry.counts.model_copy(update={"reads": reads}), "without_batch_io_logged": False})
+
+
+def test_geths_executionless_line_gives_its_phases_and_proves_that_mode_alone(tmp_path: Path) -> None:
+    """Only geth-bal-switch's executionless line proves that mode, and it contradicts every executing mode."""
+    log = tmp_path / "geth.log"
+    log.write_text(
+        f"INFO [11-28|22:00:00.000] Applied block access list without execution number=2 hash={HASH} txs=3"
+        " apply_ms=1.250 hash_ms=0.500 commit_ms=2.125\n"
+        f"WARN [11-28|22:00:00.010] {SLOW_BLOCK_JSON}\n"
+    )
+    applied = SlowBlockLogReader(log, geth.timings).timing_of(HASH)
+    assert applied is not None and applied.executionless is not None
+    assert (applied.executionless.apply_ms, applied.executionless.hash_ms, applied.executionless.commit_ms) == (1.25, 0.5, 2.125)
+    json_line = (
+        '{"t":"2026-11-28T22:00:00Z","lvl":"info","msg":"Applied block access list without execution","number":2,'
+        f'"hash":"{HASH}","txs":3,"apply_ms":"1.5","hash_ms":"0.25","commit_ms":"3.000"}}'
+    )
+    assert geth.executionless_phases([json_line])[HASH].apply_ms == 1.5, "geth's JSON log format is read too"
+    applied = applied.model_copy(update={"counts": _geth_parallel_entry().counts})
+    executed = _geth_parallel_entry()
+    modes = {mode.name: mode for mode in parse_modes("sequential,full,nobatchio,executionless", "geth")}
+    proof = prove_mode(geth.KIND, modes["executionless"], [applied] * 2)
+    assert proof.proven == ("execution off (geth-bal-switch's 'Applied block access list without execution' line, 2 of 2 executions)",)
+    with pytest.raises(ModeNotInEffect, match="mode executionless .*execution should be off.* in 1 of 2"):
+        prove_mode(geth.KIND, modes["executionless"], [applied, executed])
+    for name in ("sequential", "full", "nobatchio"):
+        with pytest.raises(ModeNotInEffect, match=f"mode {name} .*: execution should be on"):
+            prove_mode(geth.KIND, modes[name], [applied])
+
+
+def test_executionless_asked_of_a_client_without_it_lists_the_modes_it_has(capsys: pytest.CaptureFixture[str]) -> None:
+    """Said first, in one line, exit 2: before the client's binary is looked for or any fixture read."""
+    from balgen.commands.replay import run_replay
+
+    assert run_replay(["fixtures-that-are-not-read", "--client", "reth", "--modes", "sequential,executionless"]) == 2
+    assert capsys.readouterr().err == (
+        "balgen replay: --modes 'executionless': unknown mode for --client reth (known: sequential, full, nobatchio;"
+        " executionless is a mode of geth only; or define one as NAME=FLAGS)\n"
+    )
 
 
 def test_geths_no_batch_io_line_belongs_to_the_entry_after_it(tmp_path: Path) -> None:

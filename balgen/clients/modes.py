@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..plumbing.errors import BadInput
@@ -34,11 +34,15 @@ class ModeSwitches:
     """Transactions executed in parallel from the block's access list."""
     batch_io: bool
     """The access list's storage reads batched ahead of execution (prefetch)."""
+    execution: bool = True
+    """The block's transactions executed at all; False for geth-bal-switch's `executionless`, which
+    applies the access list's post-state to the parent state and checks only the state root."""
 
 
 SEQUENTIAL = ModeSwitches(parallel_execution=False, batch_io=False)
 FULL = ModeSwitches(parallel_execution=True, batch_io=True)
 NO_BATCH_IO = ModeSwitches(parallel_execution=True, batch_io=False)
+EXECUTIONLESS = ModeSwitches(parallel_execution=False, batch_io=False, execution=False)
 
 
 @dataclass(frozen=True)
@@ -59,8 +63,9 @@ class ClientMode:
 
 
 def standard_modes(verified: bool, **flags: str) -> dict[str, ClientMode]:
-    """The report's modes (`sequential`, `full`, `nobatchio`) of one client, from the flags of each."""
-    switches = {"sequential": SEQUENTIAL, "full": FULL, "nobatchio": NO_BATCH_IO}
+    """The report's modes (`sequential`, `full`, `nobatchio`) of one client, and `executionless` where it has
+    one, from the flags of each."""
+    switches = {"sequential": SEQUENTIAL, "full": FULL, "nobatchio": NO_BATCH_IO, "executionless": EXECUTIONLESS}
     return {
         name: ClientMode(name, tuple(shlex.split(text)), switches[name], verified) for name, text in flags.items()
     }
@@ -102,13 +107,15 @@ def _claim(mode: ClientMode, entry: str, client: str, known: Mapping[str, Client
     return replace(mode, switches=built_in.switches, verified=built_in.verified)
 
 
-def parse_modes(text: str, client: str, known: Mapping[str, ClientMode]) -> tuple[ClientMode, ...]:
+def parse_modes(
+    text: str, client: str, known: Mapping[str, ClientMode], elsewhere: Mapping[str, Sequence[str]] | None = None
+) -> tuple[ClientMode, ...]:
     """
     `--modes A,B,...` for the client `client`, whose built-in modes are
     `known`: each entry one of them or `NAME=FLAGS`. A mode listed twice is
     an A/A pair: both run, the second named `NAME#2` (the third `NAME#3`),
-    so results tell them apart. `BadInput` names an unknown mode and lists
-    the known ones.
+    so results tell them apart. `BadInput` names an unknown mode, lists the
+    known ones and the clients that have it (`elsewhere`: mode -> clients).
     """
     entries = [entry.strip() for entry in text.split(",")]
     if not text.strip() or any(not entry for entry in entries):
@@ -123,8 +130,10 @@ def parse_modes(text: str, client: str, known: Mapping[str, ClientMode]) -> tupl
             mode = known[entry]
         else:
             listed = ", ".join(known) if known else "none"
+            others = [other for other in (elsewhere or {}).get(entry, ()) if other != client]
+            only = f"; {entry} is a mode of {', '.join(others)} only" if others else ""
             raise BadInput(
-                f"--modes {entry!r}: unknown mode for --client {client} (known: {listed}; or define one as NAME=FLAGS)"
+                f"--modes {entry!r}: unknown mode for --client {client} (known: {listed}{only}; or define one as NAME=FLAGS)"
             )
         same = sum(existing.kind == mode.name for existing in modes)
         if same and any(m.kind == mode.name and m.flags != mode.flags for m in modes):

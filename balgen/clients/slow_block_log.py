@@ -54,6 +54,19 @@ class ExecutionPath(StrEnum):
     """One transaction after the other."""
 
 
+class ExecutionlessPhases(BaseModel):
+    """geth-bal-switch's own phases of a block applied from its access list without execution, in ms."""
+
+    model_config = ConfigDict(frozen=True)
+
+    apply_ms: float
+    """`StateDB.ApplyBlockAccessList`: the list's post-values installed over the parent state (its reads included)."""
+    hash_ms: float
+    """`IntermediateRoot` over the applied state: trie updates and hashing, up to the root checked against the header."""
+    commit_ms: float
+    """The trie and database commits of the block, as the slow-block entry's `commit_ms` counts them."""
+
+
 class ClientBlockTiming(BaseModel):
     """One slow-block entry: geth's own timing of a block, in milliseconds."""
 
@@ -78,6 +91,9 @@ class ClientBlockTiming(BaseModel):
     """geth: its `Parallel block execution` line (DEBUG, logged with `--log.vmodule core/state_processor_parallel.go=4`)."""
     without_batch_io_logged: bool | None = None
     """geth: whether it logged running the block without BAL batch IO (geth-bal-switch's `nobatchio`)."""
+    executionless: ExecutionlessPhases | None = None
+    """geth: the phases geth-bal-switch logged for the block it applied from its access list without
+    executing it (`executionless`); None when it was executed."""
 
     @property
     def own_ms(self) -> float:

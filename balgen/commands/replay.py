@@ -298,6 +298,7 @@ def checked_request(argv: Sequence[str]) -> ReplayRequest:
     label = args.label or _default_label(args)
     if not _LABEL.match(label):
         raise BadInput(f"--label {label!r}: use letters, digits, '.', '_' and '-'")
+    check_mode_names(args)
     target = _target(args)
     if isinstance(target, ManagedClient) and options.client_cpus:
         target = dataclasses.replace(target, cpus=options.client_cpus)
@@ -323,6 +324,23 @@ database; the report's modes are three, four with an A/A pair. Eight nodes of a 
 measurement must not be about; more modes go in further runs."""
 
 
+def _clients_by_mode() -> dict[str, list[str]]:
+    """Each built-in mode's name -> the clients that have it (for the message naming a mode a client lacks)."""
+    clients: dict[str, list[str]] = {}
+    for kind in KINDS.values():
+        for name in kind.modes:
+            clients.setdefault(name, []).append(kind.name)
+    return clients
+
+
+def check_mode_names(args: argparse.Namespace) -> None:
+    """`--modes` against the built-in modes of the `--client` named, before its binary is looked for."""
+    if args.modes is None or args.engine_url is not None or args.client_cmd is not None:
+        return
+    kind = kind_named(args.client or DEFAULT.name)
+    parse_modes(args.modes, kind.name, kind.modes, _clients_by_mode())
+
+
 def _modes(args: argparse.Namespace, target: ManagedClient | ExternalClient) -> tuple[ClientMode, ...]:
     """
     `--modes`, each mode known to the preset or defined as NAME=FLAGS, and
@@ -333,7 +351,7 @@ def _modes(args: argparse.Namespace, target: ManagedClient | ExternalClient) -> 
         return ()
     assert isinstance(target, ManagedClient)  # --engine-url refuses --modes
     kind = kind_of_preset(target.preset)
-    modes = parse_modes(args.modes, target.preset.name, {} if kind is None else kind.modes)
+    modes = parse_modes(args.modes, target.preset.name, {} if kind is None else kind.modes, _clients_by_mode())
     if len(modes) > MAX_MODES:
         raise BadInput(
             f"--modes: {len(modes)} modes, at most {MAX_MODES}: every mode's node runs at once, "

@@ -26,10 +26,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
+import rlp
+
+from ..analysis.bal_features import BalFeatures, payload_features
 from ..chain.background_state import INFO_KEY as BACKGROUND_INFO_KEY
 from ..clients.chain_config import network_fork
 from ..clients.genesis_fields import client_genesis_header
@@ -163,6 +166,17 @@ class ReplayTest:
         if isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound) or bound < 1:
             return None
         return float(bound)
+
+    @cached_property
+    def bal_features(self) -> BalFeatures | None:
+        """The benchmark block's features from its access list and transactions, if it carries a list."""
+        payload = self.benchmark.params[0] if self.benchmark.params else None
+        if not isinstance(payload, Mapping):
+            return None
+        try:
+            return payload_features(payload)
+        except (ValueError, KeyError, TypeError, rlp.DecodingError):
+            return None  # a list or transaction balgen cannot read: the client judges the block, not balgen
 
     @property
     def benchmark(self) -> PayloadDirective:

@@ -72,6 +72,7 @@ def fixture_result(
         ratio_interval_width=ratio_width,
         client_threads=None if replay is None else replay.client_threads,
         speedup_bound=None if test is None else test.speedup_bound,
+        bal_features=None if test is None else test.bal_features,
         count_checks=[] if replay is None else replay.count_checks + replay.checked_counts,
         isolation=None if replay is None else replay.isolation,
         mode=None if mode is None else mode.name,

@@ -38,6 +38,7 @@ from .phases import PhaseChange, PhaseSummary, phase_changes, summarize_phases
 from .phase_comparability import Overlap, PhaseComparability, comparable_phases, overlaps
 from .rejection_times import RejectionTime, rejection_times
 from .schema import READABLE_VERSIONS, RESULTS_JSON, RunResult
+from .fallback_rule import FallbackTable, fallback_tables
 from .significance import NoiseFloor, aa_noise, changes_against, comparable_tests, same_build, same_rounds
 
 
@@ -250,6 +251,8 @@ class Comparison:
     """Per run, each phase its client's code runs beside another, with both times."""
     paired_runs: tuple[str, ...] = ()
     """The runs whose changes came from per-round ratios to the baseline (modes of one modes run)."""
+    fallback: tuple[FallbackTable, ...] = ()
+    """Per modes run with `sequential` and `full`: the per-block fallback rule (`fallback_rule`)."""
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -425,4 +428,5 @@ def compare(
         ),
         overlaps=tuple(overlap for run in runs for overlap in overlaps(run.name, run.result)),
         paired_runs=tuple(run.name for run in runs[1:] if paired and same_rounds(runs[0].result, run.result)),
+        fallback=tuple(fallback_tables([(run.path, run.result) for run in runs])),
     )

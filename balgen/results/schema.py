@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
+from ..analysis.bal_features import BalFeatures
 from .measurements import BenchmarkStatistics, Distribution, Execution
 from .repeat_policy import RepeatStop
 
@@ -106,6 +107,9 @@ class FixtureResult(BaseModel):
     `cpus_allowed`, `threads`, and GOMAXPROCS and the like as its environment sets them."""
     speedup_bound: float | None = None
     """The fixture's ideal parallel speedup (`_info["dependency-graph"]["speedup-bound"]`), if it has one."""
+    bal_features: BalFeatures | None = None
+    """What the benchmark block's access list and transactions show before execution
+    (`balgen.analysis.bal_features`); None for a block without an access list."""
     count_checks: list[str] = Field(default_factory=list)
     """geth's slow-block counters checked against the workload model, e.g.
     `writes.storage_slots 37 in [35, 67] (slots_written)`; what was not checked and why."""

@@ -30,7 +30,14 @@ executing in parallel from the access list, its counters cover only the
 state that applies the list: code reads are 0 and the accounts read are the
 accounts written. geth-bal-switch logs `Executing block in parallel without
 BAL batch IO` before each block it runs in parallel without batch IO
-(`nobatchio`), and nothing of the kind with batch IO (`full`).
+(`nobatchio`), and nothing of the kind with batch IO (`full`). Its fourth
+mode, `executionless`, executes nothing: it applies the block's access list
+to the parent state and checks only the root (scripts/geth_bal_switch/), and
+logs `Applied block access list without execution` with the block's whole
+hash and its apply, hash and commit times after committing each such block;
+no other mode logs it. Its slow-block counters are those of the BAL path
+(only applying the list loads state), so only that line proves it, and its
+absence is part of every executing mode's proof.
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ from ..mode_evidence import ModeProof, judge
 from ..modes import ClientMode, standard_modes
 from ..phase_coverage import PhaseCoverage, PhaseTable
 from ..presets import SERVER_TIMEOUT_SECONDS, ClientPreset, Rollback
-from ..slow_block_log import ClientBlockTiming, ParallelPhases, timing_of_entry
+from ..slow_block_log import ClientBlockTiming, ExecutionlessPhases, ParallelPhases, timing_of_entry
 
 CONFIG = f"""\
 [Node.HTTPTimeouts]
@@ -119,9 +126,12 @@ MODES = standard_modes(
     sequential="--bal.executionmode=sequential",
     full="--bal.executionmode=full",
     nobatchio="--bal.executionmode=nobatchio",
+    executionless="--bal.executionmode=executionless",
 )
 """`--bal.executionmode`, as the bal-devnet images had it; the go-ethereum releases have no such flag,
-balgen's `geth-bal-switch` build adds it (see docs/replay.md, "Modes")."""
+balgen's `geth-bal-switch` build adds it (see docs/replay.md, "Modes"), and a fourth mode no client
+has: `executionless`, the access list's post-state applied without executing the block, a benchmark
+mode that trusts the list (scripts/geth_bal_switch/README.md)."""
 
 # -- the slow-block log ---------------------------------------------------------
 
@@ -130,6 +140,15 @@ _QUOTED_MARKER = json.dumps(_MARKER)[:-1]
 NO_BATCH_IO = "Executing block in parallel without BAL batch IO"
 """What geth-bal-switch logs before a block it runs on the BAL path without batch IO
 (`--bal.executionmode=nobatchio`); the stock geth and the other modes never log it."""
+EXECUTIONLESS = "Applied block access list without execution"
+_EXECUTIONLESS = re.compile(
+    EXECUTIONLESS + r"\W.*?\bhash\W+(0x[0-9a-fA-F]{64})\b.*?"
+    r"\bapply_ms\W+([0-9.]+).*?\bhash_ms\W+([0-9.]+).*?\bcommit_ms\W+([0-9.]+)"
+)
+"""What geth-bal-switch logs (INFO) after committing a block it applied from its access list without
+executing it (`--bal.executionmode=executionless`), naming the block by its whole hash; no other mode
+and no stock geth logs it. Read in geth's terminal form (`hash=0x… apply_ms=1.234`) and its JSON form
+(`"hash":"0x…","apply_ms":"1.234"`)."""
 
 
 def _entry_object(line: str) -> dict[str, Any] | None:
@@ -185,24 +204,37 @@ def parse_line(line: str) -> ClientBlockTiming | None:
     return None if entry is None else timing_of_entry(entry)
 
 
+def executionless_phases(lines: list[str]) -> dict[str, ExecutionlessPhases]:
+    """geth-bal-switch's executionless phases of each block hash its lines among `lines` name."""
+    phases: dict[str, ExecutionlessPhases] = {}
+    for line in lines:
+        if (applied := _EXECUTIONLESS.search(line)) is not None:
+            apply_ms, hash_ms, commit_ms = (float(applied[i]) for i in (2, 3, 4))
+            phases.setdefault(applied[1].lower(), ExecutionlessPhases(apply_ms=apply_ms, hash_ms=hash_ms, commit_ms=commit_ms))
+    return phases
+
+
 def timings(lines: list[str]) -> list[ClientBlockTiming]:
     """
     The slow-block entries among `lines`, each with whether geth-bal-switch
     logged running it without batch IO and with its `Parallel block
     execution` line where geth logged one: those lines name the block by an
     abbreviated hash or its number only, so each belongs to the entry that
-    follows it, logged by the same insertion.
+    follows it, logged by the same insertion; and the phases its
+    executionless line logged for the block, which names it by its whole hash.
     """
     found = []
     no_batch_io = False
     parallel: ParallelPhases | None = None
+    applied = executionless_phases(lines)
     for line in lines:
         no_batch_io = no_batch_io or NO_BATCH_IO in line
         parallel = parallel_phases(line) or parallel
         timing = parse_line(line)
         if timing is None:
             continue
-        found.append(timing.model_copy(update={"without_batch_io_logged": no_batch_io, "parallel": parallel}))
+        update = {"without_batch_io_logged": no_batch_io, "parallel": parallel, "executionless": applied.get(timing.block_hash)}
+        found.append(timing.model_copy(update=update))
         no_batch_io, parallel = False, None
     return found
 
@@ -231,12 +263,22 @@ def _batch_io_seen(timing: ClientBlockTiming) -> bool | None:
     return not timing.without_batch_io_logged
 
 
+def _executed_seen(timing: ClientBlockTiming) -> bool:
+    """Whether geth executed the block: no geth-bal-switch `without execution` line names it."""
+    return timing.executionless is None
+
+
 def prove(mode: ClientMode, timings: Sequence[ClientBlockTiming]) -> ModeProof:
     """geth's entries of a test's sibling executions checked against what `mode` switches."""
     assert mode.switches is not None
-    checks = [("parallel execution", mode.switches.parallel_execution, "geth's read counters", _parallel_seen)]
+    execution = ("execution", mode.switches.execution, f"geth-bal-switch's '{EXECUTIONLESS}' line", _executed_seen)
+    checks = [execution, ("parallel execution", mode.switches.parallel_execution, "geth's read counters", _parallel_seen)]
     unproven: list[str] = []
-    if mode.switches.parallel_execution:
+    if not mode.switches.execution:
+        # Its counters are the BAL path's: only the line tells it from full, and nothing is executed.
+        checks = [execution]
+        unproven.append("parallel execution and batch IO: nothing is executed")
+    elif mode.switches.parallel_execution:
         checks.append(("batch IO", mode.switches.batch_io, "geth's 'without BAL batch IO' line", _batch_io_seen))
     else:
         unproven.append("batch IO off: implied by sequential execution, which never batches")
@@ -316,9 +358,11 @@ PHASES = PhaseTable(
 
 # -- rejections -----------------------------------------------------------------
 
-_LIST = r"access list hash mismatch|invalid block access list"
+_LIST = r"access list hash mismatch|invalid block access list|invalid merkle root of the block access list"
 """go-ethereum's two messages for a list that is not the block's: the computed list's hash differs
-(`core/block_validator.go`), or the list breaks a rule of its own (`bal.BlockAccessList.Validate`)."""
+(`core/block_validator.go`), or the list breaks a rule of its own (`bal.BlockAccessList.Validate`); and
+geth-bal-switch's `executionless` mode's one: the state the list yields has another root than the
+header's (it executes nothing, so that root is all it can refute a list by)."""
 
 REJECTION_REASONS = {
     name: re.compile(pattern)
