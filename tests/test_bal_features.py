@@ -17,7 +17,7 @@ from balgen.analysis.bal_features import BalFeatures, bal_access_sets, envelope_
 from balgen.results.fallback_rule import ALWAYS_PARALLEL, MeasuredBlock, Stump, fallback_table, fit_rule
 from fill_runs import shared_fill
 
-FAMILIES = "mixed_dep-max-group1 or mixed_dep-half-group5 or serial_chain-greedy or state_root-max-independent or prefetch-half or interact-half-independent_pairs"
+FAMILIES = "mixed_dep-max-group1 or mixed_dep-half-group5 or serial_chain-greedy or state_root-max-contract_per_tx or prefetch-half or interact-half-independent_pairs"
 
 
 @pytest.fixture(scope="module")
@@ -64,15 +64,16 @@ def test_the_graph_read_off_the_access_list_is_the_traced_one_where_every_reader
 
 
 @pytest.mark.integration
-def test_features_tell_a_chain_from_independent_work(fixtures: list[dict[str, Any]]) -> None:
-    """A serial chain is one component whose critical path is every transaction; independent writers share no key."""
+def test_features_tell_a_chain_from_groups_and_from_independent_work(fixtures: list[dict[str, Any]]) -> None:
+    """One sender's chain of reads, groups of five writers to one slot, and writers each to its own slot."""
     by_id = {test["id"]: payload_features(_benchmark_payload(test)) for test in fixtures}
-    chain = next(f for name, f in by_id.items() if name.startswith("serial_chain-greedy"))
-    independent = next(f for name, f in by_id.items() if name.startswith("state_root-max-independent"))
-    assert chain is not None and independent is not None
-    assert chain.components == 1 and chain.critical_path == chain.transactions and chain.speedup_bound == pytest.approx(1.0, abs=0.05)
-    assert independent.components == independent.transactions and independent.write_overlap == 0.0
-    assert independent.slots_per_tx >= 1 and chain.write_overlap > 0.5
+    chain, groups, independent = (by_id[name] for name in ("prefetch-half-1M", "mixed_dep-half-group5-1M", "mixed_dep-max-group1-1M"))
+    assert chain is not None and groups is not None and independent is not None
+    assert (chain.components, chain.critical_path, chain.speedup_bound) == (1, chain.transactions, 1.0)
+    assert (groups.largest_component, groups.critical_path) == (5, 5) and groups.write_overlap > 0
+    assert groups.components == -(-groups.transactions // 5), "a group of five per slot, the last one shorter"
+    assert (independent.components, independent.edges, independent.write_overlap) == (independent.transactions, 0, 0.0)
+    assert independent.speedup_bound == independent.transactions > 30 and independent.slots_per_tx == 1.0
 
 
 def test_a_sender_is_recovered_from_its_signature() -> None:
