@@ -22,7 +22,7 @@ from balgen.ethereum.forks import AMSTERDAM
 from balgen.model.invalid_access_list import Corruption, HeaderHash, InvalidAccessList, every_invalid_access_list
 from balgen.model.workload import FillLevel, Placement, WorkloadParams
 from balgen.plumbing.errors import BadInput
-from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
+from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, pinned_geth_bal_switch, release_bin
 from balgen.replay.engine_payloads import parse_payload_directives
 from balgen.replay.rejections import NOT_REPEATED, rejection_executions, rejection_reason_problem, time_rejections
 from balgen.commands.report import run_report
@@ -340,6 +340,66 @@ def test_reth_rejects_the_lies_of_its_amsterdam(tmp_path: Path) -> None:
         assert test["verdict"] == "passed", test["failure"]
         (rejection,) = [e for e in test["executions"] if e["role"] == "rejection"]
         assert rejection["status"] == "INVALID"
+
+
+EVERY_MODE_SAMPLE = (
+    "invalid_bal_prefetch-max and (missing_read_rehashed or wrong_value_rehashed or missing_account_rehashed"
+    " or out_of_order_rehashed or undecodable_stale_hash)"
+)
+"""A lie no executing mode can take and an executionless node does (a read left out), one it takes only because
+the lie is an intermediate value (prefetch's slot changes 33 times), one the root refutes (a sender left out),
+one the list's own order refutes, and one the block hash refutes."""
+
+EXECUTIONLESS_ACCEPTS = {"missing_read_rehashed", "wrong_value_rehashed"}
+"""Of the sample, what geth-bal-switch's executionless mode accepts: neither lie changes the post-state it applies
+(only each slot's last value is applied), so the root matches (docs/bal-modes.md lists every lie)."""
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not pinned_geth_bal_switch().is_file(), reason="geth-bal-switch not built (make tools)")
+def test_every_geth_mode_refuses_every_lie_but_executionless_takes_those_its_root_cannot_see(tmp_path: Path) -> None:
+    fixtures = fill_fixtures(tmp_path / "out", "--gas-benchmark-values", "1", "-k", EVERY_MODE_SAMPLE)
+    run = replayed(
+        fixtures, tmp_path / "results", "--modes", "sequential,full,nobatchio,executionless", "--warmup", "0", "--repeat", "2"
+    )  # fmt: skip
+    assert len(run["tests"]) == 5 * 4
+    for test in run["tests"]:
+        lie = test["test_id"].removeprefix("invalid_bal_prefetch-max-").removesuffix("-1M")
+        rejection, *_ = rejections = [e for e in test["executions"] if e["role"] == "rejection"]
+        if test["mode"] == "executionless" and lie in EXECUTIONLESS_ACCEPTS:
+            assert rejection["status"] == "VALID" and "returned VALID, the fixture expects INVALID" in test["failure"]
+            continue
+        finding = KNOWN_GETH_FINDINGS.get(test["test_id"]) if test["mode"] in ("full", "nobatchio") else None
+        assert {e["status"] for e in rejections} == {"INVALID"}, (test["test_id"], test["mode"])
+        if finding is not None:
+            assert finding in rejection["validation_error"], rejection["validation_error"]
+            continue
+        assert test["verdict"] == "passed", (test["mode"], test["failure"])
+        proof = " ".join(test["mode_proof"])
+        assert ("execution off" in proof) == (test["mode"] == "executionless"), (test["mode"], test["mode_proof"])
+        if test["mode"] == "executionless" and lie == "missing_account_rehashed":
+            assert "invalid merkle root of the block access list applied without execution" in rejection["validation_error"]
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(
+    not bundled_reth().is_file() or not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file(),
+    reason="no reth build, or no go-ethereum v1.17.5 evm (make tools)",
+)
+def test_every_reth_mode_refuses_the_lies(tmp_path: Path) -> None:
+    fixtures = fill_fixtures(
+        tmp_path / "out", "--gas-benchmark-values", "1", "-k",
+        "invalid_bal_prefetch-max and (missing_read_rehashed or wrong_value_rehashed or out_of_order_rehashed)",
+        "--evm-bin", str(release_bin(EARLIER_AMSTERDAM_VERSION) / "evm"),
+    )  # fmt: skip
+    run = replayed(
+        fixtures, tmp_path / "results", "--client", "reth", "--modes", "sequential,full,nobatchio", "--warmup", "0", "--repeat", "2"
+    )  # fmt: skip
+    assert len(run["tests"]) == 3 * 3
+    for test in run["tests"]:
+        assert test["verdict"] == "passed", (test["mode"], test["failure"])
+        assert {e["status"] for e in test["executions"] if e["role"] == "rejection"} == {"INVALID"}
+        assert test["mode_proof"], "reth's execution path proves each mode"
 
 
 # -- the report -----------------------------------------------------------------

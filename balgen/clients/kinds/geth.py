@@ -271,7 +271,7 @@ def _executed_seen(timing: ClientBlockTiming) -> bool:
 def prove(mode: ClientMode, timings: Sequence[ClientBlockTiming]) -> ModeProof:
     """geth's entries of a test's sibling executions checked against what `mode` switches."""
     assert mode.switches is not None
-    execution = ("execution", mode.switches.execution, f"geth-bal-switch's '{EXECUTIONLESS}' line", _executed_seen)
+    execution = ("execution", mode.switches.execution, f"geth-bal-switch's '{EXECUTIONLESS}' line or its absence", _executed_seen)
     checks = [execution, ("parallel execution", mode.switches.parallel_execution, "geth's read counters", _parallel_seen)]
     unproven: list[str] = []
     if not mode.switches.execution:
