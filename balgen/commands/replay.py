@@ -24,7 +24,7 @@ from rich.console import Console
 
 from ..clients.binary_facts import check_mode_flags, client_build
 from ..clients.modes import ClientMode, parse_modes
-from ..clients.kinds import DEFAULT, geth, kind_named, kind_of_preset
+from ..clients.kinds import DEFAULT, KINDS, geth, kind_named, kind_of_preset
 from ..clients.presets import ClientPreset, custom_preset, managed_flags
 from ..clients.process import check_executable
 from ..clients.chain_config import network_fork

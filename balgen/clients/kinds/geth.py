@@ -342,8 +342,29 @@ PHASES = PhaseTable(
             ),
             "commit": _COMMIT,
         },
+        "executionless": {
+            "execution": PhaseCoverage(
+                work="applying the BAL without its reads",
+                covers="BlockChain.process of geth-bal-switch: StateDB.ApplyBlockAccessList installing the list's last "
+                "values over the parent state, less its account and storage reads; no transaction or system call runs",
+                source="geth-bal-switch.patch, core/blockchain_executionless.go (process); core/state/statedb_eip_7928.go:37-41",
+            ),
+            "state read": PhaseCoverage(
+                work="reads of applying the BAL",
+                covers="the account and storage reads of applying the BAL, summed over its GOMAXPROCS workers, "
+                "with nothing running beside them",
+                source="core/state/statedb_eip_7928.go:129-131,145,197",
+            ),
+            "state hash": PhaseCoverage(
+                work="root of the BAL's post-state, alone",
+                covers="validateState's IntermediateRoot over the applied state, after applying it, nothing beside it; "
+                "the root checked against the header is all that is validated",
+                source="geth-bal-switch.patch, core/blockchain_executionless.go (validateState); core/state/statedb.go:1060,1116,1122",
+            ),
+            "commit": _COMMIT,
+        },
     },
-    mode_paths={"sequential": "sequential", "full": "parallel", "nobatchio": "parallel"},
+    mode_paths={"sequential": "sequential", "full": "parallel", "nobatchio": "parallel", "executionless": "executionless"},
     default_path="parallel",
     notes=(
         "On the parallel path the four phases overlap and do not add up to total_ms (core/blockchain_stats.go:207-213): "
