@@ -21,7 +21,8 @@ import pandas as pd
 import pytest
 from benchmarkoor_fetch.parse.titles import parse_test_titles
 
-from balgen.fixtures.models import FIXTURE_FORMATS, FixtureEnvironment, PreAllocGroup
+from balgen.fixtures.files import fixture_model
+from balgen.fixtures.models import FixtureEnvironment, PreAllocGroup
 
 pytestmark = pytest.mark.integration
 """Every test here runs the pinned binaries."""
@@ -39,7 +40,8 @@ def test_every_fixture_reads_back_through_its_model_unchanged(serial_chain_fill:
     for path in files:
         ((name, fixture),) = json.loads(path.read_text()).items()
         info = fixture.pop("_info")
-        model = FIXTURE_FORMATS[info["fixture-format"]]
+        model = fixture_model(info["fixture-format"])
+        assert model is not None, info["fixture-format"]
         assert model.model_validate(fixture).json_dict() == fixture, f"{path}: {name}"
 
 

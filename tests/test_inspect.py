@@ -47,7 +47,7 @@ def fixture_file(suite: Path, folder: str, name: str) -> Path:
 @pytest.mark.integration
 def test_retraced_chain_families_are_one_chain_in_every_format(suite: Path, tmp_path: Path) -> None:
     results = inspected(suite, "--retrace", scratch=tmp_path)
-    assert sorted((r.name, r.format) for r in results) == sorted((n, f) for n in NAMES for f in FORMATS)
+    assert sorted((r.name, r.format.name) for r in results) == sorted((n, f) for n in NAMES for f in FORMATS)
     for result in results:
         graph = result.graph
         assert result.source == FROM_TRACE

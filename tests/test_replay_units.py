@@ -20,7 +20,8 @@ import pytest
 from balgen.plumbing.errors import BadInput
 from balgen.commands.replay import run_replay
 from balgen.results.comparison import compare, load_runs
-from balgen.replay.discovery import ENGINE, ENGINE_X, discover
+from balgen.fixtures.models import BlockchainEngineFixture, BlockchainEngineXFixture
+from balgen.replay.discovery import discover
 from balgen.results.measurements import Execution, Role, benchmark_statistics, distribution
 from balgen.replay.outputs import EXECUTION_COLUMNS, RunWriter
 from balgen.commands.report import run_report
@@ -31,6 +32,7 @@ from balgen.replay.runner import _check_status, fixture_name
 from balgen.clients.kinds import geth, reth
 from balgen.clients.slow_block_log import SlowBlockLogReader
 
+ENGINE, ENGINE_X = BlockchainEngineFixture.fixture_format.name, BlockchainEngineXFixture.fixture_format.name
 HASH = "0x" + "ab" * 32
 SLOW_BLOCK_JSON = (
     '{"level":"warn","msg":"Slow block","block":{"number":2,"hash":"' + HASH + '","gas_used":999963,'

@@ -23,13 +23,14 @@ import rlp
 from ..chain.header import Header
 from ..ethereum.chain_constants import EMPTY_OMMERS_HASH
 from ..plumbing.errors import BadInput
-from ..fixtures.files import ENGINE, ENGINE_X, find_pre_alloc, fixture_format, pre_hash_of
+from ..fixtures.files import find_pre_alloc, fixture_format, format_names, formats_where, known_format, pre_hash_of
+from ..fixtures.formats import FixtureFormat
 from ..fixtures.models import FixtureExecutionPayload
 from ..fixtures.reading import StreamedPre, read_fixture_document, validated, validated_value
 from ..ethereum.hextypes import Hash32, data_hex, quantity_hex
 
-BLOCKCHAIN = "blockchain_test"
-FORMATS = (BLOCKCHAIN, ENGINE, ENGINE_X)
+FORMATS = format_names(formats_where(lambda known: known.chain is not None))
+"""The formats whose chain is read here."""
 TESTING_PHASE = "testing"
 
 
@@ -209,9 +210,9 @@ def pre_alloc_group(path: Path) -> Mapping[str, Any]:
     return read_fixture_document(path)
 
 
-def pre_state(fixture: Mapping[str, Any], path: Path, format_name: str, where: str) -> StreamedPre:
+def pre_state(fixture: Mapping[str, Any], path: Path, chain_of: FixtureFormat, where: str) -> StreamedPre:
     """The fixture's pre-state alloc: its `pre`, or its pre-alloc group's."""
-    if format_name != ENGINE_X:
+    if not chain_of.pre_in_group:
         pre = required(fixture, "pre", where)
     else:
         group_path = find_pre_alloc(path, pre_hash_of(fixture, where), where)
@@ -221,14 +222,15 @@ def pre_state(fixture: Mapping[str, Any], path: Path, format_name: str, where: s
     return pre
 
 
-def chain_format(fixture: Mapping[str, Any], where: str) -> str:
+def chain_format(fixture: Mapping[str, Any], where: str) -> FixtureFormat:
     """The fixture's format, if it is one of the blockchain formats read here."""
     found = fixture_format(fixture)
     if found is None:
         raise BadInput(f"{where}: unknown fixture format (no fixture-format, blocks or engineNewPayloads)")
-    if found not in FORMATS:
+    known = known_format(found)
+    if known is None or known.chain is None:
         raise BadInput(f"{where}: format {found!r} has no chain to inspect (readable: {', '.join(FORMATS)})")
-    return found
+    return known
 
 
 def fixture_chain(path: Path, name: str, fixture: Any) -> FixtureChain:
@@ -236,17 +238,17 @@ def fixture_chain(path: Path, name: str, fixture: Any) -> FixtureChain:
     where = f"{path}: test {name}"
     if not isinstance(fixture, Mapping):
         raise BadInput(f"{where}: not a JSON object")
-    format_name = chain_format(fixture, where)
+    chain_of = chain_format(fixture, where)
     network = fixture_network(fixture, where)
-    read_blocks = blockchain_blocks if format_name == BLOCKCHAIN else engine_blocks
+    read_blocks = blockchain_blocks if chain_of.chain == "blocks" else engine_blocks
     blocks, benchmark = read_blocks(fixture, where)
     if not blocks:
         raise BadInput(f"{where}: no valid block")
     return FixtureChain(
         name=name,
-        format=format_name,
+        format=chain_of.name,
         network=network,
-        pre=pre_state(fixture, path, format_name, where),
+        pre=pre_state(fixture, path, chain_of, where),
         blocks=blocks,
         benchmark=benchmark,
     )

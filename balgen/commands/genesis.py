@@ -37,7 +37,7 @@ from ..clients.genesis_files import GenesisFormat, write_client_genesis
 from ..clients.presets import ClientPreset, start_instructions
 from ..plumbing.command_line import OneLineParser
 from ..plumbing.errors import BadInput
-from ..fixtures.files import ENGINE_X
+from ..fixtures.files import format_names, formats_where
 from ..plumbing.output_files import staged_folder, write_text_atomically
 from .replay import check_networks
 from ..replay.discovery import ReplayGroup, discover
@@ -106,7 +106,8 @@ def benchmarkoor_layout(groups: Sequence[ReplayGroup], formats: Sequence[Genesis
             first = group.tests[0]
             raise BadInput(
                 f"{first.path}: test {first.test_id}: --layout benchmarkoor reads genesis files per "
-                f"pre-alloc group, which only {ENGINE_X} fixtures have"
+                f"pre-alloc group, which only {' and '.join(format_names(formats_where(lambda known: known.pre_in_group)))} "
+                "fixtures have"
             )
         for genesis_format in formats:
             folder = Path("genesis") / group.genesis.path.stem / genesis_format.benchmarkoor_folder

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from ..analysis import INFO_KEY, DependencyGraph
 from ..analysis.fixture_chain import chain_format, fixture_chain, fixture_network
+from ..fixtures.formats import FixtureFormat
 from ..analysis.retrace import retrace
 from ..chain.t8n import TransitionTool, probe_version
 from ..plumbing.command_line import OneLineParser, keyword_matcher, matches
@@ -46,7 +47,7 @@ class InspectedFixture:
 
     path: Path
     name: str
-    format: str
+    format: FixtureFormat
     graph: DependencyGraph
     source: str
 
@@ -147,11 +148,11 @@ def inspect_fixtures(args: argparse.Namespace, scratch: Path) -> list[InspectedF
     groups = GenesisResolver()
     inspected = []
     for path, name, fixture in fixtures_under(args.path, args.keyword):
-        format_name = chain_format(fixture, f"{path}: test {name}")
-        if format_name == ENGINE_X:
+        chain_of = chain_format(fixture, f"{path}: test {name}")
+        if chain_of.pre_in_group:
             check_group_genesis(groups, path, name, fixture)
         graph, origin = source.graph(path, name, fixture)
-        inspected.append(InspectedFixture(path, name, format_name, graph, origin))
+        inspected.append(InspectedFixture(path, name, chain_of, graph, origin))
     if not inspected:
         detail = f"-k {args.keyword!r} matches no fixture" if args.keyword else "no fixture"
         raise BadInput(f"{detail} under {args.path}")
@@ -170,7 +171,7 @@ def graph_table(fixtures: Sequence[InspectedFixture]) -> Table:
         graph = fixture.graph
         table.add_row(
             fixture.name,
-            fixture.format.removeprefix("blockchain_test_") if fixture.format != "blockchain_test" else "blockchain",
+            fixture.format.short_name,
             f"{graph.transactions:,}",
             f"{len(graph.edges):,}",
             f"{len(graph.components):,}",
@@ -184,7 +185,7 @@ def graph_table(fixtures: Sequence[InspectedFixture]) -> Table:
 
 
 def plot(fixtures: Sequence[InspectedFixture], path: Path, console: Console) -> None:
-    """Draw each test's graph once (a fill writes every test in three formats)."""
+    """Draw each test's graph once (a fill writes every test in several formats)."""
     from ..analysis.plot import MAX_PLOTS, plot_graphs
 
     unique: dict[str, DependencyGraph] = {}

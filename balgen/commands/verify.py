@@ -30,9 +30,8 @@ from rich.table import Table
 
 from ..plumbing.command_line import KeywordExpression, OneLineParser, keyword_matcher, matches, wide_console
 from ..plumbing.errors import BadInput
-from ..fixtures.files import ENGINE, ENGINE_X, fixture_files, fixture_format
+from ..fixtures.files import fixture_files, fixture_format, format_names, formats_where, known_format
 from ..fixtures.reading import read_fixture_document
-from ..fixtures.models import BlockchainFixture
 from ..replay.discovery import Suite
 from ..plumbing.toolchain import required_tool
 from ..verify.engine_import import engine_outcomes, engine_suite
@@ -46,7 +45,6 @@ from ..plumbing.output_files import check_output_writable, write_text_atomically
 from .runner import run_command
 
 PASSED, FAILED = 0, 1
-BLOCKCHAIN = BlockchainFixture.format_name
 COMMAND_VERIFIERS = tuple(Verifier)
 """The verifiers `balgen verify` runs and `--without` names."""
 
@@ -186,24 +184,31 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     gas: dict[Path, int] = {}
     for file in fixture_files(path):
         for test_id, fixture in read_fixture_document(file).items():
-            found = fixture_format(fixture) if isinstance(fixture, dict) else None
-            if found == BLOCKCHAIN:
+            readers = verifiers_of(fixture)
+            if Verifier.ETHEREUMJS in readers:
                 gas[file] = gas.get(file, 0) + fixture_block_gas(fixture)
-            if not selection(test_id) or found not in (BLOCKCHAIN, ENGINE, ENGINE_X):
+            if not selection(test_id) or not readers:
                 continue
             filled[test_id] = Filled.of(fixture)
-            if found == BLOCKCHAIN and tools.blockchain_verifiers:
+            if readers - {Verifier.ENGINE} and tools.blockchain_verifiers:
                 blockchain.setdefault(file, []).append(test_id)
                 ids.add(test_id)
-            elif found != BLOCKCHAIN and tools.geth:
+            elif Verifier.ENGINE in readers and tools.geth:
                 has_engine = True
     engine = engine_suite(path, selection.keyword, selection) if has_engine else None
     if engine is not None:
         ids.update(ref.test_id for group in engine.groups for ref in group.tests)
     if not ids:
         what = f"-k {selection.keyword!r} matches no" if selection.keyword else f"{path}: no"
-        raise BadInput(f"{what} blockchain_test or engine fixture to verify")
+        verified = format_names(formats_where(lambda known: bool(known.verifiers)))
+        raise BadInput(f"{what} {', '.join(verified[:-1])} or {verified[-1]} fixture to verify")
     return Plan(blockchain, engine, len(ids), filled, gas)
+
+
+def verifiers_of(fixture: object) -> frozenset[Verifier]:
+    """The verifiers that read `fixture`'s format (the format registry says): none for a format no verifier reads."""
+    known = known_format(fixture_format(fixture)) if isinstance(fixture, dict) else None
+    return frozenset(Verifier(name) for name in known.verifiers) if known else frozenset()
 
 
 class _Progress:

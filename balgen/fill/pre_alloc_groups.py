@@ -22,7 +22,8 @@ from ..chain.builder import BuiltChain, genesis_header
 from ..chain.header import Header
 from ..chain.state_roots import StateRoots
 from ..ethereum.forks import Fork
-from ..fixtures.models import BlockchainEngineXFixture, format_dir
+from ..fixtures.files import PRE_ALLOC_FOLDER
+from ..fixtures.models import BlockchainEngineXFixture
 from ..fixtures.render import pre_alloc_group
 from ..model.family import PlannedWorkload
 from ..model.workload import Account, Address, Workload
@@ -136,7 +137,7 @@ def take_group_genesis(
 
 def group_file(output: Path, group: PreAllocGroupState) -> Path:
     """Where execution-spec-tests keeps a group: `blockchain_tests_engine_x/pre_alloc/<hash>.json`."""
-    return output / format_dir(BlockchainEngineXFixture.format_name) / "pre_alloc" / f"{group.group_hash}.json"
+    return output / BlockchainEngineXFixture.fixture_format.folder / PRE_ALLOC_FOLDER / f"{group.group_hash}.json"
 
 
 def background_file(output: Path, group: PreAllocGroupState) -> Path:

@@ -1,5 +1,5 @@
 """
-Filling: one workload in, its three fixture formats out, checked.
+Filling: one workload in, its fixtures out (each format `fixtures.render` declares), checked.
 
 A `FillSession` owns the t8n, a scratch folder and the pre-alloc group of
 one run (`pre_alloc_groups`). Filling a workload builds its chain on its own genesis (for
@@ -18,6 +18,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -40,12 +41,7 @@ from .checks import (
     traced_dependency_graph,
 )
 from ..plumbing.errors import BadInput, FillCheckFailed
-from ..fixtures.models import (
-    BlockchainEngineFixture, BlockchainEngineXFixture, BlockchainFixture, FixtureModel, format_dir,
-)
-from ..fixtures.render import (
-    RejectedBlock, blockchain_fixture, engine_fixture, engine_x_fixture, fixture_file_chunks, with_streamed_lists,
-)
+from ..fixtures.render import RENDERERS, FilledChains, RejectedBlock, fixture_file_chunks, with_streamed_lists
 from ..plumbing.spooled_json import RenderedValues
 from ..plumbing.streamed_json import StreamedObject
 from ..model.test_ids import INFO_KEY as TEST_ID_KEY, eest_test_id
@@ -356,20 +352,9 @@ class FillSession:
         info = {**self._info(workload), **access_list_info(workload, own), INFO_KEY: with_streamed_lists(graph.info())}
         own_rejected, shared_rejected = rejected_twin(workload, own), rejected_twin(workload, shared)
         pre = StreamedObject(lambda: iter_fixture_alloc(own.genesis_alloc_path), floatless=True)
-        # Each fixture is built only when its file is written, so one format's
-        # document is held at a time (at a billion gas each holds tens of
-        # thousands of transactions).
-        builders: list[tuple[type[FixtureModel], Callable[[], dict[str, Any]]]]
         if workload.large_state:
             # Gigabytes of post-state in three files would help no one: its root stands for it.
-            builders = [
-                (BlockchainFixture, lambda: blockchain_fixture(workload, own, None)),
-                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, None, own_rejected)),
-                (
-                    BlockchainEngineXFixture,
-                    lambda: engine_x_fixture(workload, shared, group.group_hash, None, shared_rejected),
-                ),
-            ]
+            filled = FilledChains(workload, own, shared, group.group_hash, None, None, own_rejected, shared_rejected)
         else:
             # Both post-states are streamed from sorted copies of t8n's allocs (an
             # applied chain's is written sorted): at a billion gas each holds tens
@@ -392,28 +377,24 @@ class FillSession:
                 ),
                 floatless=True,
             )
-            builders = [
-                (BlockchainFixture, lambda: blockchain_fixture(workload, own, own_post)),
-                (BlockchainEngineFixture, lambda: engine_fixture(workload, own, own_post, own_rejected)),
-                (
-                    BlockchainEngineXFixture,
-                    lambda: engine_x_fixture(workload, shared, group.group_hash, diff, shared_rejected),
-                ),
-            ]
-        if workload.invalid_access_list is not None:
-            # A blockchain_test would hold the valid chain only: the rejection is the engine fixtures' point.
-            builders = [(model, build) for model, build in builders if model is not BlockchainFixture]
+            filled = FilledChains(workload, own, shared, group.group_hash, own_post, diff, own_rejected, shared_rejected)
         folder = gas_folder(workload.fork, workload.gas_benchmark_value, self.all_gas_values)
         with RenderedValues(work / "rendered") as values:
             pending: list[tuple[Path, Iterable[str]]] = []
-            for model, build in builders:
-                format_name = model.format_name  # type: ignore[attr-defined]
-                path = self.output / format_dir(format_name) / folder / workload.family / f"{workload.name}.json"
-                test_id = eest_test_id(test_function, workload, format_name)
+            for model, render in RENDERERS.items():
+                written = model.fixture_format
+                if workload.invalid_access_list is not None and not written.holds_rejections:
+                    continue  # it would hold the valid chain only: the rejection is the point
+                path = self.output / written.folder / folder / workload.family / f"{workload.name}.json"
+                test_id = eest_test_id(test_function, workload, written.name)
                 fixture_info = {**info, TEST_ID_KEY: test_id}
-                if model is BlockchainEngineXFixture and self.background is not None and not workload.large_state:
+                if written.pre_in_group and self.background is not None and not workload.large_state:
                     fixture_info[BACKGROUND_INFO_KEY] = self.background_info(workload, shared, group, work)
-                pending.append((path, fixture_chunks(workload.name, format_name, build, fixture_info, values, pre)))
+                # Each fixture is built only when its file is written, so one format's
+                # document is held at a time (at a billion gas each holds tens of
+                # thousands of transactions).
+                build = partial(render, filled)
+                pending.append((path, fixture_chunks(workload.name, written.name, build, fixture_info, values, pre)))
             if not group.written:
                 pending.append((group_file(self.output, group), group_json(workload.fork, group)))
                 if self.background is not None and not workload.large_state:

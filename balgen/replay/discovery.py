@@ -41,14 +41,15 @@ from ..ethereum.chain_constants import CHAIN_ID
 from ..plumbing.command_line import keyword_matcher, matches
 from ..plumbing.errors import BadInput
 from ..fixtures.files import (
-    ENGINE,
-    ENGINE_X,
     find_pre_alloc,
     fixture_files,
     fixture_format,
+    format_names,
+    formats_where,
     pre_hash_of,
     string_field,
 )
+from ..fixtures.formats import FORMATS, FixtureFormat
 from ..fixtures.models import FixtureAccount, FixtureConfig, FixtureEnvironment, FixtureGenesisHeader
 from ..fixtures.reading import StreamedPre, read_fixture_document, validated, validated_value
 from ..ethereum.hextypes import Hash32, Uint64, data_hex
@@ -56,19 +57,14 @@ from ..model.test_ids import INFO_KEY as TEST_ID_KEY
 from ..plumbing.printable import check_test_id
 from .engine_payloads import PayloadDirective, is_timed_rejection, parse_payload_directives
 
-REPLAYABLE_FORMATS = (ENGINE, ENGINE_X)
+REPLAYABLE = formats_where(lambda known: known.replayable)
+REPLAYABLE_FORMATS = format_names(REPLAYABLE)
 
-NOT_REPLAYABLE_FORMATS = (
-    "blockchain_test",
-    "blockchain_test_sync",
-    "blockchain_test_stateful_engine",
-    "state_test",
-    "transaction_test",
-)
+NOT_REPLAYABLE_FORMATS = format_names(formats_where(lambda known: not known.replayable))
 """Formats that are fixtures but carry no Engine API payloads a fresh client
 can take (or need a snapshot balgen does not have): skipped with a note."""
 
-FORMAT_CHOICES = {"auto": REPLAYABLE_FORMATS, "engine": (ENGINE,), "engine_x": (ENGINE_X,)}
+FORMAT_CHOICES = {"auto": REPLAYABLE_FORMATS, **{known.short_name: (known.name,) for known in REPLAYABLE}}
 """`--format` values and the fixture formats each replays."""
 
 
@@ -379,7 +375,7 @@ class GenesisResolver:
         self._pre_allocs: dict[Path, GenesisSource] = {}
 
     def genesis_of(self, ref: FixtureRef, fixture: Mapping[str, Any], test: ReplayTest) -> GenesisSource:
-        if ref.format == ENGINE:
+        if not _format(ref).pre_in_group:
             return _engine_genesis(ref, fixture, test)
         return self.group_genesis(ref.path, ref.test_id, fixture, test.network, test.payloads[0].parent_hash)
 
@@ -448,20 +444,28 @@ def over_background_state(fixture: Mapping[str, Any]) -> bool:
     return isinstance(info, Mapping) and BACKGROUND_INFO_KEY in info
 
 
+def _format(ref: FixtureRef) -> FixtureFormat:
+    """The registered format of a ref (discovery makes refs of registered replayable formats only)."""
+    return FORMATS[ref.format]
+
+
 def _prefer_engine_x(refs: list[FixtureRef], notes: list[str]) -> list[FixtureRef]:
     """
     Drop `blockchain_test_engine` fixtures whose test also comes as
-    `blockchain_test_engine_x`: a fill writes both, and replaying both would
-    run every test twice. engine_x is kept because it shares one client per
+    `blockchain_test_engine_x` (generally: in a format whose pre-state is a
+    shared pre-alloc group): a fill writes both, and replaying both would run
+    every test twice. engine_x is kept because it shares one client per
     genesis group (and is what benchmarkoor replays).
     """
-    engine_x_ids = {ref.test_id for ref in refs if ref.format == ENGINE_X}
-    kept = [ref for ref in refs if not (ref.format == ENGINE and ref.test_id in engine_x_ids)]
-    dropped = len(refs) - len(kept)
-    if dropped:
-        notes.append(
-            f"{dropped} {ENGINE} fixtures skipped: the same tests are replayed as {ENGINE_X}"
-        )
+    grouped = {ref.test_id: ref.format for ref in refs if _format(ref).pre_in_group}
+    kept = [ref for ref in refs if _format(ref).pre_in_group or ref.test_id not in grouped]
+    dropped: dict[tuple[str, str], int] = {}
+    for ref in refs:
+        if not _format(ref).pre_in_group and ref.test_id in grouped:
+            key = (ref.format, grouped[ref.test_id])
+            dropped[key] = dropped.get(key, 0) + 1
+    for (skipped, replayed), count in dropped.items():
+        notes.append(f"{count} {skipped} fixtures skipped: the same tests are replayed as {replayed}")
     return kept
 
 
@@ -497,7 +501,7 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
                 continue
             if ref.format not in FORMAT_CHOICES[formats]:
                 continue
-            if ref.format == ENGINE_X and over_background_state(fixture):
+            if _format(ref).pre_in_group and over_background_state(fixture):
                 over_background.append(ref.test_id)
                 continue
             test = parse_test(ref, fixture)
@@ -506,21 +510,23 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
     for name, count in sorted(skipped.items()):
         notes.append(f"{count} {name} fixtures skipped: no Engine API payloads to replay")
     if over_background:
-        if formats == "engine_x":
+        grouped = " or ".join(known.name for known in REPLAYABLE if known.pre_in_group)
+        own = " or ".join(known.name for known in REPLAYABLE if not known.pre_in_group)
+        if all(FORMATS[name].pre_in_group for name in FORMAT_CHOICES[formats]):
             raise BadInput(
                 f"{over_background[0]}: its genesis is a background state (`_info.background-state`), which "
-                f"balgen cannot replay into yet; replay its {ENGINE} twin (docs/state.md)"
+                f"balgen cannot replay into yet; replay its {own} twin (docs/state.md)"
             )
         notes.append(
-            f"{len(over_background)} {ENGINE_X} fixtures skipped: their genesis is a background state, which balgen "
-            f"cannot replay into yet; their {ENGINE} twins run on their own genesis (docs/state.md)"
+            f"{len(over_background)} {grouped} fixtures skipped: their genesis is a background state, which balgen "
+            f"cannot replay into yet; their {own} twins run on their own genesis (docs/state.md)"
         )
     kept = set(_prefer_engine_x(candidates, notes) if formats == "auto" else candidates)
     _check_unique(list(kept))
     if not kept:
         if keyword is not None:
             raise BadInput(f"-k {keyword!r} matches no replayable fixture under {path}")
-        raise BadInput(f"{path}: no {ENGINE} or {ENGINE_X} fixtures")
+        raise BadInput(f"{path}: no {' or '.join(REPLAYABLE_FORMATS)} fixtures")
     groups = _grouped((ref, genesis) for ref, genesis in selected if ref in kept)
     return Suite(groups=groups, notes=tuple(notes))
 
