@@ -117,3 +117,38 @@ def test_every_stop_signal_unwinds_as_ctrl_c_does(stop: signal.Signals) -> None:
     assert stop_exit_code(raised.value) == 128 + stop
     assert stop_name(raised.value) == f"terminated ({stop.name})"
     assert signal.getsignal(stop) is before
+
+
+SELECTING_COMMANDS = {
+    "fill": ("balgen.commands.fill", "fill_parser"),
+    "inspect": ("balgen.commands.inspect", "inspect_parser"),
+    "replay": ("balgen.commands.replay", "replay_parser"),
+    "genesis": ("balgen.commands.genesis", "genesis_parser"),
+    "verify": ("balgen.commands.verify", "verify_parser"),
+    "export": ("balgen.commands.export", "spamoor_parser"),
+}
+"""The commands that select tests, and their parsers."""
+
+
+@pytest.mark.parametrize("command", sorted(SELECTING_COMMANDS))
+def test_every_selecting_command_takes_the_one_k_option(command: str) -> None:
+    """One definition of `-k`: the same metavar, default and help in every command's `--help`."""
+    import importlib
+
+    from balgen.plumbing.command_line import KEYWORD_HELP
+
+    module, function = SELECTING_COMMANDS[command]
+    parser = getattr(importlib.import_module(module), function)()
+    (option,) = [action for action in parser._actions if "-k" in action.option_strings]
+    assert (option.dest, option.metavar, option.default, option.help) == ("keyword", "EXPR", None, KEYWORD_HELP)
+
+
+def test_export_selects_workloads_with_the_same_k_grammar_as_fill() -> None:
+    from balgen.ethereum.forks import AMSTERDAM
+    from balgen.generators.catalog import all_planned_workloads
+    from balgen.model.workload import Placement
+
+    names = {p.name for p in all_planned_workloads(AMSTERDAM, [1_000_000, 60_000_000], Placement.BLOCKS, "serial_chain and not 60M")}
+    assert names == {"serial_chain-max-1M", "serial_chain-half-1M", "serial_chain-greedy-1M"}
+    with pytest.raises(BadInput, match=r"-k 'serial\*': unexpected '\*'"):
+        all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS, "serial*")

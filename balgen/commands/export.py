@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser
+from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, add_keyword_option
 from ..plumbing.errors import BadInput
 from ..fill.options import DEFAULT_GAS_BENCHMARK_VALUES, parse_gas_benchmark_values
 from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
@@ -41,9 +41,7 @@ def spamoor_parser() -> argparse.ArgumentParser:
         prog="balgen export spamoor",
         description="Write every selected workload as a `spamoor run` file, its payloads, and all.yaml.",
     )
-    parser.add_argument(
-        "-k", dest="keyword", metavar="EXPR", help="only workloads whose name matches EXPR (glob or substring)"
-    )
+    add_keyword_option(parser)
     parser.add_argument(
         "--gas-benchmark-values", metavar="LIST", default=DEFAULT_GAS_BENCHMARK_VALUES, help="gas values in millions, e.g. 30,60"
     )

@@ -23,7 +23,7 @@ from ..chain.header import has_block_access_list
 from ..chain.t8n import TransitionTool
 from ..clients.kinds.geth import empty_genesis
 from ..model.state_recipe import parse_recipe
-from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, keyword_matcher, matches
+from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, add_keyword_option, keyword_matcher, matches
 from ..plumbing.errors import BadInput
 from ..fill.options import DEFAULT_GAS_BENCHMARK_VALUES, DEFAULT_OUTPUT, parse_gas_benchmark_values
 from ..ethereum.forks import DEFAULT_FORK, FORKS, Fork, fork_by_name
@@ -62,7 +62,7 @@ def fill_parser() -> argparse.ArgumentParser:
         help="put the engine_x fixtures' shared genesis into a background state: a preset (balgen state presets) "
         "or accounts=N,slots=M[,seed=S,...]; built once and cached",
     )
-    parser.add_argument("-k", dest="keyword", default=None, help="only fixtures whose name matches EXPR")
+    add_keyword_option(parser)
     parser.add_argument("-n", dest="workers", default=None, help="parallel workers (pytest-xdist)")
     parser.add_argument(
         "--verify", action="store_true", help="then check what was written with balgen verify (geth, revm, engine)"

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..clients.genesis_files import GenesisFormat, write_client_genesis
 from ..clients.presets import ClientPreset, start_instructions
-from ..plumbing.command_line import OneLineParser
+from ..plumbing.command_line import OneLineParser, add_keyword_option
 from ..plumbing.errors import BadInput
 from ..fixtures.files import format_names, formats_where
 from ..plumbing.output_files import staged_folder, write_text_atomically
@@ -53,7 +53,7 @@ def genesis_parser() -> argparse.ArgumentParser:
         description="Write each genesis group's genesis file for an execution client.",
     )
     parser.add_argument("path", type=Path, help="fixture file or folder")
-    parser.add_argument("-k", dest="keyword", default=None, help="only tests whose id matches EXPR (pytest -k syntax)")
+    add_keyword_option(parser)
     add_client_choice(parser, several=True)
     parser.add_argument("--output", type=Path, required=True, help="folder to write into (created)")
     parser.add_argument(

@@ -26,7 +26,7 @@ from ..analysis.fixture_chain import chain_format, fixture_chain, fixture_networ
 from ..fixtures.formats import FixtureFormat
 from ..analysis.retrace import retrace
 from ..chain.t8n import TransitionTool, probe_version
-from ..plumbing.command_line import OneLineParser, keyword_matcher, matches
+from ..plumbing.command_line import OneLineParser, add_keyword_option, keyword_matcher, matches
 from ..plumbing.errors import BadInput
 from ..fixtures.files import ENGINE_X, fixture_files
 from ..fixtures.reading import read_fixture_document
@@ -58,7 +58,7 @@ def inspect_parser() -> argparse.ArgumentParser:
         description="Show the dependency graph of each fixture's benchmark block.",
     )
     parser.add_argument("path", type=Path, help="a fixture file or a folder of them")
-    parser.add_argument("-k", dest="keyword", default=None, help="only fixtures whose name matches EXPR (pytest -k syntax)")
+    add_keyword_option(parser)
     parser.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help="draw the graphs into this image")
     parser.add_argument("--evm-bin", type=Path, default=None, help="t8n binary for tracing (default: pinned go-ethereum evm)")
     parser.add_argument("--retrace", action="store_true", help="trace with t8n even when the fixture records its graph")

@@ -32,6 +32,7 @@ from ..clients.jwt_auth import read_jwt_secret
 from ..plumbing.command_line import (
     BAD_INPUT_EXIT_CODE,
     OneLineParser,
+    add_keyword_option,
     wide_console,
 )
 from ..plumbing.errors import BadInput
@@ -68,7 +69,7 @@ def replay_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("path", type=Path, help="fixture file or folder")
-    parser.add_argument("-k", dest="keyword", default=None, help="only tests whose id matches EXPR (pytest -k syntax)")
+    add_keyword_option(parser)
     parser.add_argument(
         "--format",
         choices=tuple(FORMAT_CHOICES),

@@ -28,7 +28,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..plumbing.command_line import KeywordExpression, OneLineParser, keyword_matcher, matches, wide_console
+from ..plumbing.command_line import (
+    KeywordExpression, OneLineParser, add_keyword_option, keyword_matcher, matches, wide_console,
+)
 from ..plumbing.errors import BadInput
 from ..fixtures.files import fixture_files, fixture_format, format_names, formats_where, known_format
 from ..fixtures.reading import read_fixture_document
@@ -58,7 +60,7 @@ def verify_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("path", type=Path, help="fixture file or folder (balgen's or execution-spec-tests')")
-    parser.add_argument("-k", dest="keyword", default=None, help="only tests whose id matches EXPR (pytest -k syntax)")
+    add_keyword_option(parser)
     parser.add_argument(
         "--without",
         default="",

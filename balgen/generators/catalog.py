@@ -7,11 +7,11 @@ family added to the catalog is filled, exported and shown everywhere at once.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from typing import Iterator, Sequence
 
 from ..ethereum.forks import Fork
+from ..plumbing.command_line import keyword_matcher, matches
 from .code_set import DEFAULT_CODE_SIZES
 from ..model.family import Family, PlannedWorkload
 from ..model.workload import FillLevel, Placement, WorkloadParams
@@ -50,7 +50,7 @@ _WORDS = re.compile(r"[A-Za-z0-9_.]+")
 
 def named_in(family: Family, selection: str | None) -> bool:
     """
-    Whether a `-k` expression or name pattern asks for `family` by name: a
+    Whether a `-k` expression asks for `family` by name: a
     default family always, an opt-in one when a word of `selection` is part
     of its name and of no default family's (`-k invalid_bal`, `-k bal_bound`;
     `-k prefetch` leaves `invalid_bal_prefetch` out).
@@ -90,20 +90,18 @@ def all_planned_workloads(
     fork: Fork,
     gas_benchmark_values: Sequence[int],
     placement: Placement,
-    pattern: str | None = None,
+    keyword: str | None = None,
     code_sizes: Sequence[str] = DEFAULT_CODE_SIZES,
 ) -> list[PlannedWorkload]:
     """
-    Every workload of every family, optionally only names matching a glob or
-    substring; the opt-in families only when the pattern names them (`named_in`).
+    Every workload of every family, optionally only the names a `-k` expression
+    matches (as `balgen fill` selects); the opt-in families only when it names them (`named_in`).
     """
-    planned = [
+    expression = keyword_matcher(keyword)
+    return [
         p
         for family in families()
-        if named_in(family, pattern)
+        if named_in(family, keyword)
         for p in planned_workloads(family, fork, gas_benchmark_values, placement, code_sizes)
+        if matches(expression, p.name)
     ]
-    if pattern is None:
-        return planned
-    glob = pattern if any(c in pattern for c in "*?[") else f"*{pattern}*"
-    return [p for p in planned if fnmatch.fnmatchcase(p.name, glob)]

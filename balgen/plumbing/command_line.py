@@ -94,6 +94,17 @@ def keyword_matcher(expression: str | None) -> KeywordExpression | None:
         ) from None
 
 
+KEYWORD_HELP = (
+    "only the tests whose name matches EXPR, as pytest's -k: case-insensitive words joined by "
+    "and, or, not and parentheses (e.g. -k 'serial_chain and not 60M')"
+)
+
+
+def add_keyword_option(parser: argparse.ArgumentParser) -> None:
+    """`-k EXPR`, the one selection every command takes (`args.keyword`; None when not given)."""
+    parser.add_argument("-k", dest="keyword", metavar="EXPR", default=None, help=KEYWORD_HELP)
+
+
 def matches(expression: KeywordExpression | None, test_id: str) -> bool:
     """Whether a test id matches `-k`, case-insensitively by substring, as pytest does."""
     return expression is None or expression(test_id.lower())
