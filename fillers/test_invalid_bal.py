@@ -1,28 +1,25 @@
 """
 Fillers for `invalid_bal_<family>` (opt-in, `-k invalid_bal`): a benchmark block sent first with an
-access list that lies, which the client must reject, then as it is.
+access list that lies, which the client must reject, then as it is. One filler per family whose
+declaration says its block gets invalid twins (`Family.lies_it_cannot_tell`).
 """
 
 import pytest
 
 from balgen.generators import invalid_bal
-
-MIXED_DEP, STATE_ROOT, PREFETCH = invalid_bal.FAMILIES
-
-
-@pytest.mark.workload(family=MIXED_DEP)
-def test_invalid_bal_mixed_dep(workload, fill):
-    """mixed_dep's benchmark block, first with a lying access list."""
-    fill(workload)
+from balgen.generators.catalog import families
+from balgen.model.family import Family
 
 
-@pytest.mark.workload(family=STATE_ROOT)
-def test_invalid_bal_state_root(workload, fill):
-    """state_root's benchmark block, first with a lying access list."""
-    fill(workload)
+def _filler(family: Family):
+    @pytest.mark.workload(family=family)
+    def filler(workload, fill):
+        fill(workload)
+
+    filler.__name__ = filler.__qualname__ = f"test_{family.name}"
+    filler.__doc__ = f"{family.name.removeprefix(invalid_bal.FAMILY_PREFIX)}'s benchmark block, first with a lying access list."
+    return filler
 
 
-@pytest.mark.workload(family=PREFETCH)
-def test_invalid_bal_prefetch(workload, fill):
-    """prefetch's benchmark block, first with a lying access list."""
-    fill(workload)
+for _family in invalid_bal.twins(families()):
+    globals()[f"test_{_family.name}"] = _filler(_family)

@@ -46,7 +46,7 @@ def variants(family: Family) -> tuple[str | None, ...]:
     return ("0.5KB",) if family.sized_by_code else family.variants
 
 
-@pytest.mark.parametrize("family", [f for f in families() if f not in invalid_bal.FAMILIES], ids=lambda family: family.name)
+@pytest.mark.parametrize("family", [f for f in families() if f not in invalid_bal.twins(families())], ids=lambda family: family.name)
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_export_groups_are_the_traced_graphs_components(t8n: TransitionTool, family: Family, data: st.DataObject) -> None:

@@ -16,8 +16,8 @@ import rlp
 
 from balgen.chain.bal import AccountChanges, encoded_list, iter_block_access_list
 from balgen.chain.invalid_block import CorruptionImpossible, corrupted_list, encoded_account
-from balgen.generators.catalog import all_planned_workloads, family_by_name
-from balgen.generators.invalid_bal import FAMILIES
+from balgen.generators.catalog import all_planned_workloads, families, family_by_name
+from balgen.generators.invalid_bal import FAMILY_PREFIX
 from balgen.ethereum.forks import AMSTERDAM
 from balgen.model.invalid_access_list import Corruption, HeaderHash, InvalidAccessList, every_invalid_access_list
 from balgen.model.workload import FillLevel, Placement, WorkloadParams
@@ -137,7 +137,8 @@ def test_the_invalid_families_are_opt_in_and_selected_by_name() -> None:
     default = {planned.name for planned in all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS)}
     assert not any(name.startswith("invalid_bal") or name.startswith("bal_bound") for name in default)
     named = all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS, "invalid_bal")
-    assert {planned.family.name for planned in named} == {family.name for family in FAMILIES}
+    declaring = {FAMILY_PREFIX + family.name for family in families() if family.lies_it_cannot_tell is not None}
+    assert {planned.family.name for planned in named} == declaring == {"invalid_bal_mixed_dep", "invalid_bal_state_root", "invalid_bal_prefetch"}
     prefetch = all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS, "prefetch")
     assert {planned.family.name for planned in prefetch} == {"prefetch"}, "a base family's name does not opt in"
     assert {p.family.name for p in all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS, "invalid_bal_prefetch-max")} == {

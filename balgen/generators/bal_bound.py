@@ -25,11 +25,11 @@ from ..ethereum.bytecode import (
 )
 from ..ethereum.forks import Fork
 from ..ethereum.keccak import keccak
-from ..model.keys import sender
-from ..model.workload import Address, Regenerated, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..model.workload import Address, Regenerated, TxAccess, Workload, WorkloadParams
 from ..model.family import Family
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
-from .placement import ContractSpec, funded, place_contracts
+from .benchmark_calls import calls_to, fresh_sender_workload, fresh_senders
+from .placement import ContractSpec, place_contracts
 from .schedule import block_size_note
 
 VARIANTS = ("slots", "accounts")
@@ -114,22 +114,18 @@ def bal_bound(params: WorkloadParams) -> Workload:
     )
     placed = place_contracts(name, [ContractSpec("reader", runtime(variant, first))], params.placement, fork)
     (reader,) = placed.addresses
-    senders = [sender(name, "sender", index) for index in range(len(planned))]
-    txs = [
-        TxSpec(sender=s, nonce=0, to=reader, data=tx.data, gas_limit=tx.gas_limit) for tx, s in zip(planned, senders)
-    ]
+    senders = [s.address for s in fresh_senders(name, len(planned))]
     units = [tx.units for tx in planned]
     reads = sum(units)
     # Every read key, the reader, each sender and the fee recipient: the system calls' few add to it.
     items = reads + 1 + len(senders) + 1
     bound = fork.max_bal_items(params.gas_benchmark_value)
-    return benchmark_workload(
+    return fresh_sender_workload(
         "bal_bound",
         params,
-        {**placed.pre, **funded(s.address for s in senders)},
-        placed.setup_blocks,
-        txs,
-        Regenerated(len(planned), lambda: read_accesses(reader, variant, first, [s.address for s in senders], units)),
+        placed,
+        calls_to(reader, planned),
+        Regenerated(len(planned), lambda: read_accesses(reader, variant, first, senders, units)),
         cold_reads=reads,
         workload_items=items,
         item_bound=bound,

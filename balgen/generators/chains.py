@@ -20,7 +20,7 @@ from ..model.keys import sender
 from ..model.workload import Regenerated, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from .keccak_loop import KeccakLoop
 from .placement import ContractSpec, funded, place_contracts
-from .schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
+from .schedule import block_size_note, calls_capacity, tx_schedule
 
 SHARED_SLOT = 0
 INITIAL_SLOT_VALUE = 1
@@ -87,7 +87,7 @@ def chain_workload(
     fork = params.fork
     name = params.fixture_name(family)
     intrinsic = fork.intrinsic_gas(b"")
-    capacity = block_tx_capacity(fork, envelope_bytes(fork, b""))
+    capacity = calls_capacity(fork, b"")
     schedule = tx_schedule(
         params.gas_benchmark_value,
         intrinsic + contract.min_execution_gas(),

@@ -22,12 +22,12 @@ from __future__ import annotations
 from functools import cached_property
 
 from ..ethereum.bytecode import BALANCE, COINBASE, MSTORE, PUSH0, STOP, Item, assemble, static_gas
-from ..model.keys import sender
-from ..model.workload import Regenerated, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..model.workload import Regenerated, TxAccess, Workload, WorkloadParams
 from ..model.family import Family
+from .benchmark_calls import BenchmarkCall, fresh_sender_workload
 from .keccak_loop import KeccakLoop, reserve_for
-from .placement import ContractSpec, funded, place_contracts
-from .schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
+from .placement import ContractSpec, place_contracts
+from .schedule import block_size_note, calls_capacity, tx_schedule
 
 READ_FEE_RECIPIENT: list[Item] = [COINBASE, BALANCE, PUSH0, MSTORE]
 """mem[0] = the coinbase's balance: every fee credited so far, the keccak loop's seed."""
@@ -58,7 +58,7 @@ def coinbase_serialization(params: WorkloadParams) -> Workload:
     fork = params.fork
     name = params.fixture_name("coinbase_serialization")
     contract = CoinbaseReader(params)
-    capacity = block_tx_capacity(fork, envelope_bytes(fork, b""))
+    capacity = calls_capacity(fork, b"")
     schedule = tx_schedule(
         params.gas_benchmark_value,
         fork.intrinsic_gas(b"") + contract.min_execution_gas(),
@@ -68,15 +68,12 @@ def coinbase_serialization(params: WorkloadParams) -> Workload:
     )
     placed = place_contracts(name, [ContractSpec("coinbase_reader", contract.runtime)], params.placement, fork)
     (target,) = placed.addresses
-    senders = [sender(name, "sender", index) for index in range(len(schedule))]
-    txs = [TxSpec(sender=s, nonce=0, to=target, data=b"", gas_limit=gas) for s, gas in zip(senders, schedule)]
-    return benchmark_workload(
+    return fresh_sender_workload(
         "coinbase_serialization",
         params,
-        {**placed.pre, **funded(s.address for s in senders)},
-        placed.setup_blocks,
-        txs,
-        Regenerated(len(txs), lambda: (READ for _ in range(len(txs)))),
+        placed,
+        [BenchmarkCall(target, b"", gas) for gas in schedule],
+        Regenerated(len(schedule), lambda: (READ for _ in range(len(schedule)))),
         tx_gas_limits=sorted(set(schedule)),
         loop_reserve=contract.loop.reserve,
         **block_size_note(len(schedule), capacity),

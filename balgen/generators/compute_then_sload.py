@@ -22,11 +22,11 @@ from ..ethereum.bytecode import (
     PushLabel, assemble, push, push_fixed, static_gas,
 )
 from ..ethereum.forks import Fork
-from ..model.keys import sender
-from ..model.workload import Regenerated, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..model.workload import Regenerated, Workload, WorkloadParams
 from ..model.family import Family
+from .benchmark_calls import calls_to, checked_variant, fresh_sender_workload
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
-from .placement import funded, place_contracts
+from .placement import place_contracts
 from .schedule import block_size_note
 from .slot_range import (
     BUILD, CURSOR_SLOT, DISPATCH, FIRST_SLOT, READ_LOOP, loop_exit_gas, range_accesses, read_iteration_gas,
@@ -61,9 +61,7 @@ def runtime(rounds: int) -> bytes:
 
 def compute_share(variant: str | None) -> int:
     """`compute_Npct` -> N."""
-    if variant not in VARIANTS:
-        raise ValueError(f"compute_then_sload variant must be one of {VARIANTS}, not {variant!r}")
-    return int(variant.removeprefix("compute_").removesuffix("pct"))
+    return int(checked_variant("compute_then_sload", VARIANTS, variant).removeprefix("compute_").removesuffix("pct"))
 
 
 def compute_iteration_gas() -> int:
@@ -99,18 +97,13 @@ def compute_then_sload(params: WorkloadParams) -> Workload:
     total = sum(counts)
     placed = place_contracts(name, [slot_range_contract(fork, "compute_then_sload", runtime(rounds), FIRST_SLOT, total)], params.placement, fork)
     (target,) = placed.addresses
-    senders = [sender(name, "sender", index) for index in range(len(planned))]
-    txs = [
-        TxSpec(sender=s, nonce=0, to=target, data=tx.data, gas_limit=tx.gas_limit) for tx, s in zip(planned, senders)
-    ]
     starts = list(accumulate(counts[:-1], initial=FIRST_SLOT))
     afters = [start + count for start, count in zip(starts, counts)]
-    return benchmark_workload(
+    return fresh_sender_workload(
         "compute_then_sload",
         params,
-        {**placed.pre, **funded(s.address for s in senders)},
-        placed.setup_blocks,
-        txs,
+        placed,
+        calls_to(target, planned),
         Regenerated(len(planned), lambda: range_accesses(target, starts, counts, afters)),
         cold_reads=total,
         reads_per_tx=sorted(set(counts)),

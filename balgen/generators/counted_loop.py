@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..ethereum.forks import Fork
 from ..model.workload import FillLevel
-from .schedule import block_tx_capacity, envelope_bytes, unit_schedule
+from .schedule import calls_capacity, unit_schedule
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def counted_transactions(
 
 def counted_capacity(fork: Fork, calldata: Callable[[int, int, int], bytes]) -> int | None:
     """How many counted transactions fit in a block under EIP-7934 (their calldata is fixed-size words)."""
-    return block_tx_capacity(fork, envelope_bytes(fork, calldata(0, 1, 0)))
+    return calls_capacity(fork, calldata(0, 1, 0))
 
 
 def word(value: int) -> bytes:

@@ -33,16 +33,14 @@ from ..ethereum.bytecode import (
 )
 from ..ethereum.forks import Fork
 from ..ethereum.keccak import keccak
-from ..model.keys import sender
-from ..model.workload import (
-    Address, Regenerated, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload,
-)
+from ..model.workload import Address, Regenerated, TxAccess, Workload, WorkloadParams
 from ..model.family import Family
+from .benchmark_calls import BenchmarkCall, fresh_sender_workload
 from .counted_loop import word
 from .deterministic_deployment import deterministic_address
 from .keccak_loop import KeccakLoop, reserve_for
-from .placement import ContractSpec, SetupCall, funded, place_contracts, setup_chunks
-from .schedule import block_size_note, block_tx_capacity, envelope_bytes, tx_schedule
+from .placement import ContractSpec, SetupCall, place_contracts, setup_call_gas, setup_calls
+from .schedule import block_size_note, calls_capacity, tx_schedule
 from .slot_range import CURSOR_SLOT, DISPATCH, FIRST_SLOT, loop_exit_gas, slot_loop
 
 MAX_CALL_DEPTH = 100
@@ -206,15 +204,16 @@ def entry_step_gas(fork: Fork) -> int:
 
 def entry_calls(fork: Fork, entries: list[Address]) -> tuple[SetupCall, ...]:
     """Setup calls writing the entry table, in chunks a transaction holds."""
-    calls = []
     step = entry_step_gas(fork)
-    for chunk in setup_chunks(list(range(len(entries))), step):
+
+    def write(chunk: list[int]) -> SetupCall:
         first = FIRST_SLOT + chunk[0]
         values = [int.from_bytes(entries[index], "big") for index in chunk]
         data = word(len(chunk)) + word(first) + b"".join(word(value) for value in values)
-        limit = fork.intrinsic_gas(data) + 1_000 + len(chunk) * step
-        calls.append(SetupCall(data, limit, {first + offset: value for offset, value in enumerate(values)}))
-    return tuple(calls)
+        writes = {first + offset: value for offset, value in enumerate(values)}
+        return SetupCall(data, setup_call_gas(fork, data, len(chunk), step), writes)
+
+    return setup_calls(list(range(len(entries))), step, write)
 
 
 def dispatcher_contract(fork: Fork, name: str, entries: list[Address]) -> ContractSpec:
@@ -242,7 +241,7 @@ def cross_contract_chase(params: WorkloadParams) -> Workload:
     depth = chain_depth(fork, params.gas_benchmark_value)
     chase = ChaseGas(fork, depth)
     intrinsic = fork.intrinsic_gas(word(1))
-    capacity = block_tx_capacity(fork, envelope_bytes(fork, word(1)))
+    capacity = calls_capacity(fork, word(1))
     schedule = tx_schedule(
         params.gas_benchmark_value, intrinsic + chase.least_gas(1), fork.tx_gas_cap(params.gas_benchmark_value),
         params.fill, capacity,
@@ -256,23 +255,17 @@ def cross_contract_chase(params: WorkloadParams) -> Workload:
     )
     dispatcher_address = placed.addresses[0]
     chains = [placed.addresses[1 + index * depth : 1 + (index + 1) * depth] for index in range(len(contracts))]
-    senders = [sender(name, "sender", index) for index in range(len(schedule))]
-    txs = [
-        TxSpec(sender=s, nonce=0, to=dispatcher_address, data=word(count), gas_limit=gas)
-        for s, count, gas in zip(senders, per_tx, schedule)
-    ]
-    return benchmark_workload(
+    return fresh_sender_workload(
         "cross_contract_chase",
         params,
-        {**placed.pre, **funded(s.address for s in senders)},
-        placed.setup_blocks,
-        txs,
-        Regenerated(len(txs), lambda: chase_accesses(dispatcher_address, [list(chain) for chain in chains], per_tx)),
+        placed,
+        [BenchmarkCall(dispatcher_address, word(count), gas) for count, gas in zip(per_tx, schedule)],
+        Regenerated(len(schedule), lambda: chase_accesses(dispatcher_address, [list(chain) for chain in chains], per_tx)),
         chain_depth=depth,
         chains=len(contracts),
         chains_per_tx=sorted(set(per_tx)),
         chain_contracts=len(contracts) * depth,
-        **block_size_note(len(txs), capacity),
+        **block_size_note(len(schedule), capacity),
     )
 
 

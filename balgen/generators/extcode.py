@@ -28,9 +28,9 @@ from ..ethereum.bytecode import (
 )
 from ..plumbing.errors import FillCheckFailed
 from ..ethereum.forks import Fork
-from ..model.keys import sender
-from ..model.workload import Address, AddressReference, Placement, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..model.workload import Address, AddressReference, Placement, TxAccess, Workload, WorkloadParams
 from ..model.family import Family
+from .benchmark_calls import calls_to, fresh_sender_workload
 from .code_set import (
     CODE_SIZES, ContractSet, code_size_bytes, creation_gas, factory_calldata, factory_fixed_gas, factory_runtime,
     init_code_hash, runtime_code,
@@ -39,7 +39,7 @@ from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions
 from .schedule import block_size_note
 from ..ethereum.gas_costs import words
 from .deterministic_deployment import deterministic_address, deterministic_salt
-from .placement import SETUP_TX_GAS_LIMIT, ContractSpec, SetupCall, funded, place_contracts, placed_addresses
+from .placement import ContractSpec, SetupCall, place_contracts, placed_addresses, setup_calls
 
 OPCODES = ("extcodesize", "extcodehash", "extcodecopy")
 NEXT_SALT_SLOT = 0
@@ -144,23 +144,21 @@ def factory_calls(fork: Fork, contracts: ContractSet) -> tuple[SetupCall, ...]:
     per_contract = creation_gas(fork, contracts.size)
     # The 63/64 rule keeps back a share of the gas at each CREATE2.
     per_contract += -(-per_contract // 63) + 1000
-    per_call = max(1, (SETUP_TX_GAS_LIMIT - fixed) // per_contract)
-    calls = []
-    for first in range(0, contracts.count, per_call):
-        count = min(per_call, contracts.count - first)
+
+    def create(chunk: list[int]) -> SetupCall:
+        first, count = chunk[0], len(chunk)
         limit = fixed + count * per_contract
         if fork.max_tx_gas_limit is not None and limit > fork.max_tx_gas_limit:
             raise FillCheckFailed(f"creating one {contracts.size}-byte contract needs {limit} gas, above {fork.name}'s limit")
-        calls.append(
-            SetupCall(
-                factory_calldata(first, count),
-                limit,
-                {},
-                created=contracts.created(range(first, first + count)),
-                created_code_bytes=count * contracts.size,
-            )
+        return SetupCall(
+            factory_calldata(first, count),
+            limit,
+            {},
+            created=contracts.created(range(first, first + count)),
+            created_code_bytes=count * contracts.size,
         )
-    return tuple(calls)
+
+    return setup_calls(list(range(contracts.count)), per_contract, create, fixed_gas=fixed)
 
 
 def extcode(params: WorkloadParams, opcode: str) -> Workload:
@@ -194,14 +192,12 @@ def extcode(params: WorkloadParams, opcode: str) -> Workload:
         fork,
     )
     assert placed.addresses == (factory, attack_address)
-    senders = [sender(name, "sender", index) for index in range(len(planned))]
-    txs, accesses = [], []
+    accesses = []
     salt, total = 0, 1
-    for tx, s in zip(planned, senders):
+    for tx in planned:
         read = contracts.salt_addresses[salt : salt + tx.units]
         total = (total + sum(attack.value_read(address) for address in read)) % 2**256
         salt += tx.units
-        txs.append(TxSpec(sender=s, nonce=0, to=attack_address, data=tx.data, gas_limit=tx.gas_limit))
         accesses.append(
             TxAccess(
                 writes={(attack_address, NEXT_SALT_SLOT): salt + 1, (attack_address, SUM_SLOT): total},
@@ -209,12 +205,11 @@ def extcode(params: WorkloadParams, opcode: str) -> Workload:
             )
         )
     in_genesis = params.placement is Placement.GENESIS
-    return benchmark_workload(
+    return fresh_sender_workload(
         opcode,
         params,
-        {**placed.pre, **funded(s.address for s in senders)},
-        placed.setup_blocks,
-        txs,
+        placed,
+        calls_to(attack_address, planned),
         accesses,
         generated_pre=(contracts,) if in_genesis else (),
         large_state=True,
@@ -227,8 +222,22 @@ def extcode(params: WorkloadParams, opcode: str) -> Workload:
     )
 
 
+PREDICTED_COUNTS = {
+    "extcodesize": (("reads.code", "contracts_read"),),  # a size lookup counts as a code read
+    "extcodecopy": (("reads.code", "contracts_read"), ("reads.code_bytes", "code_bytes")),
+    "extcodehash": (("reads.accounts", "contracts_read"),),
+}
+"""What a client counts of each opcode's reads of the set (`Family.predicted_counts`)."""
+
+
 def _family(opcode: str) -> Family:
-    return Family(opcode, lambda params: extcode(params, opcode), CODE_SIZES, sized_by_code=True)
+    return Family(
+        opcode,
+        lambda params: extcode(params, opcode),
+        CODE_SIZES,
+        sized_by_code=True,
+        predicted_counts=PREDICTED_COUNTS[opcode],
+    )
 
 
 FAMILIES = tuple(_family(opcode) for opcode in OPCODES)

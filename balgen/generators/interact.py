@@ -23,6 +23,7 @@ from ..ethereum.bytecode import deployment_code
 from ..model.keys import create_address, sender
 from ..model.workload import Origin, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
 from ..model.family import Family
+from .benchmark_calls import checked_variant
 from .chains import INITIAL_SLOT_VALUE, SHARED_SLOT
 from .deploy_gas import deploy_gas
 from .keccak_chain import keccak_chain_contract
@@ -34,8 +35,7 @@ VARIANTS = ("independent_pairs", "single_contract")
 
 def interact(params: WorkloadParams) -> Workload:
     """Deploy-then-call at `params`' gas value and fill level, per the variant."""
-    if params.variant not in VARIANTS:
-        raise ValueError(f"interact variant must be one of {VARIANTS}, not {params.variant!r}")
+    checked_variant("interact", VARIANTS, params.variant)
     fork = params.fork
     name = params.fixture_name("interact")
     contract = keccak_chain_contract(params)

@@ -1,8 +1,9 @@
 """
 `invalid_bal_<family>`: a benchmark block sent first with an access list that lies, then as it is.
 
-For `mixed_dep`, `state_root` and `prefetch` (their first variant), one
-workload per lie (`balgen.model.invalid_access_list`): a storage read or
+For each family that declares the lies its block cannot tell
+(`Family.lies_it_cannot_tell`: `mixed_dep`, `state_root` and `prefetch`, their
+first variant), one workload per lie it can tell (`balgen.model.invalid_access_list`): a storage read or
 write missing, a wrong post-value, an extra or a missing account, a change
 at the wrong transaction index, accounts out of order, more items than the
 gas allows, an undecodable list; each under a header that commits to the
@@ -17,21 +18,14 @@ mempool carries an invalid block, so these are never exported to spamoor.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from ..model.invalid_access_list import Corruption, InvalidAccessList, every_invalid_access_list
 from ..model.workload import Workload, WorkloadParams
-from . import mixed_dep, prefetch, state_root
 from ..model.family import Family, Generator
 
 FAMILY_PREFIX = "invalid_bal_"
-BASES = (
-    (mixed_dep.FAMILY, frozenset({Corruption.MISSING_READ})),
-    (state_root.FAMILY, frozenset({Corruption.MISSING_READ})),
-    (prefetch.FAMILY, frozenset()),
-)
-"""The families whose benchmark blocks get invalid twins (a dependency graph, pure writes, pure
-reads), and the corruptions each cannot carry: a slot `mixed_dep` or `state_root` reads, it writes."""
 
 
 def variants(impossible: frozenset[Corruption]) -> tuple[str, ...]:
@@ -74,7 +68,15 @@ def twin_generator(base: Family) -> Generator:
     return generate
 
 
-FAMILIES = tuple(
-    Family(FAMILY_PREFIX + base.name, twin_generator(base), variants=variants(impossible), opt_in=True)
-    for base, impossible in BASES
-)
+def twin_families(bases: Iterable[Family]) -> tuple[Family, ...]:
+    """The invalid twin family of each of `bases` that declares the lies its block cannot tell."""
+    return tuple(
+        Family(FAMILY_PREFIX + base.name, twin_generator(base), variants=variants(base.lies_it_cannot_tell), opt_in=True)
+        for base in bases
+        if base.lies_it_cannot_tell is not None
+    )
+
+
+def twins(families: Iterable[Family]) -> tuple[Family, ...]:
+    """The invalid twin families among `families`."""
+    return tuple(family for family in families if family.name.startswith(FAMILY_PREFIX))

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from ..model.workload import Workload, WorkloadParams
 from ..model.family import Family
+from ..model.invalid_access_list import Corruption
+from .benchmark_calls import checked_variant
 from .chains import chain_workload
 from .keccak_chain import keccak_chain_contract
 
@@ -25,9 +27,7 @@ VARIANTS = ("group1", "group2", "group5")
 
 def group_size_of(variant: str | None) -> int:
     """`groupK` -> K."""
-    if variant not in VARIANTS:
-        raise ValueError(f"mixed_dep variant must be one of {VARIANTS}, not {variant!r}")
-    return int(variant.removeprefix("group"))
+    return int(checked_variant("mixed_dep", VARIANTS, variant).removeprefix("group"))
 
 
 def mixed_dependency_graph(params: WorkloadParams) -> Workload:
@@ -35,4 +35,10 @@ def mixed_dependency_graph(params: WorkloadParams) -> Workload:
     return chain_workload(params, "mixed_dep", keccak_chain_contract(params), group_size_of(params.variant))
 
 
-FAMILY = Family("mixed_dep", mixed_dependency_graph, VARIANTS)
+FAMILY = Family(
+    "mixed_dep",
+    mixed_dependency_graph,
+    VARIANTS,
+    # Every slot it reads, it writes: an access list cannot miss a read of it.
+    lies_it_cannot_tell=frozenset({Corruption.MISSING_READ}),
+)

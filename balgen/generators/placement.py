@@ -272,7 +272,25 @@ SETUP_CALL_MARGIN = 100_000
 """Gas a setup call keeps free of its loop: intrinsic gas, calldata, loop entry and exit."""
 
 
-def setup_chunks(units: list[int], unit_gas: int) -> list[list[int]]:
-    """`units` split into runs whose gas (`unit_gas` each, state gas included) fits one setup transaction."""
-    size = max(1, (SETUP_TX_GAS_LIMIT - SETUP_CALL_MARGIN) // unit_gas)
+def setup_chunks(units: list[int], unit_gas: int, fixed_gas: int = SETUP_CALL_MARGIN) -> list[list[int]]:
+    """`units` split into runs whose gas (`unit_gas` each, state gas included, beside `fixed_gas`) fits
+    one setup transaction."""
+    size = max(1, (SETUP_TX_GAS_LIMIT - fixed_gas) // unit_gas)
     return [units[start : start + size] for start in range(0, len(units), size)]
+
+
+def setup_calls(
+    units: list[int], unit_gas: int, call: Callable[[list[int]], SetupCall], fixed_gas: int = SETUP_CALL_MARGIN
+) -> tuple[SetupCall, ...]:
+    """The setup calls that write a contract's `units` (slots, list links, contracts to create), one
+    call per run that fits a setup transaction (`setup_chunks`), each made by `call` from its run, in order."""
+    return tuple(call(chunk) for chunk in setup_chunks(units, unit_gas, fixed_gas))
+
+
+SETUP_LOOP_GAS = 1_000
+"""Gas a setup call's loop takes besides its units: entering and leaving it."""
+
+
+def setup_call_gas(fork: Fork, data: bytes, units: int, unit_gas: int) -> int:
+    """The gas limit of a setup call carrying `data` that writes `units` units of `unit_gas` each."""
+    return fork.intrinsic_gas(data) + SETUP_LOOP_GAS + units * unit_gas

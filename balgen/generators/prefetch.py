@@ -24,14 +24,12 @@ from ..ethereum.bytecode import (
     SWAP2, Item, Label, PushLabel, assemble, push, static_gas,
 )
 from ..ethereum.forks import Fork
-from ..model.keys import sender
-from ..model.workload import (
-    Address, Regenerated, RegeneratedMapping, TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload,
-)
+from ..model.workload import Address, Regenerated, RegeneratedMapping, TxAccess, Workload, WorkloadParams
 from ..model.family import Family
+from .benchmark_calls import calls_to, fresh_sender_workload
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
 from .schedule import block_size_note
-from .placement import ContractSpec, SetupCall, funded, place_contracts, setup_chunks
+from .placement import ContractSpec, SetupCall, place_contracts, setup_call_gas, setup_calls
 
 POINTER_SLOT = 2**256 - 1
 
@@ -111,17 +109,17 @@ def links_from(key: int, count: int) -> RegeneratedMapping[int, int]:
 
 def build_calls(fork: Fork, head: int, steps: int) -> tuple[SetupCall, ...]:
     """Setup calls that build the `steps` links of the list from `head`, in chunks a transaction can hold."""
-    step = build_step_gas(fork)
-    calls = []
+    step = build_step_gas(fork) + fork.gas.sstore_set_state
     keys = list_keys(head, steps)
-    for chunk in setup_chunks(list(range(steps)), step + fork.gas.sstore_set_state):
+
+    def build(chunk: list[int]) -> SetupCall:
         first = next(keys)
-        data = word(len(chunk)) + word(first)
-        limit = fork.intrinsic_gas(data) + 1_000 + len(chunk) * (step + fork.gas.sstore_set_state)
-        calls.append(SetupCall(data, limit, links_from(first, len(chunk))))
         for _ in range(len(chunk) - 1):
             next(keys)
-    return tuple(calls)
+        data = word(len(chunk)) + word(first)
+        return SetupCall(data, setup_call_gas(fork, data, len(chunk), step), links_from(first, len(chunk)))
+
+    return setup_calls(list(range(steps)), step, build)
 
 
 def list_storage(head: int, steps: int) -> RegeneratedMapping[int, int]:
@@ -157,19 +155,14 @@ def prefetch(params: WorkloadParams) -> Workload:
     contract = ContractSpec("prefetch", RUNTIME, list_storage(head, steps), build_calls(fork, head, steps))
     placed = place_contracts(name, [contract], params.placement, fork)
     (target,) = placed.addresses
-    senders = [sender(name, "sender", index) for index in range(len(planned))]
-    txs = [
-        TxSpec(sender=s, nonce=0, to=target, data=tx.data, gas_limit=tx.gas_limit) for tx, s in zip(planned, senders)
-    ]
     units = [tx.units for tx in planned]
     # The designed reads are every key of the list: made again on each pass, not held.
     accesses = Regenerated(len(planned), lambda: chase_accesses(target, head, units))
-    return benchmark_workload(
+    return fresh_sender_workload(
         "prefetch",
         params,
-        {**placed.pre, **funded(s.address for s in senders)},
-        placed.setup_blocks,
-        txs,
+        placed,
+        calls_to(target, planned),
         accesses,
         cold_reads=steps,
         steps_per_tx=sorted(set(units)),
@@ -177,4 +170,9 @@ def prefetch(params: WorkloadParams) -> Workload:
     )
 
 
-FAMILY = Family("prefetch", prefetch)
+FAMILY = Family(
+    "prefetch",
+    prefetch,
+    predicted_counts=(("reads.storage_slots", "cold_reads"),),
+    lies_it_cannot_tell=frozenset(),
+)

@@ -24,11 +24,11 @@ from itertools import accumulate
 
 from ..ethereum.bytecode import CALLDATALOAD, PUSH0, SLOAD, SSTORE, Item, assemble, push, static_gas
 from ..ethereum.forks import Fork
-from ..model.keys import sender
-from ..model.workload import Regenerated, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..model.workload import Regenerated, Workload, WorkloadParams
 from ..model.family import Family
+from .benchmark_calls import BenchmarkCall, calls_to, checked_variant, fresh_sender_workload
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
-from .placement import funded, place_contracts
+from .placement import place_contracts
 from .schedule import block_size_note
 from .slot_range import (
     BUILD, CURSOR_SLOT, DISPATCH, END, FIRST_SLOT, READ_LOOP, loop_exit_gas, range_accesses, read_iteration_gas,
@@ -63,14 +63,9 @@ def most_reads(fork: Fork, gas_value: int) -> int:
     return (fork.tx_gas_cap(gas_value) - fixed) // loop.iteration
 
 
-def check_variant(variant: str | None) -> None:
-    if variant not in VARIANTS:
-        raise ValueError(f"prefetch_miss variant must be one of {VARIANTS}, not {variant!r}")
-
-
 def prefetch_miss(params: WorkloadParams) -> Workload:
     """The moving-cursor reads at `params`' gas value and fill level, on filled or empty slots per the variant."""
-    check_variant(params.variant)
+    variant = checked_variant("prefetch_miss", VARIANTS, params.variant)
     fork = params.fork
     name = params.fixture_name("prefetch_miss")
     loop = transaction_gas(fork)
@@ -84,30 +79,24 @@ def prefetch_miss(params: WorkloadParams) -> Workload:
     planned = counted_transactions(fork, params.gas_benchmark_value - plant_gas, params.fill, loop, calldata)
     counts = [0, *(tx.units for tx in planned)]
     total = sum(counts)
-    filled = total if params.variant == "existing_slots" else 0
+    filled = total if variant == "existing_slots" else 0
     contract = slot_range_contract(fork, "prefetch_miss", RUNTIME, first_offset, filled)
     placed = place_contracts(name, [contract], params.placement, fork)
     (target,) = placed.addresses
-    senders = [sender(name, "sender", index) for index in range(len(counts))]
-    datas = [plant_data, *(tx.data for tx in planned)]
-    limits = [plant_gas, *(tx.gas_limit for tx in planned)]
-    txs = [
-        TxSpec(sender=s, nonce=0, to=target, data=data, gas_limit=limit) for s, data, limit in zip(senders, datas, limits)
-    ]
+    calls = [BenchmarkCall(target, plant_data, plant_gas), *calls_to(target, planned)]
     starts = [FIRST_SLOT, *accumulate(counts[1:-1], initial=first_offset)]
     afters = list(accumulate(counts[1:], initial=first_offset))
-    return benchmark_workload(
+    return fresh_sender_workload(
         "prefetch_miss",
         params,
-        {**placed.pre, **funded(s.address for s in senders)},
-        placed.setup_blocks,
-        txs,
-        Regenerated(len(txs), lambda: range_accesses(target, starts, counts, afters)),
+        placed,
+        calls,
+        Regenerated(len(calls), lambda: range_accesses(target, starts, counts, afters)),
         cold_reads=total,
         reads_per_tx=sorted(set(counts[1:])),
         first_offset=first_offset,
         slots_filled=filled,
-        **block_size_note(len(txs), counted_capacity(fork, calldata)),
+        **block_size_note(len(calls), counted_capacity(fork, calldata)),
     )
 
 

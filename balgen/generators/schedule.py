@@ -50,6 +50,11 @@ def block_tx_capacity(fork: Fork, bytes_per_tx: int, fixed_bytes: int = 0) -> in
     return (fork.max_block_rlp_size - BLOCK_RLP_ALLOWANCE - fixed_bytes) // bytes_per_tx
 
 
+def calls_capacity(fork: Fork, data: bytes) -> int | None:
+    """How many benchmark calls carrying `data` (or calldata of its size) fit in one block under EIP-7934."""
+    return block_tx_capacity(fork, envelope_bytes(fork, data))
+
+
 def block_size_note(tx_count: int, capacity: int | None) -> dict[str, str]:
     """The `_info` parameter recording that a schedule stopped at the block size limit."""
     if capacity is None or tx_count < capacity:

@@ -27,7 +27,7 @@ from ..ethereum.bytecode import (
 from ..ethereum.forks import Fork
 from ..model.workload import Address, RegeneratedMapping, TxAccess
 from .counted_loop import word
-from .placement import ContractSpec, SetupCall, setup_chunks
+from .placement import ContractSpec, SetupCall, setup_call_gas, setup_calls
 
 CURSOR_SLOT = 2**256 - 1
 """Where the contract keeps the cursor: far from the slots it reads, which start at 1."""
@@ -83,12 +83,12 @@ def write_step_gas(fork: Fork) -> int:
 def build_calls(fork: Fork, first: int, count: int) -> tuple[SetupCall, ...]:
     """Setup calls that write `storage[slot] = slot` over [first, first + count), in chunks a transaction holds."""
     step = write_step_gas(fork)
-    calls = []
-    for chunk in setup_chunks(list(range(first, first + count)), step):
+
+    def write(chunk: list[int]) -> SetupCall:
         data = bytes(32) + word(len(chunk)) + word(chunk[0])
-        limit = fork.intrinsic_gas(data) + 1_000 + len(chunk) * step
-        calls.append(SetupCall(data, limit, filled_slots(chunk[0], len(chunk))))
-    return tuple(calls)
+        return SetupCall(data, setup_call_gas(fork, data, len(chunk), step), filled_slots(chunk[0], len(chunk)))
+
+    return setup_calls(list(range(first, first + count)), step, write)
 
 
 def filled_slots(first: int, count: int) -> RegeneratedMapping[int, int]:

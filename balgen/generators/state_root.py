@@ -18,12 +18,13 @@ from ..ethereum.bytecode import (
     assemble, push, static_gas,
 )
 from ..ethereum.forks import Fork
-from ..model.keys import sender
-from ..model.workload import TxAccess, TxSpec, Workload, WorkloadParams, benchmark_workload
+from ..model.workload import TxAccess, Workload, WorkloadParams
 from ..model.family import Family
+from ..model.invalid_access_list import Corruption
+from .benchmark_calls import BenchmarkCall, checked_variant, fresh_sender_workload
 from .counted_loop import CountedLoopGas, counted_capacity, counted_transactions, word
 from .schedule import block_size_note
-from .placement import ContractSpec, SetupCall, funded, place_contracts, setup_chunks
+from .placement import ContractSpec, SetupCall, place_contracts, setup_calls
 
 VARIANTS = ("single_contract", "contract_per_tx")
 TOP_SLOT = 2**256 - 1
@@ -58,12 +59,13 @@ def populate_calls(fork: Fork, slots: list[int]) -> tuple[SetupCall, ...]:
     """Setup calls that write PRE_VALUE into descending runs of `slots`, in chunks a transaction can hold."""
     gas = fork.gas
     loop = write_loop_gas(fork, gas.sstore_set_cold)
-    calls = []
-    for chunk in setup_chunks(slots, loop.iteration + gas.sstore_set_state):
+
+    def write(chunk: list[int]) -> SetupCall:
         data = word(chunk[0]) + word(len(chunk)) + word(PRE_VALUE)
         limit = fork.intrinsic_gas(data) + loop.execution_gas(len(chunk)) + len(chunk) * gas.sstore_set_state
-        calls.append(SetupCall(data, limit, {slot: PRE_VALUE for slot in chunk}))
-    return tuple(calls)
+        return SetupCall(data, limit, {slot: PRE_VALUE for slot in chunk})
+
+    return setup_calls(slots, loop.iteration + gas.sstore_set_state, write)
 
 
 def contract_with_slots(fork: Fork, slots: list[int]) -> ContractSpec:
@@ -76,11 +78,9 @@ def contract_with_slots(fork: Fork, slots: list[int]) -> ContractSpec:
 
 def state_root(params: WorkloadParams) -> Workload:
     """Disjoint slot overwrites at `params`' gas value and fill level, per the variant."""
-    if params.variant not in VARIANTS:
-        raise ValueError(f"state_root variant must be one of {VARIANTS}, not {params.variant!r}")
+    per_tx = checked_variant("state_root", VARIANTS, params.variant) == "contract_per_tx"
     fork = params.fork
     name = params.fixture_name("state_root")
-    per_tx = params.variant == "contract_per_tx"
 
     def calldata(_index: int, units: int, units_before: int) -> bytes:
         start = TOP_SLOT if per_tx else TOP_SLOT - units_before
@@ -94,19 +94,17 @@ def state_root(params: WorkloadParams) -> Workload:
     else:
         contracts = [contract_with_slots(fork, [slot for run in runs for slot in run])]
     placed = place_contracts(name, contracts, params.placement, fork)
-    senders = [sender(name, "sender", index) for index in range(len(planned))]
-    txs = []
+    calls = []
     accesses = []
-    for index, (tx, run, s) in enumerate(zip(planned, runs, senders)):
+    for index, (tx, run) in enumerate(zip(planned, runs)):
         target = placed.addresses[index if per_tx else 0]
-        txs.append(TxSpec(sender=s, nonce=0, to=target, data=tx.data, gas_limit=tx.gas_limit))
+        calls.append(BenchmarkCall(target, tx.data, tx.gas_limit))
         accesses.append(TxAccess(writes={(target, slot): WRITTEN_VALUE for slot in run}))
-    return benchmark_workload(
+    return fresh_sender_workload(
         "state_root",
         params,
-        {**placed.pre, **funded(s.address for s in senders)},
-        placed.setup_blocks,
-        txs,
+        placed,
+        calls,
         accesses,
         contracts=len(contracts),
         slots_written=sum(len(run) for run in runs),
@@ -122,4 +120,11 @@ def _slots_written(data: bytes) -> list[int]:
     return [start - offset for offset in range(count)]
 
 
-FAMILY = Family("state_root", state_root, VARIANTS)
+FAMILY = Family(
+    "state_root",
+    state_root,
+    VARIANTS,
+    predicted_counts=(("writes.storage_slots", "slots_written"),),
+    # Every slot it reads, it writes: an access list cannot miss a read of it.
+    lies_it_cannot_tell=frozenset({Corruption.MISSING_READ}),
+)

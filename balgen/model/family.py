@@ -3,7 +3,9 @@ The family base: what every workload family is (a name, a generator, its
 variants) and a workload a run will build from one.
 
 Each family module declares its `Family` here and the catalog lists them, so
-the family modules and the catalog never import each other.
+the family modules and the catalog never import each other. What the rest of
+balgen knows of a family (the counts a replay checks, whether it gets invalid
+twins) is in its declaration, never keyed on its name elsewhere.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
+from .invalid_access_list import Corruption
 from .workload import Workload, WorkloadParams
 
 Generator = Callable[[WorkloadParams], Workload]
@@ -33,6 +36,13 @@ class Family:
     run without `-k` (the default suite) leaves it out and stays as fast."""
     records_access_list: bool = False
     """Its fixtures' `_info` records the benchmark block's access list: items and bytes."""
+    predicted_counts: tuple[tuple[str, str], ...] = ()
+    """What a client must count executing the benchmark block: each counter (`reads.code`,
+    `reads.code_bytes`, `reads.accounts`, `reads.storage_slots`, `writes.storage_slots`), with the
+    `_info["workload"]` field that predicts it; a replay checks them (`replay.expected_counts`)."""
+    lies_it_cannot_tell: frozenset[Corruption] | None = None
+    """If its benchmark block gets invalid twins (the opt-in family `invalid_bal_<name>`), the access-list
+    corruptions that block cannot carry; None: it gets none."""
 
     @property
     def description(self) -> str:

@@ -3,18 +3,11 @@ What geth must count for a benchmark block, predicted from the workload
 model: the client's proof that a benchmark did what its name says.
 
 The fixture's `_info["workload"]` carries the model's numbers. Where they
-determine one of geth's slow-block counters (`block_counts`), the replay
-checks it after every measured execution:
-
-| family | counter | at least |
-|---|---|---|
-| `extcodesize` | `reads.code` (size lookups count) | `contracts_read` |
-| `extcodecopy` | `reads.code`, `reads.code_bytes` | `contracts_read`, `code_bytes` |
-| `extcodehash` | `reads.accounts` | `contracts_read` |
-| `prefetch` | `reads.storage_slots` | `cold_reads` |
-| `state_root` | `writes.storage_slots` | `slots_written` |
-
-and at most that plus `OVERHEAD` (plus one per transaction for accounts,
+determine one of geth's slow-block counters (`block_counts`), the family
+declares which (`Family.predicted_counts`: `extcodesize`'s `reads.code`, as
+size lookups count, from `contracts_read`; `prefetch`'s `reads.storage_slots`
+from `cold_reads`; ...), and the replay checks each after every measured
+execution: at least the predicted number, and at most that plus `OVERHEAD` (plus one per transaction for accounts,
 each has its own sender): the rest of the block (system contracts, the
 workload's own contract, the coinbase) adds a few reads and writes that do
 not grow with the workload. A count outside its range fails the test with
@@ -37,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..clients.block_counts import BlockCounts, counter
+from ..generators.catalog import family_by_name
 
 OVERHEAD = 32
 """Reads or writes a block adds beyond its workload's own: system contracts
@@ -61,14 +55,12 @@ class Expectation:
         return self.counter.startswith("reads.")
 
 
-_PREDICTIONS: Mapping[str, tuple[tuple[str, str], ...]] = {
-    "extcodesize": (("reads.code", "contracts_read"),),
-    "extcodecopy": (("reads.code", "contracts_read"), ("reads.code_bytes", "code_bytes")),
-    "extcodehash": (("reads.accounts", "contracts_read"),),
-    "prefetch": (("reads.storage_slots", "cold_reads"),),
-    "state_root": (("writes.storage_slots", "slots_written"),),
-}
-"""Per family: (counter, the workload field that predicts it)."""
+def _predictions(family_name: object) -> tuple[tuple[str, str], ...]:
+    """(counter, the workload field that predicts it), as the family declares them; none for a family balgen does not know."""
+    try:
+        return family_by_name(str(family_name)).predicted_counts
+    except KeyError:
+        return ()
 
 _CODE_BYTES_OVERHEAD = 64 * 1024
 """Bytes of the few whole codes loaded besides the set's (the workload's and system contracts')."""
@@ -91,7 +83,7 @@ def expected_counts(workload: Mapping[str, Any] | None, parallel_execution: bool
     if not workload:
         return ()
     expectations = []
-    for counter_name, source in _PREDICTIONS.get(str(workload.get("family")), ()):
+    for counter_name, source in _predictions(workload.get("family")):
         value = workload.get(source)
         if not isinstance(value, int) or isinstance(value, bool):
             continue
