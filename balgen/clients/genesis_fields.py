@@ -1,6 +1,6 @@
 """
 A fixture's genesis as go-ethereum's genesis fields, from which
-`client_genesis` writes each client's genesis file.
+`genesis_files` writes each client's genesis file.
 
 A fixture carries its genesis as a block header plus the `pre` alloc, and
 names its rules only by fork ("Prague"); the client needs an explicit chain

@@ -76,7 +76,7 @@ class FixtureRef:
     path: Path
     format: str
     eest_test_id: str | None = None
-    """The EEST-style id balgen records in `_info` (`fixtures/test_ids.py`); an
+    """The EEST-style id balgen records in `_info` (`model/test_ids.py`); an
     execution-spec-tests fixture's key is its id already."""
 
 

@@ -1,0 +1,246 @@
+"""
+The map kept true: rows of docs/design.md's "where does my change go", tried.
+
+Each test makes one kind of change in a temporary copy of the checkout exactly as its row says,
+touching only the files the row names, and runs the suite's own checks on the copy (the
+layers, the registry's or the families' tests); with the pinned tools, it also fills the new
+thing and reads it back with the commands. A row that stops being true (a place keyed on
+names that the row does not mention) fails here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = (ROOT / "docs" / "design.md").read_text().split("### Where does my change go", 1)[1].split("\n\n", 2)[1]
+"""The table's text."""
+
+
+def row(kind: str) -> str:
+    """The table's row for `kind` of change."""
+    (found,) = [line for line in TABLE.splitlines() if line.startswith(f"| {kind} |")]
+    return found
+
+
+def checkout_copy(tmp_path: Path) -> Path:
+    """The checkout's sources copied into `tmp_path`, and `balgen.fillers` mapped to its fillers as the
+    editable install maps the checkout's."""
+    copy = tmp_path / "checkout"
+    ignored = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for folder in ("balgen", "fillers", "tests", "docs", "scripts"):
+        shutil.copytree(ROOT / folder, copy / folder, ignore=ignored)
+    for name in ("pyproject.toml", "README.md", "Makefile"):
+        shutil.copy(ROOT / name, copy / name)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(FILLERS_FINDER.format(fillers=copy / "fillers"))
+    return copy
+
+
+FILLERS_FINDER = """
+import importlib.util
+import sys
+
+
+class CopiedFillers:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != "balgen.fillers":
+            return None
+        return importlib.util.spec_from_file_location(
+            name, "{fillers}/__init__.py", submodule_search_locations=["{fillers}"]
+        )
+
+
+sys.meta_path.insert(0, CopiedFillers)
+"""
+"""`balgen.fillers` found in the copy's `fillers/`, as the editable install finds the checkout's."""
+
+
+def in_copy(copy: Path, *argv: str, tools: bool = False, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """`python argv` run on the copy's sources (they come first on the import path)."""
+    env = {**os.environ, "PYTHONPATH": f"{copy.parent / 'site'}{os.pathsep}{copy}"}
+    if tools:
+        env["BALGEN_TOOLS"] = str(ROOT / "tools" / "bin")
+    return subprocess.run(
+        [sys.executable, *argv], cwd=copy, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def suite_checks(copy: Path, *tests: str) -> None:
+    """The suite's tests `tests` (tools-free ones), run on the copy, pass."""
+    ran = in_copy(copy, "-m", "pytest", *tests, "-q", "-n", "0", "-p", "no:cacheprovider", "-m", "not integration")
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-2000:]
+
+
+def appended(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+
+
+# -- a fixture format -----------------------------------------------------------
+
+FORMAT_MODEL = '''
+
+class BlockchainEngineTwinFixture(BlockchainEngineFixture):
+    """Engine payloads under a format name of their own (added by tests/test_change_map.py)."""
+
+    fixture_format = FixtureFormat(
+        "blockchain_test_engine_twin",
+        "engine_twin",
+        recognised_by=frozenset({"engineNewPayloads", "twinOf"}),
+        chain="payloads",
+        replayable=True,
+        verifiers=frozenset({"engine"}),
+        holds_rejections=True,
+    )
+'''
+
+FORMAT_RENDERER = '''
+
+from .models import BlockchainEngineTwinFixture  # noqa: E402
+
+
+@renders(BlockchainEngineTwinFixture)
+def engine_twin_fixture(filled: FilledChains) -> dict[str, Any]:
+    """`blockchain_test_engine_twin`: the engine fixture's document."""
+    return engine_fixture(filled)
+'''
+
+
+def with_new_format(tmp_path: Path) -> Path:
+    """A copy with a new fixture format, added as the table's row says: a model and its renderer."""
+    assert "`balgen/fixtures/models.py`" in row("a fixture format") and "`fixtures/render.py`" in row("a fixture format")
+    copy = checkout_copy(tmp_path)
+    appended(copy / "balgen" / "fixtures" / "models.py", FORMAT_MODEL)
+    appended(copy / "balgen" / "fixtures" / "render.py", FORMAT_RENDERER)
+    return copy
+
+
+def test_a_new_fixture_format_is_a_model_and_a_renderer(tmp_path: Path) -> None:
+    copy = with_new_format(tmp_path)
+    seen = in_copy(
+        copy,
+        "-c",
+        "from balgen.replay.discovery import FORMAT_CHOICES; from balgen.analysis.fixture_chain import FORMATS; "
+        "from balgen.fixtures.render import RENDERERS; "
+        "print(sorted(FORMAT_CHOICES), 'blockchain_test_engine_twin' in FORMATS, [m.__name__ for m in RENDERERS])",
+    )
+    assert seen.returncode == 0, seen.stderr
+    assert "'engine_twin'" in seen.stdout and "True" in seen.stdout and "BlockchainEngineTwinFixture" in seen.stdout
+    suite_checks(copy, "tests/test_format_registry.py", "tests/test_layers.py")
+
+
+@pytest.mark.integration
+def test_a_new_fixture_format_is_filled_inspected_and_verified(tmp_path: Path) -> None:
+    copy = with_new_format(tmp_path)
+    output = tmp_path / "fixtures"
+    filled = in_copy(
+        copy, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max",
+        "--output", str(output), tools=True,
+    )  # fmt: skip
+    assert filled.returncode == 0, filled.stderr
+    (written,) = (output / "blockchain_tests_engine_twin").rglob("serial_chain-max-1M.json")
+    inspected = in_copy(copy, "-m", "balgen.commands.main", "inspect", str(written.parent), tools=True)
+    assert inspected.returncode == 0 and "engine_twin" in inspected.stdout, inspected.stderr
+    verified = in_copy(
+        copy, "-m", "balgen.commands.main", "verify", str(written.parent), "--without", "geth,revm,ethereumjs",
+        tools=True,
+    )  # fmt: skip
+    assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr
+    assert "engine 1/1" in verified.stdout
+
+
+# -- a workload family ------------------------------------------------------------
+
+FAMILY_MODULE = '''"""
+`echo_chain`: serial_chain's block under a family name of its own (added by tests/test_change_map.py).
+"""
+
+from __future__ import annotations
+
+from ..model.family import Family
+from ..model.invalid_access_list import Corruption
+from ..model.workload import Workload, WorkloadParams
+from .chains import chain_workload
+from .serial_chain import serial_chain_contract
+
+
+def echo_chain(params: WorkloadParams) -> Workload:
+    """The echo chain at `params`' fork, gas value and fill level."""
+    return chain_workload(params, "echo_chain", serial_chain_contract(params))
+
+
+FAMILY = Family(
+    "echo_chain",
+    echo_chain,
+    predicted_counts=(("writes.storage_slots", "tx_count"),),
+    lies_it_cannot_tell=frozenset({Corruption.MISSING_READ}),
+)
+'''
+
+FAMILY_FILLER = '''"""Fillers for `echo_chain`."""
+
+import pytest
+
+from balgen.generators import echo_chain
+
+
+@pytest.mark.workload(family=echo_chain.FAMILY)
+def test_echo_chain(workload, fill):
+    """serial_chain's block under a family name of its own."""
+    fill(workload)
+'''
+
+
+def with_new_family(tmp_path: Path) -> Path:
+    """A copy with a new family, added as the table's row says: a generator module listed in the catalog, a
+    filler and a section of docs/workloads.md."""
+    family_row = row("a workload family")
+    assert all(place in family_row for place in ("`balgen/generators/`", "`generators/catalog.py`", "`fillers/test_<family>.py`"))
+    copy = checkout_copy(tmp_path)
+    (copy / "balgen" / "generators" / "echo_chain.py").write_text(FAMILY_MODULE)
+    catalog = copy / "balgen" / "generators" / "catalog.py"
+    text = catalog.read_text().replace("bal_bound, coinbase_serialization,", "bal_bound, coinbase_serialization, echo_chain,", 1)
+    catalog.write_text(text.replace("        bal_bound.FAMILY,\n", "        bal_bound.FAMILY,\n        echo_chain.FAMILY,\n", 1))
+    (copy / "fillers" / "test_echo_chain.py").write_text(FAMILY_FILLER)
+    appended(copy / "docs" / "workloads.md", "\n## `echo_chain`\n\nserial_chain's block under a family name of its own.\n")
+    return copy
+
+
+def test_a_new_family_is_a_generator_module_a_filler_and_a_section(tmp_path: Path) -> None:
+    copy = with_new_family(tmp_path)
+    seen = in_copy(
+        copy,
+        "-c",
+        "from balgen.generators.catalog import families; from balgen.replay.expected_counts import expected_counts; "
+        "print([f.name for f in families() if 'echo_chain' in f.name]); "
+        "print(expected_counts({'family': 'echo_chain', 'tx_count': 7}, parallel_execution=True))",
+    )
+    assert seen.returncode == 0, seen.stderr
+    assert "['echo_chain', 'invalid_bal_echo_chain']" in seen.stdout
+    assert "Expectation(counter='writes.storage_slots', least=7" in seen.stdout
+    suite_checks(
+        copy,
+        "tests/test_families.py::test_no_combination_is_skipped",
+        "tests/test_invalid_bal.py::test_the_invalid_families_are_opt_in_and_selected_by_name",
+        "tests/test_layers.py", "tests/test_doc_paths.py",
+    )  # fmt: skip
+
+
+@pytest.mark.integration
+def test_a_new_family_is_filled_with_its_invalid_twin(tmp_path: Path) -> None:
+    copy = with_new_family(tmp_path)
+    output = tmp_path / "fixtures"
+    filled = in_copy(
+        copy, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1",
+        "-k", "echo_chain-max-1M or invalid_bal_echo_chain-max-missing_account_rehashed", "--output", str(output), tools=True,
+    )  # fmt: skip
+    assert filled.returncode == 0, filled.stderr
+    names = sorted(path.name for path in (output / "blockchain_tests_engine_x").rglob("*.json") if "pre_alloc" not in path.parts)
+    assert names == ["echo_chain-max-1M.json", "invalid_bal_echo_chain-max-missing_account_rehashed-1M.json"]
