@@ -43,7 +43,7 @@ from ..results.repeat_policy import DEFAULT_CAP, DEFAULT_TARGET_WIDTH, FIRST_DEC
 from ..results.schema import FixtureResult, RunResult, RunState
 from ..plumbing.toolchain import required_tool
 from ..replay.cpu_placement import parse_cpu_list, pin_balgen
-from ..replay.discovery import FORMAT_CHOICES, FixtureRef, ReplayGroup, Suite, discover
+from ..replay.discovery import FORMAT_CHOICES, REPLAYABLE_FORMATS, FixtureRef, ReplayGroup, Suite, discover
 from ..replay.outputs import ResultsNotWritten, RunWriter, default_output, prepare_output
 from ..replay.page_cache import drop_caches_problem
 from ..replay.progress import ReplayProgress, summary_table
@@ -63,7 +63,7 @@ def replay_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="balgen replay",
         description=(
-            "Replay blockchain_test_engine / blockchain_test_engine_x fixtures against a client "
+            f"Replay {' / '.join(REPLAYABLE_FORMATS)} fixtures against a client "
             f"balgen starts (the pinned {DEFAULT.name} by default, or --client NAME, or --client-cmd) "
             "or one you run, check every step, measure every execution."
         ),
