@@ -31,8 +31,9 @@ FOREIGN = {
     "fixtures/common.py": "execution-specs (packages/testing)",
     "fixtures/base.py": "execution-specs (packages/testing)",
     "fixtures/pre_alloc_groups.py": "execution-specs (packages/testing)",
-    "clients/nethermind/mapper.jq": "ethpandaops/ethereum-genesis-generator",
-    "clients/besu/mapper.jq": "ethpandaops/ethereum-genesis-generator",
+    "clients/besu/": "hive",
+    "clients/erigon/": "hive",
+    "clients/nethermind/": "hive",
 }
 """Paths in other projects' repositories that balgen's docs cite, and whose they are."""
 

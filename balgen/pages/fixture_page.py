@@ -17,7 +17,7 @@ from typing import Any
 
 from ..analysis import INFO_KEY, DependencyGraph
 from ..analysis.plot import graph_png
-from ..fixtures.files import fixture_files, fixture_format
+from ..fixtures.files import fixture_files, fixture_format, known_format
 from ..fixtures.reading import read_fixture_document
 from ..model.test_ids import INFO_KEY as TEST_ID_KEY
 from ..plumbing.errors import BadInput
@@ -102,7 +102,9 @@ def filled_tests(path: Path) -> list[FilledTest]:
 
 
 def _format_label(format_name: str) -> str:
-    return format_name.removeprefix("blockchain_test_") if format_name != "blockchain_test" else "blockchain"
+    """The format's short name, as `balgen inspect` shows it (the registry's), or its name if balgen does not know it."""
+    known = known_format(format_name)
+    return known.short_name if known else format_name
 
 
 def _count(value: int | None, scale: float = 1.0, digits: int = 0) -> Cell:
