@@ -28,7 +28,7 @@ from ..analysis.retrace import retrace
 from ..chain.t8n import TransitionTool, probe_version
 from ..plumbing.command_line import OneLineParser, add_keyword_option, keyword_matcher, matches
 from ..plumbing.errors import BadInput
-from ..fixtures.files import ENGINE_X, fixture_files
+from ..fixtures.files import fixture_files
 from ..fixtures.reading import read_fixture_document
 from ..plumbing.printable import check_test_id
 from ..plumbing.toolchain import required_tool
