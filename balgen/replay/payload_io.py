@@ -6,6 +6,7 @@ timing and its disk reads.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,7 +79,7 @@ def check_forkchoice(where: str, directive: PayloadDirective, reply: Any) -> Non
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Sent:
     """What was sent: the payload, as what, and how it was prepared."""
 
@@ -159,7 +160,7 @@ class PayloadSender:
                 self.record(sent, ERROR, None, 0, None, None)
                 return
             raise CheckFailed(f"{where}: {directive.method} returned error {error.code}: {error.message}") from None
-        sent.other_cpu_ms = other_cpu_ms(cpu_before, cpu_sample(pid))
+        sent = dataclasses.replace(sent, other_cpu_ms=other_cpu_ms(cpu_before, cpu_sample(pid)))
         reads_after = None if pid is None else process_reads(pid)
         client_reads = None if reads_before is None or reads_after is None else reads_after - reads_before
         status, validation_error = status_of(reply.result)
