@@ -21,7 +21,7 @@ from balgen.replay.options import ReplayOptions
 from balgen.replay.rounds import Repetitions, paired_ratios, ratio_interval_width
 from balgen.replay.run_header import run_method
 from balgen.results.confidence import ChangeVerdict, change_between, paired_change
-from balgen.results.measurements import Execution, Role
+from balgen.results.measurements import Execution, Role, benchmark_statistics
 from balgen.results.repeat_policy import RepeatPolicy, RepeatStop
 
 
@@ -202,3 +202,34 @@ def test_bad_noise_options_are_one_line_exit_2_and_write_nothing(
     err = capsys.readouterr().err
     assert err.startswith("balgen replay: ") and err.count("\n") == 1 and complaint in err, err
     assert not output.exists()
+
+
+def test_a_modes_run_is_judged_by_round_ratios_where_three_rounds_pair_else_by_medians() -> None:
+    from balgen.results.schema import FixtureResult, RunResult, Verdict
+    from balgen.results.significance import changes_against
+
+    def run(mode: str, rounds: dict[str, list[int]]) -> RunResult:
+        tests = []
+        for test_id, rounds_run in rounds.items():
+            # every round 10% slower than the one before (drifting load), mode b 3% faster within each
+            executions = [
+                _measured(r, int(100_000_000 * 1.1**r / (1.03 if mode == "b" else 1)), mode).model_copy(update={"test_id": test_id})
+                for r in rounds_run
+            ]  # fmt: skip
+            tests.append(FixtureResult(
+                test_id=test_id, fixture_name=test_id, path="f.json", format="blockchain_test_engine_x", genesis_hash="0x" + "00" * 32,
+                verdict=Verdict.PASSED, failure=None, executions=executions, mode=mode,
+                statistics=benchmark_statistics(executions),
+            ))  # fmt: skip
+        return RunResult(
+            label="m", balgen_version="0", started_at="2026-01-01T00:00:00+00:00", fixtures_path="f", keyword=None,
+            warmup=0, repeat=8, cold=False, fail_fast=False, target={"kind": "managed"}, tests=tests,
+        )  # fmt: skip
+
+    a = run("a", {"paired": list(range(8)), "apart": [0, 1, 2, 3]})
+    b = run("b", {"paired": list(range(8)), "apart": [4, 5, 6, 7]})
+    changes = changes_against(a, b)
+    assert changes["paired"].verdict is ChangeVerdict.FASTER and changes["paired"].estimate == pytest.approx(3.0, abs=0.01)
+    # no round in common: judged by medians, where the drift shows as b being much slower
+    assert changes["apart"].estimate < -20
+    assert changes_against(a, b, paired=False)["paired"].verdict is ChangeVerdict.NO_CHANGE

@@ -328,7 +328,8 @@ def markdown(comparison: Comparison, sources: Sequence[Path], noise_threshold: f
         paired = ", ".join(f"`{name}`" for name in comparison.paired_runs)
         lines += [
             f"{paired}: modes of one modes run, judged by their per-round ratios to the baseline (the median "
-            "ratio, with a bootstrap interval of it); `--unpaired` judges them by their medians.",
+            "ratio, with a bootstrap interval of it) where a test has at least 3 rounds both measured, else by "
+            "medians; `--unpaired` judges them all by their medians.",
             "",
         ]
     lines += [f"![MGas/s per test and deltas]({REPORT_PNG})", ""]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .confidence import Change, ChangeVerdict, change_between, noise_floor, paired_change
+from .confidence import MIN_EXECUTIONS, Change, ChangeVerdict, change_between, noise_floor, paired_change
 from .measurements import Role
 from .schema import FixtureResult, RunResult
 
@@ -49,19 +49,21 @@ def changes_against(
 ) -> dict[str, Change]:
     """
     Every shared test's change from `baseline` to `run`, by test id: from per-round ratios where
-    both are modes of one modes run (`same_rounds`) and `paired`, else from the two runs' medians.
+    both are modes of one modes run (`same_rounds`), `paired`, and the test has at least
+    `MIN_EXECUTIONS` rounds both measured (a round in which one mode's execution was replaced gives
+    no pair); else from the two runs' medians.
     """
-    if paired and same_rounds(baseline, run):
-        before_tests, after_tests = comparable_tests(baseline), comparable_tests(run)
-        return {
-            test: paired_change(round_ratios(before_tests[test], after_tests[test]), noise_threshold)
-            for test in sorted(before_tests.keys() & after_tests.keys())
-        }
-    before, after = measured_mgas(baseline), measured_mgas(run)
-    return {
-        test: change_between(before[test], after[test], noise_threshold)
-        for test in sorted(before.keys() & after.keys())
-    }
+    before_tests, after_tests = comparable_tests(baseline), comparable_tests(run)
+    rounds = paired and same_rounds(baseline, run)
+    changes = {}
+    for test in sorted(before_tests.keys() & after_tests.keys()):
+        ratios = round_ratios(before_tests[test], after_tests[test]) if rounds else []
+        if len(ratios) >= MIN_EXECUTIONS:
+            changes[test] = paired_change(ratios, noise_threshold)
+        else:
+            before, after = _measured_executions_mgas(before_tests[test]), _measured_executions_mgas(after_tests[test])
+            changes[test] = change_between(before, after, noise_threshold)
+    return changes
 
 
 def same_rounds(baseline: RunResult, run: RunResult) -> bool:
