@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,6 +26,7 @@ from balgen.chain.bal import iter_block_access_list
 from balgen.chain.builder import genesis_header
 from balgen.chain.state_roots import StateRoots, state_root_tool
 from balgen.clients.kinds.geth import DATADIR_LINKABLE, PRESET as GETH, empty_genesis
+from balgen.clients.kinds.reth import PRESET as RETH
 from balgen.clients.process import ClientProcess, copy_datadir
 from balgen.ethereum.forks import AMSTERDAM
 from balgen.ethereum.keccak import keccak
@@ -32,6 +34,7 @@ from balgen.model.state_recipe import PRESETS, parse_recipe
 from balgen.plumbing.errors import BadInput
 from balgen.plumbing.toolchain import pinned_geth
 from balgen.replay.discovery import discover
+from balgen.replay.targets import ManagedClient
 
 TINY = "accounts=2000,contracts=200,slots=20k,seed=3"
 
@@ -246,11 +249,16 @@ def test_over_a_background_state_only_the_roots_move_and_the_fixture_says_which_
     assert set(json.loads(group_path.read_text())) == {"testIds", "environment", "network", "chainId", "pre"}
     sidecar = json.loads(group_path.with_suffix(".background").read_text())
     assert sidecar["recipe-hash"] == recipe.hash and sidecar["genesis-state-root"] == record["genesis-state-root"]
-    suite = discover(tiny)
-    assert all(ref.format == "blockchain_test_engine" for group in suite.groups for ref in group.tests)
-    assert any("background state" in note for note in suite.notes)
-    with pytest.raises(BadInput, match="its genesis is a background state"):
-        discover(tiny, formats="engine_x")
+    (group,) = discover(tiny).groups
+    assert group.genesis.genesis_hash == genesis_hash and group.genesis.background == sidecar
+    assert [ref.format for ref in group.tests] == ["blockchain_test_engine_x"]
+    # Without its record the group file's `pre` alone gives another genesis: refused, naming the record.
+    group_path.with_suffix(".background").rename(group_path.with_suffix(".moved"))
+    try:
+        with pytest.raises(BadInput, match=r"\.background, which says which, is not beside"):
+            discover(tiny, formats="engine_x")
+    finally:
+        group_path.with_suffix(".moved").rename(group_path.with_suffix(".background"))
 
 
 @pytest.mark.integration
@@ -304,3 +312,32 @@ def test_geth_over_the_background_state_with_the_groups_accounts_accepts_every_e
         finally:
             engine.close()
         assert rpc(geth, "eth_getBlockByNumber", "latest", False)["hash"] == fixture["lastblockhash"]  # type: ignore[index]
+
+
+@pytest.mark.integration
+def test_balgen_replays_the_fixtures_into_geth_over_the_background_state_warm_and_cold(
+    fills: dict[str, Path], tmp_path: Path
+) -> None:
+    tiny = fills["tiny"]
+    for cold in ((), ("--cold",)):
+        output = tmp_path / ("cold" if cold else "warm")
+        completed = subprocess.run(
+            [sys.executable, "-m", "balgen.commands.main", "replay", str(tiny), "--repeat", "2", *cold,
+             "--output", str(output)],
+            capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(tiny.parent / "cache")},
+        )  # fmt: skip
+        assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+        (result,) = json.loads((output / "results.json").read_text())["tests"]
+        assert (result["format"], result["verdict"]) == ("blockchain_test_engine_x", "passed")
+    # The group's datadir was made once and is kept beside the state, by genesis hash.
+    state = built_state(parse_recipe(TINY), TINY, empty_genesis(AMSTERDAM), tiny.parent / "cache")
+    assert [path.name for path in (state.folder / "groups").iterdir()] == [
+        _fixture(tiny / ENGINE_X_FILE)["engineNewPayloads"][0]["params"][0]["parentHash"]
+    ]
+
+
+def test_a_client_other_than_geth_is_refused_a_background_state_in_one_line(tmp_path: Path) -> None:
+    reth = ManagedClient(RETH, tmp_path / "reth")
+    genesis = SimpleNamespace(background={"recipe": TINY}, where="pre_alloc/0x01.json")
+    with pytest.raises(BadInput, match=r"^pre_alloc/0x01.json: its genesis is a background state, .* --client geth$"):
+        reth.background_datadir(genesis)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ their test runs, so a suite of thousands of large fixtures never sits in memory.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ import rlp
 
 from ..analysis.bal_features import BalFeatures, payload_features
 from ..chain.background_state import INFO_KEY as BACKGROUND_INFO_KEY
+from ..model.state_recipe import parse_recipe
 from ..clients.chain_config import network_fork
 from ..clients.genesis_fields import client_genesis_header
 from ..clients.genesis_files import alloc_state_root
@@ -100,6 +102,9 @@ class GenesisSource:
     computed: bool = field(default=False, compare=False)
     """Whether `genesis_hash` is computed from a group file's environment and `pre`
     (execution-spec-tests' layout names none), rather than named by a header."""
+    background: Mapping[str, Any] | None = field(default=None, compare=False)
+    """For a group over a background state (`balgen fill --state`): its `<hash>.background` record (the
+    recipe, `genesis-state-root`); the genesis is that state with `pre` put into it."""
 
     @property
     def where(self) -> str:
@@ -281,7 +286,7 @@ def _streamed_pre(document: Mapping[str, Any], where: str) -> StreamedPre:
 
 
 def _environment_genesis(
-    document: Mapping[str, Any], network: str, pre: StreamedPre, where: str, found_by: str
+    document: Mapping[str, Any], network: str, pre: StreamedPre, where: str, found_by: str, state_root: bytes | None = None
 ) -> FixtureGenesisHeader:
     """
     The genesis header of a group file in execution-spec-tests' layout: its
@@ -303,7 +308,8 @@ def _environment_genesis(
         network_fork(network)
     except BadInput as error:
         raise BadInput(f"{found_by}: {error}") from None
-    block = client_genesis_header(network, header, alloc_state_root(pre.accounts(where)))
+    root = alloc_state_root(pre.accounts(where)) if state_root is None else state_root
+    block = client_genesis_header(network, header, root)
     return header.model_copy(update={"hash": block.hash})
 
 
@@ -336,8 +342,10 @@ def read_pre_alloc_genesis(path: Path, found_by: str) -> GenesisSource:
     network = string_field(document, "network", where)
     pre = _streamed_pre(document, where)
     computed = document.get("genesis") is None
+    background = read_background(path)
     if computed:
-        header = _environment_genesis(document, network, pre, where, found_by)
+        root = None if background is None else bytes.fromhex(str(background["genesis-state-root"])[2:])
+        header = _environment_genesis(document, network, pre, where, found_by, root)
     else:
         header = validated(FixtureGenesisHeader, document["genesis"], where, "genesis")
     if header.hash is None:
@@ -347,7 +355,9 @@ def read_pre_alloc_genesis(path: Path, found_by: str) -> GenesisSource:
     )
     test_ids = document.get("testIds")
     listed = frozenset(str(test_id) for test_id in test_ids) if isinstance(test_ids, list) else None
-    genesis = GenesisSource(network, chain_id, "0x" + header.hash.hex(), path, None, header, pre, listed, computed)
+    genesis = GenesisSource(
+        network, chain_id, "0x" + header.hash.hex(), path, None, header, pre, listed, computed, background
+    )
     if not computed:
         _checked_accounts(genesis)
     return genesis
@@ -400,6 +410,11 @@ class GenesisResolver:
             )
         if genesis.network != network:
             raise BadInput(f"{where}: network {network} differs from {path.name}'s {genesis.network}")
+        if parent != genesis.genesis_hash and genesis.background is None and over_background_state(fixture):
+            raise BadInput(
+                f"{where}: its genesis is a background state (_info.background-state), and "
+                f"{path.with_suffix('.background').name}, which says which, is not beside {path.name}"
+            )
         if parent != genesis.genesis_hash:
             raise BadInput(
                 f"{where}: {path}: environment and pre give genesis {genesis.genesis_hash}, but "
@@ -436,6 +451,20 @@ def _recorded_test_id(fixture: Mapping[str, Any]) -> str | None:
     info = fixture.get("_info")
     test_id = info.get(TEST_ID_KEY) if isinstance(info, Mapping) else None
     return test_id if isinstance(test_id, str) and test_id else None
+
+
+def read_background(group_path: Path) -> Mapping[str, Any] | None:
+    """The `<hash>.background` record beside a pre-alloc group file (`balgen fill --state`), if it has one."""
+    record_path = group_path.with_suffix(".background")
+    if not record_path.is_file():
+        return None
+    try:
+        record = json.loads(record_path.read_text())
+        bytes.fromhex(str(record["genesis-state-root"])[2:])
+        parse_recipe(str(record["recipe"]))
+    except (OSError, ValueError, KeyError, TypeError, BadInput) as error:
+        raise BadInput(f"{record_path}: not a background-state record ({error})") from None
+    return record
 
 
 def over_background_state(fixture: Mapping[str, Any]) -> bool:
@@ -491,7 +520,6 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
     skipped: dict[str, int] = {}
     selected: list[tuple[FixtureRef, GenesisSource]] = []
     candidates: list[FixtureRef] = []
-    over_background: list[str] = []
     for file in fixture_files(path):
         for ref, fixture in _refs_of_file(file):
             if not isinstance(ref, FixtureRef):
@@ -501,26 +529,12 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
                 continue
             if ref.format not in FORMAT_CHOICES[formats]:
                 continue
-            if _format(ref).pre_in_group and over_background_state(fixture):
-                over_background.append(ref.test_id)
-                continue
             test = parse_test(ref, fixture)
             selected.append((ref, resolver.genesis_of(ref, fixture, test)))
             candidates.append(ref)
     for name, count in sorted(skipped.items()):
         notes.append(f"{count} {name} fixtures skipped: no Engine API payloads to replay")
-    if over_background:
-        grouped = " or ".join(known.name for known in REPLAYABLE if known.pre_in_group)
-        own = " or ".join(known.name for known in REPLAYABLE if not known.pre_in_group)
-        if all(FORMATS[name].pre_in_group for name in FORMAT_CHOICES[formats]):
-            raise BadInput(
-                f"{over_background[0]}: its genesis is a background state (`_info.background-state`), which "
-                f"balgen cannot replay into yet; replay its {own} twin (docs/state.md)"
-            )
-        notes.append(
-            f"{len(over_background)} {grouped} fixtures skipped: their genesis is a background state, which balgen "
-            f"cannot replay into yet; their {own} twins run on their own genesis (docs/state.md)"
-        )
+
     kept = set(_prefer_engine_x(candidates, notes) if formats == "auto" else candidates)
     _check_unique(list(kept))
     if not kept:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -30,7 +31,8 @@ import httpx
 from ..plumbing.errors import BadInput
 from ..clients.genesis_files import write_client_genesis
 from ..clients.kind import ClientKind
-from ..clients.kinds import kind_of_preset
+from ..clients.chain_config import network_fork
+from ..clients.kinds import geth, kind_of_preset
 from ..clients.presets import ClientPreset, Rollback, managed_flags, with_user_config
 from ..clients.process import ClientError, ClientProcess, UncleanStop
 from ..clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
@@ -221,14 +223,34 @@ class ManagedClient:
             preset = self.preset
             if self.cpus:
                 preset = dataclasses.replace(preset, node_command=pinned_command(preset.node_command, self.cpus))
+            prepared = None if genesis.background is None else self.background_datadir(genesis)
             with ClientProcess(
-                preset, self.binary, genesis_path, extra_args=self.client_args, temp_parent=self.temp_parent
-            ) as process:
+                preset, self.binary, genesis_path, extra_args=self.client_args, temp_parent=self.temp_parent,
+                prepared_datadir=prepared, linkable=geth.DATADIR_LINKABLE if prepared is not None else (),
+            ) as process:  # fmt: skip
                 client = _ManagedClient(process, self.rpc_timeout, self.engine_timeout)
                 try:
                     yield client
                 finally:
                     client.close()
+
+
+    def background_datadir(self, genesis: GenesisSource) -> Path:
+        """
+        The datadir a group over a background state starts from: the state
+        with the group's `pre` put into it, built with go-ethereum's code (its
+        copies share the state's tables), for geth; each node copies it.
+        """
+        assert genesis.background is not None
+        if kind_of_preset(self.preset) is not geth.KIND:
+            raise BadInput(
+                f"{genesis.where}: its genesis is a background state, which balgen builds for geth only so far "
+                f"(reth's `init-state` of it is not there yet); replay it with --client geth"
+            )
+        return geth.background_datadir(
+            genesis.background, network_fork(genesis.network), genesis.accounts(), genesis.genesis_hash,
+            progress=lambda line: print(f"balgen: background state: {line}", file=sys.stderr),
+        )  # fmt: skip
 
 
 class _UserClient:

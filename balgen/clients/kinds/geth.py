@@ -44,14 +44,23 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from ...chain.background_state import built_state, overlay_accounts, state_build_tool
 from ...chain.builder import genesis_header
 from ...ethereum.chain_constants import CHAIN_ID, EMPTY_TRIE_ROOT
 from ...ethereum.forks import Fork
-from ...fixtures.models import FixtureGenesisHeader
-from ..genesis_fields import genesis_header_fields
+from ...ethereum.hextypes import data_hex
+from ...fixtures.models import FixtureAccount, FixtureGenesisHeader
+from ...model.state_recipe import parse_recipe
+from ...plumbing.errors import BadInput
+from ...plumbing.toolchain import cache_root
+from ..genesis_fields import genesis_header_fields, geth_alloc_account
+from ..process import copy_datadir
 from ..chain_config import chain_config
 from ..genesis_files import GenesisFormat
 from ..kind import BlockLog, ClientKind
@@ -411,3 +420,52 @@ KIND = ClientKind(
     reference=True,
     phases=PHASES,
 )
+
+
+def background_datadir(
+    record: Mapping[str, Any], fork: Fork, accounts: Iterable[tuple[bytes, FixtureAccount]], genesis_hash: str,
+    progress: Callable[[str], None] = lambda line: None,
+) -> Path:
+    """
+    A geth datadir whose genesis is the background state `record` names (a
+    pre-alloc group's `.background` record) with `accounts` (the group's
+    `pre`) put into it, for a replay to copy: the state is built (or found)
+    in balgen's cache, copied with its tables hard-linked, and the accounts
+    committed over it (`balgen-state-build --overlay`); kept beside the
+    state, by genesis hash, and checked to be the genesis the fixtures name.
+    """
+    recipe = parse_recipe(str(record["recipe"]))
+    genesis = empty_genesis(fork)
+    state = built_state(recipe, str(record["recipe"]), genesis, cache_root(), progress=progress)
+    if state.record["state-root"] != record.get("state-root", state.record["state-root"]):
+        raise BadInput(
+            f"background state {recipe.hash}: built with root {state.record['state-root']}, the fixtures name "
+            f"{record['state-root']} (another generation of the rules?)"
+        )
+    groups = state.folder / "groups"
+    folder = groups / genesis_hash
+    if (folder / "genesis-hash").is_file() and (folder / "genesis-hash").read_text() == genesis_hash:
+        return folder / "datadir"
+    groups.mkdir(exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".building-{genesis_hash[:18]}-", dir=groups))
+    try:
+        copy_datadir(state.datadir, building / "datadir", DATADIR_LINKABLE)
+        alloc = building / "pre.json"
+        with alloc.open("w") as stream:
+            stream.write("{")
+            for index, (address, account) in enumerate(accounts):
+                stream.write(("," if index else "") + json.dumps(data_hex(address)) + ":" + json.dumps(geth_alloc_account(account)))
+            stream.write("}")
+        _, made = overlay_accounts(state_build_tool(), building / "datadir", alloc, genesis)
+        alloc.unlink()
+        if "0x" + made.hex() != genesis_hash:
+            raise BadInput(
+                f"background state {recipe.hash} with the group's pre gives genesis 0x{made.hex()}, "
+                f"the fixtures chain from {genesis_hash}"
+            )
+        (building / "genesis-hash").write_text(genesis_hash)
+        shutil.rmtree(folder, ignore_errors=True)
+        building.rename(folder)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return folder / "datadir"
