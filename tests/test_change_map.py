@@ -66,8 +66,8 @@ sys.meta_path.insert(0, CopiedFillers)
 def in_copy(copy: Path, *argv: str, tools: bool = False, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """`python argv` run on the copy's sources (they come first on the import path)."""
     env = {**os.environ, "PYTHONPATH": f"{copy.parent / 'site'}{os.pathsep}{copy}"}
-    if tools:
-        env["BALGEN_TOOLS"] = str(ROOT / "tools" / "bin")
+    if tools:  # the copy has no tools/bin: the checkout's, unless BALGEN_TOOLS names others
+        env.setdefault("BALGEN_TOOLS", str(ROOT / "tools" / "bin"))
     return subprocess.run(
         [sys.executable, *argv], cwd=copy, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
