@@ -341,3 +341,19 @@ def test_a_client_other_than_geth_is_refused_a_background_state_in_one_line(tmp_
     genesis = SimpleNamespace(background={"recipe": TINY}, where="pre_alloc/0x01.json")
     with pytest.raises(BadInput, match=r"^pre_alloc/0x01.json: its genesis is a background state, .* --client geth$"):
         reth.background_datadir(genesis)  # type: ignore[arg-type]
+
+
+@pytest.mark.integration
+def test_an_exported_genesis_file_gives_geth_the_same_state_without_balgen(tmp_path: Path) -> None:
+    # `geth init` of the exported genesis.json (every account as JSON, go-ethereum's own genesis
+    # commit) must give the genesis hash of the state built into geth's database directly.
+    state = built_state(parse_recipe(TINY), TINY, empty_genesis(AMSTERDAM), tmp_path / "cache")
+    exported = tmp_path / "genesis.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "balgen.commands.main", "state", "export", TINY, "--output", str(exported)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert len(json.loads(exported.read_text())["alloc"]) == 2000
+    with ClientProcess(GETH, pinned_geth(), exported, temp_parent=tmp_path) as geth:
+        assert rpc(geth, "eth_getBlockByNumber", "0x0", False)["hash"] == "0x" + state.genesis_hash.hex()  # type: ignore[index]

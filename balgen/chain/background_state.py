@@ -313,3 +313,35 @@ def overlay_accounts(tool: Path, datadir: Path, alloc: Path, genesis: Mapping[st
 
 OVERLAY_SECONDS = 3600.0
 """An overlay writes the group's accounts and the paths above them: seconds, but pebble may compact first."""
+
+
+def write_genesis_file(tool: Path, recipe: StateRecipe, genesis: Mapping[str, Any], path: Path) -> None:
+    """
+    Write `genesis` (a geth genesis document with an empty alloc) with the
+    recipe's whole state as its alloc to `path`, atomically: the generator
+    streams the accounts (`balgen-state-build --export-alloc`), so a client
+    elsewhere starts from the same state and genesis hash without balgen.
+    """
+    job = path.parent / f".{path.name}.job.json"
+    partial = path.parent / f".{path.name}.partial"
+    job.write_text(json.dumps({"generation": GENERATION, "recipe": recipe.builder_json(), "genesis": genesis, "datadir": ""}))
+    try:
+        with partial.open("w") as stream:
+            top = {key: value for key, value in genesis.items() if key != "alloc"}
+            stream.write(json.dumps(top, indent=1)[:-2] + ',\n "alloc": ')
+            stream.flush()
+            completed = processes.run(
+                [str(tool), "--export-alloc", str(job)], deadline=EXPORT_SECONDS, stdout=stream, text=True
+            )
+            stream.write("}\n")
+        if completed.returncode != 0:
+            last = (completed.stderr.strip().splitlines() or [f"exit code {completed.returncode}"])[-1]
+            raise BadInput(f"{tool} --export-alloc: {last.removeprefix(f'{STATE_BUILD_TOOL}: ')}")
+        partial.replace(path)
+    finally:
+        job.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
+
+
+EXPORT_SECONDS = 24 * 3600.0
+"""Writing a state of tens of millions of accounts as JSON takes minutes to hours; only a hang meets this."""

@@ -1,5 +1,5 @@
 """
-`balgen state build RECIPE` and `balgen state presets`: background states of a network's size, built from a recipe into a client's database once and cached.
+`balgen state build RECIPE`, `balgen state export RECIPE` and `balgen state presets`: background states of a network's size, built from a recipe into a client's database once and cached.
 
 A recipe is a preset's name (`balgen state presets` lists them and what each
 imitates) or inline, `accounts=10M,slots=100M[,seed=S,contracts=N,...]`.
@@ -16,13 +16,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..chain.background_state import BuiltState, built_state, estimated_disk_bytes, gigabytes, states_folder
+from ..chain.background_state import (
+    BuiltState, built_state, estimated_disk_bytes, gigabytes, state_build_tool, states_folder, write_genesis_file,
+)
 from ..chain.builder import genesis_header
 from ..clients.chain_config import network_fork
 from ..clients.kinds.geth import empty_genesis
 from ..model.state_recipe import PRESETS, parse_recipe
 from ..plumbing.command_line import OneLineParser
 from ..plumbing.errors import BadInput
+from ..plumbing.output_files import check_writable
 from ..plumbing.toolchain import cache_root
 from .runner import run_command
 
@@ -35,6 +38,10 @@ def state_parser() -> argparse.ArgumentParser:
     build.add_argument("--fork", default="Amsterdam", help="the genesis block's fork (default Amsterdam)")
     build.add_argument("--cache", type=Path, default=None, help="cache folder (default: balgen's cache)")
     commands.add_parser("presets", help="the named recipes and what each imitates")
+    export = commands.add_parser("export", help="write a recipe's state as a geth genesis.json (its whole alloc)")
+    export.add_argument("recipe", help=f"a preset ({', '.join(PRESETS)}) or accounts=N,slots=M[,seed=S,...]")
+    export.add_argument("--output", type=Path, required=True, help="the genesis file to write")
+    export.add_argument("--fork", default="Amsterdam", help="the genesis block's fork (default Amsterdam)")
     return parser
 
 
@@ -85,6 +92,16 @@ def run_build(recipe_text: str, fork_name: str, cache: Path | None) -> int:
     return 0
 
 
+def run_export(recipe_text: str, output: Path, fork_name: str) -> int:
+    recipe = parse_recipe(recipe_text)
+    check_writable(output.parent if output.parent != Path("") else Path("."), "--output")
+    if output.is_dir():
+        raise BadInput(f"--output {output}: is a folder")
+    write_genesis_file(state_build_tool(), recipe, empty_genesis(network_fork(fork_name)), output)
+    print(f"balgen state: {recipe_text}: {recipe.describe()} written to {output} (geth init reads it)")
+    return 0
+
+
 def run_presets() -> int:
     for preset in PRESETS.values():
         print(f"{preset.name}: {preset.recipe.describe()}")
@@ -101,6 +118,8 @@ def run_state(argv: Sequence[str]) -> int:
         args = state_parser().parse_args(argv)
         if args.command == "presets":
             return run_presets()
+        if args.command == "export":
+            return run_export(args.recipe, args.output, args.fork)
         return run_build(args.recipe, args.fork, args.cache)
 
     return run_command("state", body, stopped="; the unfinished build was removed")

@@ -25,6 +25,11 @@
 // with one line on standard error and exit code 2. --version prints what a
 // built state depends on: the generation rules and go-ethereum's version.
 //
+// --export-alloc JOB.json writes the recipe's state (JOB.json's `recipe` and
+// `generation`; no datadir is made) to standard output as a go-ethereum
+// genesis alloc, account by account in the recipe's order: what a client
+// without balgen's builder starts from (`geth init` reads it as `alloc`).
+//
 // --overlay puts accounts into a copy of a built state and makes that its
 // genesis: OVERLAY.json holds {"datadir", "alloc", "genesis"}, the copy's
 // datadir, a path to an allocation (t8n's alloc JSON, as a pre-alloc
@@ -37,6 +42,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
@@ -46,9 +52,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
@@ -116,6 +124,12 @@ var identity = fmt.Sprintf("balgen-state-build generation %d, go-ethereum v%d.%d
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--version" {
 		fmt.Println(identity)
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == "--export-alloc" {
+		if err := exportAlloc(os.Args[2]); err != nil {
+			fail(err)
+		}
 		return
 	}
 	if len(os.Args) == 3 && os.Args[1] == "--overlay" {
@@ -441,6 +455,51 @@ func build(r recipe, genesis *core.Genesis, datadir string) (*summary, error) {
 	result.StorageTrieNodes, result.StorageLeafDepths = storageDepths.nodes, storageDepths.depths
 	result.Seconds = time.Since(started).Seconds()
 	return result, nil
+}
+
+// exportAlloc streams the recipe's accounts as a genesis alloc JSON object.
+func exportAlloc(path string) error {
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var task job
+	if err := json.Unmarshal(blob, &task); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	if task.Generation != generation {
+		return fmt.Errorf("%s: generation %d, this builder generates %d", path, task.Generation, generation)
+	}
+	r := task.Recipe
+	if err := check(r); err != nil {
+		return fmt.Errorf("%s: recipe: %v", path, err)
+	}
+	counts := storageCounts(r)
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	out.WriteString("{")
+	for index := uint64(0); index < r.Accounts; index++ {
+		if index > 0 {
+			out.WriteString(",")
+		}
+		fmt.Fprintf(out, "\n\"%s\":{", strings.ToLower(accountAddress(r.Seed, index).Hex()))
+		if index >= r.Contracts {
+			nonce, balance := plainAccount(r.Seed, index)
+			fmt.Fprintf(out, "\"balance\":\"%s\",\"nonce\":\"%#x\"}", balance.Hex(), nonce)
+			continue
+		}
+		fmt.Fprintf(out, "\"balance\":\"0x0\",\"nonce\":\"0x1\",\"code\":\"%s\",\"storage\":{", hexutil.Encode(code(r, index)))
+		for j := uint64(0); j < counts[index]; j++ {
+			if j > 0 {
+				out.WriteString(",")
+			}
+			key := slotKey(r.Seed, index, j)
+			value := common.BytesToHash(slotValue(crypto.Keccak256Hash(key[:])))
+			fmt.Fprintf(out, "\"%s\":\"%s\"", key.Hex(), value.Hex())
+		}
+		out.WriteString("}}")
+	}
+	out.WriteString("\n}\n")
+	return out.Flush()
 }
 
 type overlayJob struct {
