@@ -484,7 +484,7 @@ def headline(runs: Sequence[LoadedRun]) -> str:
             proven = sum(bool(test.mode_proof) for test in result.tests)
             parts.append(f"{len(result.modes)} modes, {proven}/{len(result.tests)} test-modes proven by the client's log")
     parts.append(f"{runs[0].result.started_at[:16].replace('T', ' ')} UTC")
-    return " · ".join(parts)
+    return " · ".join(_distinct(parts))
 
 
 def run_page(
