@@ -20,6 +20,7 @@ from rich.console import Console
 from balgen.analysis import INFO_KEY, DependencyGraph
 from balgen.commands.report import run_report
 from balgen.commands.verify import run_verify
+from balgen.pages.run_page import REST
 from balgen.results.schema import RunResult
 from balgen.verify.outcomes import Verifier
 from balgen.verify.verdicts_file import VERIFY_JSON, FixtureVerdict, VerdictKind, VerifyResult, load_verify_result
@@ -84,7 +85,9 @@ def test_a_modes_run_page_stands_alone_with_regressions_first(tmp_path: Path) ->
     assert rows["failures"] == ["prefetch-max-group39-60M"]
     data = _data(page)
     assert set(data["charts"]) == {"families", "rejections"}
-    assert SLOWED in data["pickers"]["phases"]["figures"], "each test's phases can be shown"
+    parts = [trace["name"] for trace in data["pickers"]["phases"]["figures"][SLOWED]["data"]]
+    assert parts == ["commit", REST], "geth's phases that time other work in full than in sequential are not set side by side"
+    assert "state hash is not shown on its own" in text and "state hash runs beside execution" in text
 
 
 def test_one_run_alone_and_two_runs_compared(tmp_path: Path) -> None:

@@ -21,7 +21,9 @@ from plotly.subplots import make_subplots
 
 PALETTE = qualitative.Plotly
 """One colour per run, in the runs' order (the baseline first)."""
-PHASE_COLOURS = ("#4C78A8", "#F58518", "#54A24B", "#B279A2", "#9D755D")
+PHASE_COLOURS = {"execution": "#4C78A8", "state read": "#F58518", "state hash": "#54A24B", "commit": "#B279A2"}
+"""A colour per phase, the same on every chart; any other part (the rest of the client's own time) grey."""
+OTHER_PART = "#BAB0AC"
 VERDICT_COLOURS = {"passed": "#2E9E5B", "failed": "#D62728", "not applicable": "#B8B8B8"}
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 GRID = "#E6E8EB"
@@ -137,12 +139,12 @@ def phase_bars(title: str, names: Sequence[str], phases: Sequence[str], ms: Mapp
     `ms[phase][i]` is run `i`'s time (None where that run has no timing of it).
     """
     figure = go.Figure()
-    for index, phase in enumerate(phases):
+    for phase in phases:
         values = ms[phase]
         figure.add_trace(
             go.Bar(
                 y=list(names), x=[0.0 if v is None else v for v in values], name=phase, orientation="h",
-                marker={"color": PHASE_COLOURS[index % len(PHASE_COLOURS)]},
+                marker={"color": PHASE_COLOURS.get(phase, OTHER_PART)},
                 hovertemplate="%{y}: " + phase + " %{x:.2f} ms<extra></extra>",
             )
         )  # fmt: skip

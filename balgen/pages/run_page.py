@@ -19,6 +19,7 @@ import numpy
 
 from ..results.comparison import Comparison, LoadedRun, load_run
 from ..results.confidence import COMPARISON_CONFIDENCE, Change, ChangeVerdict
+from ..results.measurements import Role
 from ..results.phases import Phase, measured_phase_ms
 from ..results.rejection_times import RejectionTime, rejection_times
 from ..results.schema import FixtureResult, RunResult
@@ -351,32 +352,84 @@ def _phase_median(test: FixtureResult | None, phase: Phase) -> float | None:
     return float(numpy.median(values)) if values else None
 
 
-def phase_picker(runs: Sequence[LoadedRun]) -> Picker | None:
-    """Each test's phases per run, one chart at a time; first the sum over the tests every run passed."""
+def not_compared(comparison: Comparison | None) -> dict[Phase, list[tuple[str, str]]]:
+    """Per phase that times different work in some run than in the baseline: (run, why) (`phase_comparability`)."""
+    found: dict[Phase, list[tuple[str, str]]] = {}
+    for name, comparability in (() if comparison is None else comparison.phase_comparability):
+        if not comparability.comparable:
+            found.setdefault(comparability.phase, []).append((name, comparability.reason or ""))
+    return found
+
+
+REST = "the rest of the client's own time"
+"""The bar's part beyond the phases shown: its own total less them, the same work in every mode."""
+
+
+def _own_median(test: FixtureResult | None) -> float | None:
+    values = [] if test is None else [e.own_ms for e in test.executions if e.role is Role.MEASURED and e.own_ms is not None]
+    return float(numpy.median(values)) if values else None
+
+
+def _phase_ms(tests: Sequence[FixtureResult | None], shown: Sequence[Phase], rest: bool) -> dict[str, list[float | None]]:
+    """Per phase shown, each run's median ms of it; with `rest`, the client's own total less them as one more part."""
+    ms: dict[str, list[float | None]] = {phase.value: [_phase_median(test, phase) for test in tests] for phase in shown}
+    if rest:
+        ms[REST] = [
+            None if (total := _own_median(test)) is None else max(0.0, total - sum(ms[p.value][i] or 0.0 for p in shown))
+            for i, test in enumerate(tests)
+        ]
+    return ms
+
+
+def phase_picker(runs: Sequence[LoadedRun], shown: Sequence[Phase], rest: bool) -> Picker | None:
+    """
+    Each test's `shown` phases per run, one chart at a time (with `rest`, the client's own total less
+    them as one more part); first the sum over the tests every run passed.
+    """
     names = [run.name for run in runs]
     by_run = [{test.test_id: test for test in run.result.tests if test.passed} for run in runs]
     tests = sorted({test_id for tests in by_run for test_id, test in tests.items() if _phase_median(test, Phase.EXECUTION) is not None})
     if not tests:
         return None
-    phases = [phase.value for phase in Phase]
+    phases = [phase.value for phase in shown] + ([REST] if rest else [])
     figures = {}
     common = [test_id for test_id in tests if all(test_id in tests_of for tests_of in by_run)]
     if len(runs) > 1 and common:
-        sums = {
-            phase.value: [sum(_phase_median(tests_of[t], phase) or 0.0 for t in common) for tests_of in by_run]
-            for phase in Phase
-        }
+        per_test = [_phase_ms([tests_of[t] for tests_of in by_run], shown, rest) for t in common]
+        sums = {part: [sum(ms[part][i] or 0.0 for ms in per_test) for i in range(len(runs))] for part in phases}
         figures[ALL_TESTS] = charts.figure_json(
             charts.phase_bars(f"{len(common)} tests every run passed: each phase's median ms, summed", names, phases, sums)
         )
     for test_id in tests:
-        ms = {phase.value: [_phase_median(tests_of.get(test_id), phase) for tests_of in by_run] for phase in Phase}
+        ms = _phase_ms([tests_of.get(test_id) for tests_of in by_run], shown, rest)
         figures[test_id] = charts.figure_json(charts.phase_bars(test_id, names, phases, ms))
     return Picker(
         "phases", "test", tuple(figures), figures=figures,
         caption="The client's own timing of the block (its slow-block log), one bar per run; choose a test above "
         "or click its row in the table.",
     )  # fmt: skip
+
+
+def phase_section(runs: Sequence[LoadedRun], comparison: Comparison | None) -> Section | None:
+    """
+    The phases per test, only those that time the same work in every run (the others named with the
+    client's reason), and the phases a client runs beside another with both times, not added up.
+    """
+    left_out = not_compared(comparison)
+    picker = phase_picker(runs, [phase for phase in Phase if phase not in left_out], rest=bool(left_out))
+    paragraphs = [
+        f"{phase.value} is not shown on its own, it times different work in {', '.join(name for name, _ in reasons)} "
+        f"than in the baseline ({reasons[0][0]}: {reasons[0][1]}); it is part of {REST}."
+        for phase, reasons in left_out.items()
+    ]
+    paragraphs += [
+        f"{o.name}: {o.phase.value} runs beside {o.beside.value}, {o.phase_ms:.1f} ms beside {o.beside_ms:.1f} ms "
+        f"over {o.tests} tests (medians summed), so the two overlap and do not add up."
+        for o in (() if comparison is None else comparison.overlaps)
+    ]
+    if picker is None and not paragraphs:
+        return None
+    return Section("phases", "Phases per test", paragraphs=tuple(paragraphs), pickers=() if picker is None else (picker,))
 
 
 def rejection_section(runs: Sequence[LoadedRun]) -> Section | None:
@@ -513,9 +566,7 @@ def run_page(
             Section("tests", "Per test, the slowest first", tables=(single_run_table(runs[0]),),
                     paragraphs=("Click a heading to sort, a row to see that test's phases below.",))
         )  # fmt: skip
-    if (picker := phase_picker(runs)) is not None:
-        sections.append(Section("phases", "Phases per test", pickers=(picker,)))
-    for extra in (rejection_section(runs), failures_section(runs)):
+    for extra in (phase_section(runs, comparison), rejection_section(runs), failures_section(runs)):
         if extra is not None:
             sections.append(extra)
     sections += [what_ran(runs), method(runs, comparison, noise_threshold)]
