@@ -304,14 +304,14 @@ def test_a_t8n_that_hangs_in_the_calibration_says_what_balgen_waits_for(tmp_path
 
 @integration
 def test_an_option_neither_fill_nor_pytest_knows_is_one_line(tmp_path: Path) -> None:
-    """Before, pytest's four-line usage error and its exit code 4, and an empty output folder."""
+    """Before (`--state x`, an option fill has since been given), pytest's four-line usage error, exit code 4."""
     output = tmp_path / "out"
     completed = balgen_subprocess(
-        "fill", "--fork", "Osaka", "--state", "x", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", output
+        "fill", "--fork", "Osaka", "--colour", "x", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", output
     )
     assert completed.returncode == 2, completed.stderr
     assert one_line(completed.stderr, "fill") == (
-        "balgen fill: unrecognized arguments: --state x (an option of neither balgen fill nor pytest; see balgen fill --help)"
+        "balgen fill: unrecognized arguments: --colour x (an option of neither balgen fill nor pytest; see balgen fill --help)"
     )
     assert not output.exists()
 

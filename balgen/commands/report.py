@@ -339,7 +339,7 @@ def markdown(comparison: Comparison, sources: Sequence[Path], noise_threshold: f
         lines += [f"## {title}", ""]
         lines.append("| " + " | ".join(columns) + " |")
         lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(columns))) + "|")
-        lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+        lines += ["| " + " | ".join(escaped(cell) for cell in cells) + " |" for cells in rows]  # a mode name in a reason
         if not rows:
             lines.append("| " + " | ".join("-" for _ in columns) + " |")
         lines.append("")
