@@ -32,6 +32,7 @@ USAGE_ERRORS = {
     "devnet-check": ["devnet-check", "--rpc-url"],
     "devnet-genesis": ["devnet-genesis", "--output"],
     "verify": ["verify", "--without"],
+    "state": ["state", "build", "small", "--fork"],
 }
 
 
