@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from balgen.plumbing.toolchain import pinned_revme, tools_bin
-from balgen.commands.verify import run_verify
+from balgen.commands.verify import Selection, Tools, balgens, plan, run_verify
 from balgen.verify.evm_runners import revm_outcomes
 from balgen.verify.outcomes import Verifier
 
@@ -162,3 +162,25 @@ def test_fill_verify_without_revme_is_refused_before_filling(tmp_path: Path) -> 
     assert completed.returncode == 2, completed.stderr
     assert completed.stderr.count("\n") == 1 and f"revme: not found in BALGEN_TOOLS={tools} (" in completed.stderr
     assert not output.exists()
+
+
+def test_only_balgens_own_fixtures_count_their_blocks_before_the_last_as_setup() -> None:
+    assert balgens({"_info": {"generator": "balgen 0.1.0"}})
+    assert not balgens({"_info": {"generator": "execution-spec-tests v5.0.0"}})
+    assert not balgens({"_info": {"comment": "no generator"}})
+    assert not balgens({"blocks": []})
+
+
+@pytest.mark.integration
+def test_ethereumjs_applies_setup_blocks_from_their_bal_only_in_balgens_files(serial_chain_fill: Path, tmp_path: Path) -> None:
+    """
+    verify hands ethereumjs `--setup-from-bal` for a file of balgen's fixtures (its blocks before the
+    last are setup, which geth and revm execute), and not for one another generator wrote, whose
+    earlier blocks may be what the test is about.
+    """
+    tools = Tools(evm=Path("evm"), revme=None, geth=None)
+    checks = plan(serial_chain_fill, Selection(), tools)
+    assert checks.setup_known == frozenset(checks.blockchain)
+    folder = copy_of(serial_chain_fill, tmp_path)
+    edit_blockchain_test(folder, lambda fixture: fixture["_info"].update(generator="execution-spec-tests"))
+    assert plan(folder, Selection(), tools).setup_known == frozenset()

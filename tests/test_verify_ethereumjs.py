@@ -29,6 +29,7 @@ from balgen.ethereum.keccak import keccak
 from balgen.verify.ethereumjs import (
     ETHEREUMJS_VERSION,
     EthereumjsInstall,
+    SETUP_FROM_BAL,
     EthereumjsOutcome,
     located_ethereumjs,
     run_ethereumjs,
@@ -129,19 +130,20 @@ def change_a_balance(bal: RawBal) -> str:
     return "0x" + account[0].hex()
 
 
-def resealed(folder: Path, edit: Callable[[RawBal], str]) -> str:
+def resealed(folder: Path, edit: Callable[[RawBal], str], index: int = -1) -> str:
     """
-    `edit` applied to the benchmark block's BAL in NAME's blockchain_test and engine_x files under
-    `folder`, each re-sealed: the header's `blockAccessListHash` is the new list's hash, the block hash
-    and `lastblockhash` the new header's, the block RLP, the payload and the BAL JSON rebuilt with
+    `edit` applied to the BAL of block `index` (by default the benchmark block) in NAME's
+    blockchain_test and engine_x files under `folder`, each re-sealed: the header's
+    `blockAccessListHash` is the new list's hash, the block hash (and for the last block
+    `lastblockhash`) the new header's, the block RLP, the payload and the BAL JSON rebuilt with
     balgen's header and BAL code. Returns what `edit` returned.
     """
     (blockchain_path,) = (folder / "blockchain_tests").rglob(f"{NAME}.json")
     (engine_x_path,) = (folder / "blockchain_tests_engine_x").rglob(f"{NAME}.json")
     blockchain = json.loads(blockchain_path.read_text())
     engine_x = json.loads(engine_x_path.read_text())
-    block = blockchain[NAME]["blocks"][-1]
-    payload = engine_x[NAME]["engineNewPayloads"][-1]["params"][0]
+    block = blockchain[NAME]["blocks"][index]
+    payload = engine_x[NAME]["engineNewPayloads"][index]["params"][0]
     assert payload["blockHash"] == block["blockHeader"]["hash"], "the two formats carry the same benchmark block"
 
     bal = rlp.decode(bytes.fromhex(payload["blockAccessList"][2:]))
@@ -155,10 +157,11 @@ def resealed(folder: Path, edit: Callable[[RawBal], str]) -> str:
     block["rlp"] = "0x" + rlp.encode([header.rlp_fields(), *body]).hex()
     block["blockHeader"] = header.json_with_hash()
     block["blockAccessList"] = [fixture_account_changes(account) for account in iter_block_access_list(encoded)]
-    blockchain[NAME]["lastblockhash"] = new_hash
     payload["blockAccessList"] = "0x" + encoded.hex()
     payload["blockHash"] = new_hash
-    engine_x[NAME]["lastblockhash"] = new_hash
+    if index in (-1, len(blockchain[NAME]["blocks"]) - 1):
+        blockchain[NAME]["lastblockhash"] = new_hash
+        engine_x[NAME]["lastblockhash"] = new_hash
     blockchain_path.write_text(json.dumps(blockchain))
     engine_x_path.write_text(json.dumps(engine_x))
     return touched
@@ -269,17 +272,21 @@ def test_copy_on_write_checkpoints_leave_the_lists_ethereumjs_own_checkpoints_le
     assert report["sequences"] == 3000 and report["reverts"] > 10_000, "the sequences exercise reverts"
 
 
-def verdicts(files: list[Path], *, cloning: bool) -> list[dict[str, Any]]:
-    """verify.mjs's line per fixture, without its time, with ethereumjs's own checkpoints or balgen's."""
+def verdicts(files: list[Path], *, cloning: bool = False, setup_from_bal: bool = False) -> list[dict[str, Any]]:
+    """
+    verify.mjs's line per fixture, without its times, with ethereumjs's own checkpoints or balgen's,
+    setup blocks executed or applied from their BAL.
+    """
     install = located_ethereumjs()
     environment = {**os.environ, "BALGEN_ETHEREUMJS_CLONING_CHECKPOINTS": "1" if cloning else "0"}
     completed = subprocess.run(
-        [str(install.node), str(install.script), *map(str, files)],
+        [str(install.node), str(install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)],
         capture_output=True, text=True, timeout=600, env=environment, check=False,
     )  # fmt: skip
     version, *lines = [json.loads(line) for line in completed.stdout.splitlines()]
     assert version["bal_checkpoints"] == ("ethereumjs" if cloning else "copy-on-write")
-    return [{key: value for key, value in line.items() if key != "seconds"} for line in lines]
+    assert version["setup_blocks"] == ("applied from their BAL" if setup_from_bal else "executed")
+    return [{key: value for key, value in line.items() if key not in ("seconds", "cpu_seconds")} for line in lines]
 
 
 def test_both_kinds_of_checkpoint_give_the_same_verdicts(serial_chain_fill: Path, tmp_path: Path) -> None:
@@ -289,3 +296,31 @@ def test_both_kinds_of_checkpoint_give_the_same_verdicts(serial_chain_fill: Path
     found = verdicts(files, cloning=False)
     assert [line["ok"] for line in found] == [True, True, True, False, False]
     assert found == verdicts(files, cloning=True)
+
+
+# --- setup blocks applied from their BAL (--setup-from-bal, what balgen verify asks for balgen's fixtures) ---
+
+
+def test_setup_blocks_applied_from_their_bal_give_the_verdicts_executing_them_gives(
+    serial_chain_fill: Path, tmp_path: Path
+) -> None:
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
+    files = fixture_files(serial_chain_fill) + tampered_files(folder)
+    resealed(folder, change_a_written_value)
+    applied = verdicts(files, setup_from_bal=True)
+    assert [line["ok"] for line in applied] == [True, True, True, False, False]
+    assert applied == verdicts(files)
+
+
+@pytest.mark.parametrize("edit", [change_a_written_value, drop_an_account], ids=["written-value-changed", "account-dropped"])
+def test_a_setup_block_whose_bal_does_not_give_its_state_root_is_refused_when_applied(
+    serial_chain_fill: Path, tmp_path: Path, edit: Callable[[RawBal], str]
+) -> None:
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
+    resealed(folder, edit, index=0)
+    run = run_ethereumjs(tampered_files(folder), located_ethereumjs(), setup_from_bal=True)
+    assert len(run.outcomes) == 2
+    for outcome in run.outcomes:
+        assert not outcome.passed and outcome.kind == "bal" and outcome.block == 1, outcome.difference
+        assert outcome.first_difference == "stateRoot"
+        assert "block 1 (setup, applied from its BAL): its BAL's changes give state root" in (outcome.difference or "")

@@ -4,6 +4,8 @@ execution-spec-tests', checked by geth's `evm blocktest`, revm's `revme
 blockchaintest` and ethereumjs (each `blockchain_test`; ethereumjs also
 compares the BAL it builds with the fixture's) and by an engine import into the
 pinned geth (each engine fixture, engine_x preferred where a test comes in both).
+ethereumjs applies balgen's setup blocks from their BAL instead of executing them
+(`--execute-setup` executes them), since geth and revm execute every block.
 
 One row per fixture per verifier, with the first difference when one fails,
 and a summary line `N fixtures: geth N/N, revm N/N, ethereumjs N/N, engine N/N`;
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -65,6 +68,14 @@ def verify_parser() -> argparse.ArgumentParser:
         "--without",
         default="",
         help="verifiers to leave out, comma-separated: geth, revm, ethereumjs, engine (e.g. --without ethereumjs where node is missing)",
+    )
+    parser.add_argument(
+        "--execute-setup",
+        action="store_true",
+        help=(
+            "ethereumjs executes balgen's setup blocks too (by default it applies them from their BAL and "
+            "checks the state root they give; geth and revm execute every block either way)"
+        ),
     )
     parser.add_argument("--evm-bin", type=Path, default=None, help="evm binary (default: the pinned go-ethereum evm)")
     parser.add_argument("--revme-bin", type=Path, default=None, help=f"revme binary (default: the pinned revme {REVME_VERSION})")
@@ -167,6 +178,8 @@ class Plan:
     """Per test id, what filled it and for which network and gas schedule."""
     gas: dict[Path, int] = field(default_factory=dict)
     """Per blockchain_test file, the gas its blocks use (every fixture of it: ethereumjs runs them all)."""
+    setup_known: frozenset[Path] = frozenset()
+    """blockchain_test files whose every fixture is balgen's: each block before the last is setup."""
 
     @property
     def blockchain_count(self) -> int:
@@ -184,11 +197,14 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     has_engine = False
     filled: dict[str, Filled] = {}
     gas: dict[Path, int] = {}
+    others: set[Path] = set()
     for file in fixture_files(path):
         for test_id, fixture in read_fixture_document(file).items():
             readers = verifiers_of(fixture)
             if Verifier.ETHEREUMJS in readers:
                 gas[file] = gas.get(file, 0) + fixture_block_gas(fixture)
+                if not balgens(fixture):
+                    others.add(file)
             if not selection(test_id) or not readers:
                 continue
             filled[test_id] = Filled.of(fixture)
@@ -204,7 +220,17 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
         what = f"-k {selection.keyword!r} matches no" if selection.keyword else f"{path}: no"
         verified = format_names(formats_where(lambda known: bool(known.verifiers)))
         raise BadInput(f"{what} {', '.join(verified[:-1])} or {verified[-1]} fixture to verify")
-    return Plan(blockchain, engine, len(ids), filled, gas)
+    return Plan(blockchain, engine, len(ids), filled, gas, frozenset(gas.keys() - others))
+
+
+def balgens(fixture: dict[str, Any]) -> bool:
+    """
+    Whether balgen filled the fixture (`_info.generator`): then its last block is the benchmark block
+    and every one before it setup (as its engine formats' `phase` says).
+    """
+    info = fixture.get("_info")
+    generator = info.get("generator") if isinstance(info, dict) else None
+    return isinstance(generator, str) and generator.startswith("balgen ")
 
 
 def verifiers_of(fixture: object) -> frozenset[Verifier]:
@@ -251,16 +277,21 @@ class _Progress:
                 self.console.print(f"verify: {self.finished}/{self.total} checks done", highlight=False)
 
 
-def run_checks(checks: Plan, tools: Tools, specs: Specs, progress: _Progress) -> list[Outcome]:
+def run_checks(
+    checks: Plan, tools: Tools, specs: Specs, progress: _Progress, execute_setup: bool = False
+) -> list[Outcome]:
     """
     Every check of the plan. ethereumjs, by far the slowest, runs file by file on every core
     (`EthereumjsRuns`, the largest files first) from the start, while geth and revm go through the
     files side by side and the engine groups are imported; a file whose every test ethereumjs
-    cannot judge is not run there.
+    cannot judge is not run there. ethereumjs applies balgen's setup blocks from their BAL unless
+    `execute_setup`: geth and revm execute them.
     """
     outcomes: list[Outcome] = []
     with EthereumjsRuns(tools.ethereumjs, workers=os.cpu_count() or 1) if tools.ethereumjs else nullcontext() as runs:
-        ethereumjs_files = _queued_for_ethereumjs(checks, specs, runs, progress) if runs is not None else []
+        ethereumjs_files = (
+            _queued_for_ethereumjs(checks, specs, runs, progress, execute_setup) if runs is not None else []
+        )
         for file, names in checks.blockchain.items() if tools.evm is not None or tools.revme is not None else ():
             progress.doing(file.name)
             with RunningVerifiers(tools.evm, tools.revme, file, names) as running:
@@ -282,7 +313,9 @@ def run_checks(checks: Plan, tools: Tools, specs: Specs, progress: _Progress) ->
     return outcomes
 
 
-def _queued_for_ethereumjs(checks: Plan, specs: Specs, runs: EthereumjsRuns, progress: _Progress) -> list[Path]:
+def _queued_for_ethereumjs(
+    checks: Plan, specs: Specs, runs: EthereumjsRuns, progress: _Progress, execute_setup: bool
+) -> list[Path]:
     """
     Queue every file with a test ethereumjs can judge, the most gas first (so the last to finish
     is a short one); the files queued.
@@ -295,6 +328,7 @@ def _queued_for_ethereumjs(checks: Plan, specs: Specs, runs: EthereumjsRuns, pro
         runs.submit(
             [file], deadline_for(checks.gas[file]), names={file: checks.blockchain[file]},
             when_done=lambda run: progress.advance(len(run.outcomes)),
+            setup_from_bal=not execute_setup and file in checks.setup_known,
         )  # fmt: skip
     return judged
 
@@ -360,12 +394,18 @@ def versions_line(checks: Plan, specs: Specs, tools: Tools) -> str:
     return f"filled by {fills}\nverified by {verifiers}"
 
 
-def verify(path: Path, selection: Selection, tools: Tools, console: Console, output: Path | None = None) -> int:
-    """Verify what `selection` picks under `path`: print rows and summary (and write them to `output`); the exit code."""
+def verify(
+    path: Path, selection: Selection, tools: Tools, console: Console, output: Path | None = None,
+    execute_setup: bool = False,
+) -> int:  # fmt: skip
+    """
+    Verify what `selection` picks under `path`: print rows and summary (and write them to `output`); the
+    exit code. `execute_setup`: ethereumjs executes balgen's setup blocks rather than applying them from their BAL.
+    """
     checks = plan(path, selection, tools)
     specs = Specs.of(tools.evm, tools.geth)
     with _Progress(console, checks.blockchain_count * tools.blockchain_verifiers + checks.engine_count) as progress:
-        outcomes = run_checks(checks, tools, specs, progress)
+        outcomes = run_checks(checks, tools, specs, progress, execute_setup)
     console.print(rows_table(outcomes))
     versions = versions_line(checks, specs, tools)
     summary = summary_line(checks.fixture_count, outcomes, tools)
@@ -411,7 +451,7 @@ def run_verify(argv: Sequence[str], console: Console | None = None) -> int:
         tools = tools_for(args.without, args.evm_bin, args.revme_bin, args.geth_bin)
         if args.output is not None:
             check_output_writable(args.output)  # before the checks run, not after
-        return verify(args.path, selection, tools, console or wide_console(), args.output)
+        return verify(args.path, selection, tools, console or wide_console(), args.output, args.execute_setup)
 
     return run_command("verify", check)
 

@@ -8,7 +8,10 @@ block of `blockchain_test`, `blockchain_test_engine` and `blockchain_test_engine
 fixture's BAL given, so ethereumjs compares the BAL it builds from execution with the fixture's
 (which neither revm 43 nor a header hash check does), then the last block hash and the post-state.
 It prints a version record (the Amsterdam gas schedule ethereumjs charges), then one JSON line per
-fixture, read back here as typed outcomes.
+fixture, read back here as typed outcomes. With `setup_from_bal` (what `balgen verify` asks for balgen's
+own fixtures) the blocks before each fixture's last, its setup, are applied from their BAL instead of
+executed (their BAL's hash, their header and the state root the BAL's changes give are checked): geth's
+`evm blocktest` and revme execute every block, so ethereumjs's time goes to the benchmark blocks.
 
 Each run is its own process group, killed whole when its deadline passes or balgen is stopped
 (Ctrl-C and the stop signals unwind through here as `KeyboardInterrupt`). The deadline grows with
@@ -40,6 +43,8 @@ ETHEREUMJS_VERSION = "10.1.3"
 """The `@ethereumjs/vm` version scripts/ethereumjs/package.json pins (its siblings at the same)."""
 
 SCRIPT = "verify.mjs"
+SETUP_FROM_BAL = "--setup-from-bal"
+"""verify.mjs's switch: setup blocks (every block before a fixture's last) applied from their BAL."""
 
 BASE_SECONDS = 60.0
 """Node's start, the imports and the genesis states, before any block runs."""
@@ -182,15 +187,18 @@ def deadline_for(gas: int) -> float:
     return BASE_SECONDS + SECONDS_PER_MGAS * gas / 1_000_000
 
 
-def run_ethereumjs(files: Sequence[Path], install: EthereumjsInstall, deadline: float | None = None) -> EthereumjsRun:
+def run_ethereumjs(
+    files: Sequence[Path], install: EthereumjsInstall, deadline: float | None = None, setup_from_bal: bool = False
+) -> EthereumjsRun:
     """
     verify.mjs on `files` (every fixture in each), within `deadline` seconds (by default
-    `deadline_for` their block gas). Every fixture of every file gets an outcome: one ethereumjs did
+    `deadline_for` their block gas); `setup_from_bal`: each fixture's blocks before its last are
+    applied from their BAL, not executed. Every fixture of every file gets an outcome: one ethereumjs did
     not report (it crashed or ran out of time) fails with what stopped it. Input verify.mjs refuses
     (exit 2) is `BadInput` with its line.
     """
     with EthereumjsRuns(install, workers=1) as runs:
-        runs.submit(files, deadline)
+        runs.submit(files, deadline, setup_from_bal=setup_from_bal)
         return next(iter(runs.finished()))
 
 
@@ -222,15 +230,17 @@ class EthereumjsRuns:
         deadline: float | None = None,
         when_done: Callable[[EthereumjsRun], None] | None = None,
         names: Mapping[Path, Sequence[str]] | None = None,
+        setup_from_bal: bool = False,
     ) -> None:
         """
         Queue a run of verify.mjs on `files`; `when_done` is called with its outcome (from a worker
         thread). With `names` (per file, the tests the caller has already read), the outcomes are
-        those tests', and no file is read again here.
+        those tests', and no file is read again here. `setup_from_bal`: see `run_ethereumjs`.
         """
         files = list(files)
         seconds = deadline_for(block_gas(files)) if deadline is None else deadline
-        future = self._pool.submit(self._run, files, seconds, names)
+        command = [str(self.install.node), str(self.install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)]
+        future = self._pool.submit(self._run, command, files, seconds, names)
         if when_done is not None:
             future.add_done_callback(lambda done: _report(done, when_done))
         self._futures.append(future)
@@ -250,8 +260,9 @@ class EthereumjsRuns:
             processes.stop_group(process)
         self._pool.shutdown(wait=True)
 
-    def _run(self, files: list[Path], deadline: float, names: Mapping[Path, Sequence[str]] | None) -> EthereumjsRun:
-        command = [str(self.install.node), str(self.install.script), *map(str, files)]
+    def _run(
+        self, command: list[str], files: list[Path], deadline: float, names: Mapping[Path, Sequence[str]] | None
+    ) -> EthereumjsRun:
         # Output to files, not pipes: nobody reads a run's output before it ends, and a long stack
         # trace must not fill a pipe and stall it. node finds its packages beside the script.
         with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
