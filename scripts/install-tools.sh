@@ -7,6 +7,14 @@
 # block access lists) into tools/ethereumjs; and the shared optimised reth build (the second client the replay tests
 # use) when ../shared/clients has it; Debian's chromium and chromedriver (the results page's browser test)
 # as root. Each is skipped when it is there at its pinned version.
+#
+# What runs at once: revme's `cargo install` (the longest build, mostly one crate at a time near its end)
+# and ethereumjs's `npm ci` start first in the background, their output in tools/logs/; the Go builds run
+# one after the other meanwhile (each already uses every core). Every Go build is `-trimpath` from a copy
+# of the release's source, so go-ethereum's packages compiled for one binary are reused from Go's build
+# cache by the next: geth-bal-switch recompiles only what its patch touches and what imports that, and
+# balgen-state-root nothing evm has not compiled. evm gets balgen's tracer through `go build -overlay`,
+# so the copy geth is built from stays the release as published.
 set -euo pipefail
 version="v1.17.10"
 earlier_version="v1.17.5"
@@ -41,36 +49,92 @@ go_ethereum_source() {
 }
 
 # Build package `target` of the go-ethereum copy `source` into `output` (under a temporary name until it
-# is complete), then leave `stamp` as the only file whose name starts with `stale_stamps`.
+# is complete), then leave `stamp` as the only file whose name starts with `stale_stamps`. Further
+# arguments go to `go build` (an -overlay). -trimpath keeps the copy's folder out of the build cache's
+# keys, so every copy of one release shares the packages they have in common.
 go_build() {
   local source="$1" target="$2" output="$3" stale_stamps="$4" stamp="$5"
-  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false" go build -o "$output.partial" "$target")
+  shift 5
+  (cd "$source" && GOFLAGS="-mod=mod -buildvcs=false -trimpath" go build "$@" -o "$output.partial" "$target")
   mv "$output.partial" "$output"
   rm -f "$stale_stamps"*
   touch "$stamp"
 }
 
-# geth as released; evm from the same release's source with one file added: balgen's native access
-# tracer (registered as balgenAccessTracer), which observes execution and changes none of it.
+# geth as released (built from the release's source, its cmd/geth/default.pgo profile used as `go install`
+# uses it); evm from the same source with one file added by an overlay: balgen's native access tracer
+# (registered as balgenAccessTracer), which observes execution and changes none of it.
 install_go_ethereum() {
   local version="$1" into="$2"
-  local evm_stamp="$into/.evm-$version-tracer-$tracer_digest"
-  if [[ -x "$into/evm" && -x "$into/geth" && -f "$into/.go-ethereum-$version" && -f "$evm_stamp" ]]; then
+  local geth_stamp="$into/.go-ethereum-$version" evm_stamp="$into/.evm-$version-tracer-$tracer_digest"
+  if [[ -x "$into/evm" && -x "$into/geth" && -f "$geth_stamp" && -f "$evm_stamp" ]]; then
     return 0
   fi
   command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
   mkdir -p "$into"
-  if [[ ! ( -x "$into/geth" && -f "$into/.go-ethereum-$version" ) ]]; then
-    echo "install-tools: building go-ethereum $version geth into ${into#"$root"/} (a few minutes the first time)"
-    GOBIN="$into" GOFLAGS=-mod=mod go install "github.com/ethereum/go-ethereum/cmd/geth@$version"
-    touch "$into/.go-ethereum-$version"
-  fi
-  echo "install-tools: building go-ethereum $version evm with balgen's access tracer into ${into#"$root"/}"
   local source
   source="$(go_ethereum_source "$version")"
-  cp "$tracer_source" "$source/eth/tracers/native/"
-  go_build "$source" ./cmd/evm "$into/evm" "$into/.evm-$version-tracer-" "$evm_stamp"
+  # An earlier version of this script copied the tracer into the source: such a copy is made afresh.
+  if [[ -f "$source/eth/tracers/native/$(basename "$tracer_source")" ]]; then
+    rm -rf "$source" && source="$(go_ethereum_source "$version")"
+  fi
+  if [[ ! ( -x "$into/geth" && -f "$geth_stamp" ) ]]; then
+    echo "install-tools: building go-ethereum $version geth into ${into#"$root"/} (a few minutes the first time)"
+    go_build "$source" ./cmd/geth "$into/geth" "$geth_stamp" "$geth_stamp"
+  fi
+  echo "install-tools: building go-ethereum $version evm with balgen's access tracer into ${into#"$root"/}"
+  local overlay="$root/tools/src/evm-tracer-overlay-$version.json"
+  printf '{"Replace": {"%s": "%s"}}\n' "$source/eth/tracers/native/$(basename "$tracer_source")" "$tracer_source" > "$overlay"
+  go_build "$source" ./cmd/evm "$into/evm" "$into/.evm-$version-tracer-" "$evm_stamp" -overlay "$overlay"
 }
+
+# ethereumjs (scripts/ethereumjs/): the npm packages at the versions package-lock.json pins, and verify.mjs
+# next to them (Node resolves its imports from that folder's node_modules), in tools/ethereumjs.
+ethereumjs_source="$root/scripts/ethereumjs"
+ethereumjs_dir="$root/tools/ethereumjs"
+ethereumjs_files=(package.json package-lock.json verify.mjs bal_checkpoints.mjs bal_checkpoints_check.mjs)
+ethereumjs_stamp="$ethereumjs_dir/.installed-$(cd "$ethereumjs_source" && cat "${ethereumjs_files[@]}" | sha256sum | cut -c1-12)"
+
+# The background builds: each is one command (so that stopping it stops the build), its output in
+# tools/logs/NAME.log, shown if it fails; its stamp is left once it has succeeded.
+logs="$root/tools/logs"
+mkdir -p "$logs"
+background=()
+run_in_background() {
+  local name="$1" stamp="$2"
+  shift 2
+  "$@" >"$logs/$name.log" 2>&1 &
+  background+=("$name:$!:$stamp")
+}
+
+revme_missing=""
+if [[ ! ( -x "$bin/revme" && -f "$revme_stamp" ) ]]; then
+  if ! command -v cargo >/dev/null; then
+    # Only `balgen verify` needs revme; it says so in one line when it is missing.
+    revme_missing="install-tools: revme $revme_version not built (cargo not found): balgen verify needs it, or --without revm"
+  else
+    echo "install-tools: building revme $revme_version into tools/bin in the background (about 10 minutes the first time)"
+    run_in_background revme "$revme_stamp" cargo install --quiet --locked revme --version "$revme_version" --root "$root/tools"
+  fi
+fi
+if [[ ! -f "$ethereumjs_stamp" ]]; then
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    # Only the ethereumjs verifier needs it; it says so in one line when it is missing.
+    echo "install-tools: ethereumjs not installed (node or npm not found): the ethereumjs verifier needs Node >= 20" >&2
+  else
+    echo "install-tools: installing ethereumjs (@ethereumjs/vm 10.1.3) into tools/ethereumjs in the background"
+    mkdir -p "$ethereumjs_dir"
+    rm -f "$ethereumjs_dir"/.installed-*
+    (cd "$ethereumjs_source" && cp "${ethereumjs_files[@]}" "$ethereumjs_dir/")
+    run_in_background ethereumjs "$ethereumjs_stamp" npm ci --prefix "$ethereumjs_dir" --ignore-scripts --no-audit --no-fund --loglevel=error
+  fi
+fi
+# A stop signal or a failing Go build stops the background builds too.
+stop_background() {
+  local entry
+  for entry in "${background[@]+"${background[@]}"}"; do entry="${entry#*:}"; kill -- "${entry%%:*}" 2>/dev/null || true; done
+}
+trap stop_background EXIT
 
 install_go_ethereum "$version" "$bin"
 install_go_ethereum "$earlier_version" "$root/tools/$earlier_version/bin"
@@ -133,25 +197,6 @@ if [[ -f "$reth_archive" ]]; then
   fi
 fi
 
-# ethereumjs (scripts/ethereumjs/): the npm packages at the versions package-lock.json pins, and verify.mjs
-# next to them (Node resolves its imports from that folder's node_modules), in tools/ethereumjs.
-ethereumjs_source="$root/scripts/ethereumjs"
-ethereumjs_dir="$root/tools/ethereumjs"
-ethereumjs_files=(package.json package-lock.json verify.mjs bal_checkpoints.mjs bal_checkpoints_check.mjs)
-ethereumjs_stamp="$ethereumjs_dir/.installed-$(cd "$ethereumjs_source" && cat "${ethereumjs_files[@]}" | sha256sum | cut -c1-12)"
-if [[ ! -f "$ethereumjs_stamp" ]]; then
-  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-    # Only the ethereumjs verifier needs it; it says so in one line when it is missing.
-    echo "install-tools: ethereumjs not installed (node or npm not found): the ethereumjs verifier needs Node >= 20" >&2
-  else
-    echo "install-tools: installing ethereumjs (@ethereumjs/vm 10.1.3) into tools/ethereumjs"
-    mkdir -p "$ethereumjs_dir"
-    rm -f "$ethereumjs_dir"/.installed-*
-    (cd "$ethereumjs_source" && cp "${ethereumjs_files[@]}" "$ethereumjs_dir/")
-    (cd "$ethereumjs_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
-    touch "$ethereumjs_stamp"
-  fi
-fi
 
 # Debian's chromium and its chromedriver: the browser the results page's test opens it in
 # (tests/test_report_page.py). apt-get installs them as root when they are missing; otherwise that
@@ -165,6 +210,23 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     echo "install-tools: chromium or chromedriver missing and not root: the results page's browser test will skip" >&2
   fi
 fi
+
+# Wait for the background builds; a failed one shows its log's last lines.
+failed=""
+for entry in "${background[@]+"${background[@]}"}"; do
+  name="${entry%%:*}" pid_and_stamp="${entry#*:}"
+  if wait "${pid_and_stamp%%:*}"; then
+    touch "${pid_and_stamp#*:}"
+  else
+    tail -n 30 "$logs/$name.log" >&2
+    case "$name" in
+      revme) echo "install-tools: revme $revme_version could not be built (cargo's error above, all of it in tools/logs/revme.log); balgen verify --without revm goes on without it" >&2 ;;
+      ethereumjs) echo "install-tools: ethereumjs could not be installed (npm's error above, all of it in tools/logs/ethereumjs.log); balgen verify --without ethereumjs goes on without it" >&2 ;;
+    esac
+    failed=1
+  fi
+done
+trap - EXIT
 
 # The node ethereumjs was installed with, and its digest: balgen verify runs that binary and checks it
 # is still the same file, not whichever `node` comes first on PATH when it runs (written again when
@@ -180,16 +242,5 @@ if [[ -f "$ethereumjs_stamp" ]] && command -v node >/dev/null; then
   fi
 fi
 
-if [[ ! ( -x "$bin/revme" && -f "$revme_stamp" ) ]]; then
-  if ! command -v cargo >/dev/null; then
-    # Only `balgen verify` needs revme; it says so in one line when it is missing.
-    echo "install-tools: revme $revme_version not built (cargo not found): balgen verify needs it, or --without revm" >&2
-    exit 0
-  fi
-  echo "install-tools: building revme $revme_version into tools/bin (about 10 minutes the first time)"
-  if ! cargo install --quiet --locked revme --version "$revme_version" --root "$root/tools"; then
-    echo "install-tools: revme $revme_version could not be built (cargo's error above); balgen verify --without revm goes on without it" >&2
-    exit 2
-  fi
-  touch "$revme_stamp"
-fi
+[[ -z "$revme_missing" ]] || echo "$revme_missing" >&2
+[[ -z "$failed" ]] || exit 2
