@@ -3,7 +3,7 @@
 # `geth`, balgen-state-root (go-ethereum's trie) and balgen-state-build (a background state into geth's database); revm's `revme` (the second EVM `balgen verify`
 # runs); go-ethereum v1.17.5's evm and geth (an earlier Amsterdam, for the tests that fill and import
 # with it) into tools/v1.17.5/bin; geth-bal-switch, the pinned geth with a switch for its BAL execution
-# mode (scripts/geth_bal_switch/); ethereumjs with balgen's verify.mjs (a third EVM, which checks
+# mode (scripts/geth_bal_switch/); balgen-benchmarkoor-config (benchmarkoor's config loader); ethereumjs with balgen's verify.mjs (a third EVM, which checks
 # block access lists) into tools/ethereumjs; and the shared optimised reth build (the second client the replay tests
 # use) when ../shared/clients has it; Debian's chromium and chromedriver (the results page's browser test)
 # as root. Each is skipped when it is there at its pinned version.
@@ -161,6 +161,20 @@ if [[ ! ( -x "$bin/balgen-state-build" && -f "$state_build_stamp" ) ]]; then
   source="$(go_ethereum_source "$version")"
   mkdir -p "$source/cmd/balgen-state-build" && cp "$state_build_source" "$source/cmd/balgen-state-build/"
   go_build "$source" ./cmd/balgen-state-build "$bin/balgen-state-build" "$bin/.balgen-state-build-" "$state_build_stamp"
+fi
+
+# balgen-benchmarkoor-config (scripts/benchmarkoor_config): benchmarkoor's own configuration loader and
+# validator (its pkg/config, v0.1.0 and its dependencies from the Go module proxy, as go.mod and go.sum pin
+# them), which checks the configuration `balgen genesis --layout benchmarkoor` writes.
+benchmarkoor_source="$root/scripts/benchmarkoor_config"
+benchmarkoor_stamp="$bin/.balgen-benchmarkoor-config-$(cat "$benchmarkoor_source"/{main.go,go.mod,go.sum} | sha256sum | cut -c1-12)"
+if [[ ! ( -x "$bin/balgen-benchmarkoor-config" && -f "$benchmarkoor_stamp" ) ]]; then
+  command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
+  echo "install-tools: building balgen-benchmarkoor-config (benchmarkoor v0.1.0's config loader) into tools/bin"
+  (cd "$benchmarkoor_source" && GOFLAGS="-mod=readonly -buildvcs=false" go build -o "$bin/balgen-benchmarkoor-config.partial" .)
+  mv "$bin/balgen-benchmarkoor-config.partial" "$bin/balgen-benchmarkoor-config"
+  rm -f "$bin"/.balgen-benchmarkoor-config-*
+  touch "$benchmarkoor_stamp"
 fi
 
 # geth-bal-switch (scripts/geth_bal_switch/): geth of the same release with one patch adding

@@ -197,6 +197,7 @@ def test_benchmarkoor_layout_and_bad_input(serial_chain_fill: Path, tmp_path: Pa
     pre_hash = next((serial_chain_fill / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json")).stem
     written = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
     assert written == [
+        "benchmarkoor.yaml",
         f"genesis/{pre_hash}/besu/genesis.json",
         f"genesis/{pre_hash}/go-ethereum/genesis.json",
         f"genesis/{pre_hash}/nethermind/chainspec.json",

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import ast
 import os
+import re
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,7 @@ import pytest
 from balgen.clients.kind import UncheckedReasons
 from balgen.clients.kinds import DEFAULT, KINDS, kind_named, kind_of_version
 from balgen.commands.replay import checked_request
+from balgen.clients.slow_block_log import SlowBlockLogReader
 from balgen.plumbing.errors import BadInput
 from balgen.replay.rejections import reason_unchecked, rejection_reason_problem
 
@@ -136,3 +141,126 @@ def test_replay_client_name_starts_each_preset(name: str, serial_chain_fill: Pat
     request = checked_request([str(fixtures), "--client", name.upper(), "--client-bin", str(binary), "--output", str(tmp_path / "out")])
     assert request.target.preset == KINDS[name].preset and request.label == name  # type: ignore[union-attr]
     assert os.path.isdir(tmp_path / "out")
+
+
+# -- the block logs of the clients balgen cannot run here, on lines from their own source ----------------
+
+ETHREX_BLOCK = [
+    # lambdaclass/ethrex tooling/sync/test_fullsync_metrics.py (commit 9e7da753): lines captured from ethrex runs
+    "2026-07-23T17:38:20.225580Z  INFO [METRIC] BLOCK 500 0x5f6929cf8b4d0fccf50629ed23704c43819811c5ddbe3bfa0aca83f463afaf2e | 1.750 Ggas/s | 51.41 ms | 2569 txs | 90 Mgas (98%)",
+    "2026-07-23T17:38:20.225584Z  INFO   |- validate:    3.50 ms  ( 7%)",
+    "2026-07-23T17:38:20.225586Z  INFO   |- exec:       47.41 ms  (92%) << BOTTLENECK",
+    "2026-07-23T17:38:20.225588Z  INFO   |- merkle:      0.07 ms  ( 0%)  [concurrent: 37.38 ms, drain: 0.07 ms, overlap: 100%, queue: 2, start_delay: 0.25 ms]",
+    "2026-07-23T17:38:20.225591Z  INFO   |- store:       0.43 ms  ( 1%)",
+    "2026-07-23T17:38:20.225593Z  INFO   `- warmer:     20.33 ms         [finished: 27.08 ms before exec]",
+]
+
+
+def test_ethrex_metric_block_lines_give_its_phases() -> None:
+    (timing,) = KINDS["ethrex"].block_log.timings(["INFO Importing block", *ETHREX_BLOCK])  # type: ignore[union-attr]
+    assert (timing.block_number, timing.block_hash) == (500, "0x5f6929cf8b4d0fccf50629ed23704c43819811c5ddbe3bfa0aca83f463afaf2e")
+    assert (timing.total_ms, timing.execution_ms, timing.state_hash_ms, timing.commit_ms) == (51.41, 47.41, 0.07, 0.43)
+    assert timing.gas_used == 90_000_000 and timing.mgas_per_sec == pytest.approx(1750.0)
+
+
+def test_an_ethrex_header_without_a_hash_is_taken_for_the_block_just_sent(tmp_path: Path) -> None:
+    """crates/blockchain/blockchain.rs, `print_add_block_pipeline_logs`: `[METRIC] BLOCK {} | {:.3} Ggas/s | {:.2} ms | ...`."""
+    log = tmp_path / "ethrex.log"
+    log.write_text("\n".join([
+        "2026-11-28T12:00:00.000000Z  INFO [METRIC] BLOCK 2 | 0.054 Ggas/s | 18.51 ms | 1 txs | 1 Mgas (3%)",
+        "2026-11-28T12:00:00.000001Z  INFO   |- validate:    0.20 ms  ( 1%)",
+        "2026-11-28T12:00:00.000002Z  INFO   |- exec:       15.10 ms  (82%) << BOTTLENECK",
+    ]) + "\n")  # fmt: skip
+    timing = SlowBlockLogReader(log, KINDS["ethrex"].block_log.timings).timing_of("0x" + "ab" * 32)  # type: ignore[union-attr]
+    assert timing is not None and (timing.block_number, timing.block_hash, timing.total_ms) == (2, "", 18.51)
+    assert timing.execution_ms == 15.10 and timing.commit_ms == 0.0, "a phase not logged yet counts nothing"
+
+
+ERIGON_SLOW_BLOCK = (
+    # erigontech/erigon execution/blockmetrics/slowblock.go (commit bbfe425e): `Emit` logs the `slowBlockLog`
+    # JSON as a WARN record, `[WARN] [time] {...}` on the console (the harness pattern of its slowblock_test.go);
+    # the values are its test's `sampleRecord()` (counters not collected).
+    '[WARN] [11-28|12:00:00.000] {"level":"warn","msg":"Slow block","block":{"number":1234,'
+    '"hash":"0x0000000000000000000000000000000000000000000000000000000000000abc","gas_used":30000000,"tx_count":7},'
+    '"timing":{"execution_ms":40,"state_read_ms":0,"state_hash_ms":50,"commit_ms":10,"total_ms":100},'
+    '"throughput":{"mgas_per_sec":750}}'
+)
+
+
+def test_erigon_slow_block_lines_read_like_geths() -> None:
+    (timing,) = KINDS["erigon"].block_log.timings(["[INFO] [11-28|12:00:00.000] head updated", ERIGON_SLOW_BLOCK])  # type: ignore[union-attr]
+    assert (timing.block_number, timing.gas_used, timing.total_ms, timing.state_hash_ms) == (1234, 30_000_000, 100.0, 50.0)
+    assert timing.block_hash.endswith("abc") and timing.counts is None
+    assert "--debug.slow-block-threshold 0" in KINDS["erigon"].preset.node_command
+
+
+# -- the map: adding a client is what docs/design.md's table says, and the suite's checks pass ------------
+
+FAKE_CLIENT = "fakeclient"
+FAKE_MODULE = '''"""
+fakeclient: a client made up by tests/test_client_kinds.py to try docs/design.md's row for a new client.
+"""
+
+from __future__ import annotations
+
+from ..kind import ClientKind, UncheckedReasons
+from ..modes import standard_modes
+from ..presets import ClientPreset, Rollback
+from .geth import GENESIS
+
+KIND = ClientKind(
+    preset=ClientPreset(
+        name="fakeclient",
+        genesis_format=GENESIS,
+        init_command=None,
+        node_command="{bin} --genesis {genesis} --datadir {datadir} --engine-port {engine_port} --rpc-port {rpc_port} --jwt {jwt}",
+        rollback=Rollback.RESTORE_COPY,
+    ),
+    version_prefix="FakeClient",
+    rejection_reasons=UncheckedReasons("a made-up client"),
+    modes=standard_modes(False, sequential="--serial", full="", nobatchio="--no-prefetch"),
+)
+'''
+FAKE_TEST = '''"""The made-up client is found by name and version, and the replay and genesis commands offer it."""
+
+from balgen.clients.kinds import KINDS, kind_of_version
+from balgen.commands.genesis import genesis_parser
+from balgen.commands.replay import replay_parser
+
+
+def test_the_new_client_is_registered_and_offered() -> None:
+    assert kind_of_version("FakeClient/v0.1.0") is KINDS["fakeclient"]
+    assert "fakeclient" in replay_parser().format_help() and "fakeclient" in genesis_parser().format_help()
+'''
+
+
+def design_row(kind_of_change: str) -> str:
+    """The row of docs/design.md's "where does my change go" table for `kind_of_change`."""
+    rows = [line for line in (ROOT / "docs" / "design.md").read_text().splitlines() if line.startswith(f"| {kind_of_change} |")]
+    assert len(rows) == 1, f"docs/design.md has {len(rows)} rows for {kind_of_change!r}"
+    return rows[0]
+
+
+def test_adding_a_client_is_the_module_and_test_the_design_table_names(tmp_path: Path) -> None:
+    """
+    A copy of the checkout, with exactly the files docs/design.md's client row names for a new client (its
+    module and its test) and nothing else changed, passes the suite's checks of the client registry, the
+    layers and the literal names, and its own test.
+    """
+    row = design_row("a client")
+    named = [path.replace("<client>", FAKE_CLIENT) for path in re.findall(r"`([^`]*<client>[^`]*)`", row)]
+    assert sorted(named) == [f"balgen/clients/kinds/{FAKE_CLIENT}.py", f"tests/test_client_{FAKE_CLIENT}.py"], row
+    copy = tmp_path / "checkout"
+    for folder in ("balgen", "tests", "docs"):
+        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    (copy / named[0]).write_text(FAKE_MODULE)
+    (copy / named[1]).write_text(FAKE_TEST)
+    checks = ["tests/test_client_kinds.py", "tests/test_layers.py", "tests/test_every_module_imports.py", named[1]]
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", *checks, "-q", "-n", "0", "-p", "no:cacheprovider",
+         "-k", "not adding_a_client and not starts_each_preset"],
+        cwd=copy, env={**os.environ, "PYTHONPATH": str(copy)}, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    assert " passed" in completed.stdout and "failed" not in completed.stdout

@@ -73,10 +73,10 @@ class ClientKind:
     """The name of the build `make tools` puts in tools/bin (`--client-bin` defaults to it)."""
     modes_tool: str | None = None
     """The build with its modes' flags, where that is another one (used for `--modes`)."""
+    benchmarkoor_client: str | None = None
+    """Its client type in benchmarkoor's configuration (`pkg/config`, `validClients`); None where benchmarkoor has none."""
     reference: bool = False
     """The reference client (exactly one): a replay's default, the one `make tools` builds."""
-    sources: Mapping[str, str] = field(default_factory=dict)
-    """Where each flag and log format of an unverified preset comes from (repository, file, line, tag)."""
     phases: PhaseTable | None = None
     """What each phase of its block log covers on each of its execution paths (`phase_coverage`); None where unread."""
 

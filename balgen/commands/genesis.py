@@ -13,7 +13,9 @@ layouts:
   tests of each group and the command that starts the client on it;
 - `benchmarkoor`: `DIR/genesis/<preHash>/<go-ethereum|nethermind|besu>/<file>`,
   the tree benchmarkoor's EEST source reads (`local_genesis_dir: DIR`,
-  `GetGenesisPathForGroup`), for pre-alloc groups only.
+  `GetGenesisPathForGroup`), for pre-alloc groups only, and
+  `DIR/benchmarkoor.yaml`, a benchmarkoor configuration with one instance
+  per client and mode (`balgen.clients.benchmarkoor_config`).
 
 The `<genesis hash>` of a pre-alloc group is the one its file gives,
 computed from its `environment` and `pre` when discovery reads it; a group
@@ -34,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..clients.genesis_files import GenesisFormat, write_client_genesis
+from ..clients import benchmarkoor_config
+from ..clients.kind import ClientKind
 from ..clients.presets import ClientPreset, start_instructions
 from ..plumbing.command_line import OneLineParser, add_keyword_option
 from ..plumbing.errors import BadInput
@@ -63,11 +67,6 @@ def genesis_parser() -> argparse.ArgumentParser:
         help="balgen: one folder per group with a README; benchmarkoor: genesis/<preHash>/<client>/",
     )
     return parser
-
-
-def chosen_presets(text: str) -> tuple[ClientPreset, ...]:
-    """The presets of the clients `--client` names (comma-separated, or `all`), in the order given."""
-    return tuple(kind.preset for kind in chosen_kinds(text))
 
 
 def group_name(group: ReplayGroup) -> str:
@@ -140,15 +139,30 @@ def readme(groups: Sequence[ReplayGroup], planned: Sequence[PlannedFile], preset
     return "\n".join(lines)
 
 
+def fixture_folder(groups: Sequence[ReplayGroup]) -> Path:
+    """The one `blockchain_tests_engine_x` folder whose `pre_alloc/` the groups come from, for benchmarkoor's source."""
+    folders = {group.genesis.path.parent.parent for group in groups}
+    if len(folders) != 1:
+        names = ", ".join(sorted(str(folder) for folder in folders))
+        raise BadInput(f"--layout benchmarkoor: benchmarkoor reads one fixture folder, these groups come from {names}")
+    return folders.pop()
+
+
 def write_genesis_files(
-    path: Path, keyword: str | None, presets: Sequence[ClientPreset], output: Path, layout: str
+    path: Path, keyword: str | None, kinds: Sequence[ClientKind], output: Path, layout: str
 ) -> list[Path]:
     """Convert every group, then move the files into `output`; return what was written."""
     suite = discover(path, keyword, "engine_x" if layout == "benchmarkoor" else "auto")
     check_networks(suite)
+    presets = [kind.preset for kind in kinds]
     formats = tuple(dict.fromkeys(preset.genesis_format for preset in presets))
     planned = (benchmarkoor_layout if layout == "benchmarkoor" else balgen_layout)(suite.groups, formats)
-    paths = [item.relative_path for item in planned] + ([Path("README.md")] if layout == "balgen" else [])
+    if layout == "balgen":
+        extra, text = Path("README.md"), readme(suite.groups, planned, presets)
+    else:
+        extra = Path(benchmarkoor_config.FILE_NAME)
+        text = benchmarkoor_config.configuration(kinds, fixture_folder(suite.groups), output)
+    paths = [item.relative_path for item in planned] + [extra]
     for relative in paths:
         if (output / relative).exists():
             raise BadInput(f"--output {output}: {relative} exists already; choose another folder")
@@ -163,8 +177,7 @@ def write_genesis_files(
                 target, item.genesis_format, genesis.network, genesis.header, genesis.accounts(),
                 chain_id=genesis.chain_id,
             )  # fmt: skip
-        if layout == "balgen":
-            write_text_atomically(staged.staging / "README.md", readme(suite.groups, planned, presets))
+        write_text_atomically(staged.staging / extra, text)
     return staged.moved
 
 
@@ -173,8 +186,7 @@ def run_genesis(argv: Sequence[str]) -> int:
 
     def write() -> int:
         args = genesis_parser().parse_args(argv)
-        presets = chosen_presets(args.client)
-        written = write_genesis_files(args.path, args.keyword, presets, args.output, args.layout)
+        written = write_genesis_files(args.path, args.keyword, chosen_kinds(args.client), args.output, args.layout)
         print(f"balgen genesis: {len(written)} files in {args.output}")
         return 0
 

@@ -84,4 +84,5 @@ KIND = ClientKind(
     version_prefix="besu",
     rejection_reasons=UncheckedReasons("no Besu answer to an invalid BAL was seen here: its INVALID alone is checked"),
     modes=MODES,
+    benchmarkoor_client="besu",
 )

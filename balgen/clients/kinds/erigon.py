@@ -1,17 +1,37 @@
 """
-Erigon: how balgen starts it (unverified: no Erigon build is run here).
+Erigon: how balgen starts it and its slow-block log (unverified: no Erigon build is run here).
 
-Its preset follows how benchmarkoor (`pkg/client/erigon.go`) and hive
-(`clients/erigon/`) start it, with geth's genesis format (`erigon init`).
-balgen reads no block log of it (client-side latency only), and does not
-map its rejection messages.
+Sources (erigontech/erigon, as stored in balgen's reference index; none of
+it was run here):
+
+- the preset follows how benchmarkoor (`pkg/client/erigon.go`) and hive
+  (`clients/erigon/`) start it, with geth's genesis format (`erigon init`);
+- `--debug.slow-block-threshold 0` logs every block: the flag's test
+  `node/cli/slow_block_flag_test.go` (commit a1d07c90, "zero means every
+  block"), and the entry `execution/blockmetrics/slowblock.go` (commit
+  bbfe425e, `Emit`) writes: a WARN record whose message is go-ethereum's
+  slow-block JSON (`{"level":"warn","msg":"Slow block","block":{...},
+  "timing":{...},...}`, the cross-client field names), so geth's parser reads
+  it. Its `total_ms` is execution + state hash + commit, not wall clock;
+  "everything before the Execution stage (headers, bodies, sender recovery)
+  sits outside it". Its read/write counters lack geth's `code_bytes` and
+  deletion counts, so balgen keeps none of them.
+
+Its BAL switches: the flags found in the index are `--experimental.bal`
+(`node/cli/flags.go`, commit adee8db2: "generate block access list", on by
+default) and `--experimental.concurrent-commitment` (`cmd/utils/flags.go`:
+"enables concurrent trie for commitment"); neither selects how a block's
+access list is executed, and no `--exec.*` switch that does was found, so
+Erigon has no built-in mode: define one with `--modes NAME=FLAGS`.
 """
 
 from __future__ import annotations
 
-from ..kind import ClientKind, UncheckedReasons
-from .geth import GENESIS as GETH_GENESIS
+from ..kind import BlockLog, ClientKind, UncheckedReasons
 from ..presets import ClientPreset, Rollback
+from ..slow_block_log import ClientBlockTiming
+from . import geth
+from .geth import GENESIS as GETH_GENESIS
 
 PRESET = ClientPreset(
     name="erigon",
@@ -22,14 +42,30 @@ PRESET = ClientPreset(
         " --no-downloader --txpool.disable --private.api.addr= --torrent.port 0"
         " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net"
         " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
-        " --log.dir.disable --fcu.timeout 0"
+        " --log.dir.disable --fcu.timeout 0 --debug.slow-block-threshold 0"
     ),
     rollback=Rollback.RESTORE_COPY,
     env_prefix="ERIGON_",
+    help_command="{bin} --help",
+    version_command="{bin} --version",
+)
+
+
+def timings(lines: list[str]) -> list[ClientBlockTiming]:
+    """Erigon's slow-block entries among `lines`: go-ethereum's JSON, without its counters."""
+    return [timing.model_copy(update={"counts": None}) for line in lines if (timing := geth.parse_line(line)) is not None]
+
+
+BLOCK_LOG = BlockLog(
+    description="erigon slow-block log",
+    own_time="slow-block total_ms (execution + state hash + commit)",
+    timings=timings,
 )
 
 KIND = ClientKind(
     preset=PRESET,
     version_prefix="erigon",
     rejection_reasons=UncheckedReasons("no Erigon answer to an invalid BAL was seen here: its INVALID alone is checked"),
+    block_log=BLOCK_LOG,
+    benchmarkoor_client="erigon",
 )

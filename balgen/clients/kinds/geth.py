@@ -419,6 +419,7 @@ KIND = ClientKind(
     modes_tool="geth-bal-switch",
     reference=True,
     phases=PHASES,
+    benchmarkoor_client="geth",
 )
 
 

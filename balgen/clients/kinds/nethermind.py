@@ -144,4 +144,5 @@ KIND = ClientKind(
     version_prefix="Nethermind",
     rejection_reasons=UncheckedReasons("no Nethermind answer to an invalid BAL was seen here: its INVALID alone is checked"),
     modes=MODES,
+    benchmarkoor_client="nethermind",
 )

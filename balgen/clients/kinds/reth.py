@@ -256,4 +256,5 @@ KIND = ClientKind(
     prove=prove,
     tool="reth",
     phases=PHASES,
+    benchmarkoor_client="reth",
 )
