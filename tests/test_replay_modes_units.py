@@ -201,22 +201,25 @@ def test_reth_in_the_wrong_mode_fails_naming_the_mode() -> None:
         prove_mode(reth.KIND, sequential, [_reth_timing(bal=True), _reth_timing(bal=False), _reth_timing(bal=True)])
 
 
-def test_geth_read_counters_and_its_no_batch_io_line_prove_its_three_modes(tmp_path: Path) -> None:
-    sequential_entry = geth.parse_line(f"WARN [11-21|20:08:29.123] {SLOW_BLOCK_JSON}")  # reads 3 accounts, 1 code: sequential
-    assert sequential_entry is not None
-    parallel_counts = sequential_entry.counts.model_copy(  # type: ignore[union-attr]
-        update={"reads": sequential_entry.counts.reads.model_copy(update={"code": 0, "accounts": 2})}  # type: ignore[union-attr]
-    )
-    parallel = sequential_entry.model_copy(update={"counts": parallel_counts, "without_batch_io_logged": False})
-    no_batch_io = parallel.model_copy(update={"without_batch_io_logged": True})
+def test_geths_parallel_line_read_cache_and_no_batch_io_line_prove_its_three_modes() -> None:
+    parallel_line = "DEBUG[11-28|12:00:00.000] Parallel block execution number=2 txs=1 system=1ms txexec=2ms stateapply=1ms statehash=1ms elapsed=5ms"
+    no_batch_io_line = "INFO [11-28|12:00:00.000] Executing block in parallel without BAL batch IO number=2 hash=abcdef..123456"
+    entry = f"WARN [11-28|12:00:00.001] {SLOW_BLOCK_JSON}"  # its read cache counted 1 hit and 2 misses
+    (sequential,) = geth.timings([entry])
+    (parallel,) = geth.timings([parallel_line, entry.replace('"hits":1,"misses":2', '"hits":0,"misses":0')])
+    (no_batch_io,) = geth.timings([no_batch_io_line, parallel_line, entry])
+    assert (sequential.execution_path, parallel.execution_path) == (ExecutionPath.SEQUENTIAL, ExecutionPath.BAL)
     modes = {mode.name: mode for mode in parse_modes("sequential,full,nobatchio", "geth")}
-    assert prove_mode(geth.KIND, modes["sequential"], [sequential_entry]).proven[1].startswith("parallel execution off")
+    assert prove_mode(geth.KIND, modes["sequential"], [sequential]).proven[1].startswith("parallel execution off")
     assert len(prove_mode(geth.KIND, modes["full"], [parallel]).proven) == 3, "executed, in parallel, with batch IO"
     assert len(prove_mode(geth.KIND, modes["nobatchio"], [no_batch_io]).proven) == 3
     with pytest.raises(ModeNotInEffect, match="mode nobatchio .*batch IO should be off"):
         prove_mode(geth.KIND, modes["nobatchio"], [parallel])
     with pytest.raises(ModeNotInEffect, match="mode full .*parallel execution should be on"):
-        prove_mode(geth.KIND, modes["full"], [sequential_entry])
+        prove_mode(geth.KIND, modes["full"], [sequential])
+    (unshown,) = geth.timings([entry.replace('"hits":1,"misses":2', '"hits":0,"misses":0')])
+    with pytest.raises(ModeNotInEffect, match=r"mode sequential .*parallel execution off not proven: .* absent in 1 executions"):
+        prove_mode(geth.KIND, modes["sequential"], [unshown])
 
 
 def _geth_parallel_entry() -> ClientBlockTiming:
@@ -364,3 +367,39 @@ def test_a_modes_run_reads_as_one_run_per_mode_for_the_report(tmp_path: Path) ->
     assert [loaded.name for loaded in runs] == ["reth-sequential", "reth-full", "reth-full#2"]
     assert [[test.mode for test in loaded.result.tests] for loaded in runs] == [["sequential"], ["full"], ["full#2"]]
     assert same_build(runs[1].result, runs[2].result) and not same_build(runs[0].result, runs[1].result)
+
+
+@pytest.mark.parametrize(
+    ("modes", "line"),
+    [
+        (
+            "sequential=--bal.executionmode=full",
+            "balgen replay: --modes 'sequential=--bal.executionmode=full': named after geth's mode sequential "
+            "(--bal.executionmode=sequential), but its flags lack --bal.executionmode=sequential; rename it or give that mode's flags",
+        ),
+        (
+            "sequential,full=--cache 64",
+            "balgen replay: --modes 'full=--cache 64': named after geth's mode full (--bal.executionmode=full), "
+            "but its flags lack --bal.executionmode=full; rename it or give that mode's flags",
+        ),
+    ],
+)
+def test_a_mode_claiming_a_built_in_name_with_other_flags_is_refused(
+    modes: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A result named after a built-in mode must be that mode: one line naming the mode and what it lacks, exit 2."""
+    from balgen.commands.replay import run_replay
+
+    binary = tmp_path / "geth"
+    binary.write_text("#!/bin/sh\necho '--bal.executionmode --cache'\n")
+    binary.chmod(0o755)
+    code = run_replay([str(tmp_path / "fixtures"), "--client-bin", str(binary), "--modes", modes, "--output", str(tmp_path / "out")])
+    assert code == 2 and capsys.readouterr().err == line + "\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_claim_with_the_built_in_flags_is_proven_as_that_mode() -> None:
+    (claim,) = parse_modes("full=--bal.executionmode=full --cache 64", "geth")
+    assert claim.switches == KINDS["geth"].modes["full"].switches and claim.flags[-2:] == ("--cache", "64")
+    with pytest.raises(BadInput, match="include --engine.disable-bal-batch-io, which only another mode has"):
+        parse_modes("full=--engine.disable-bal-batch-io", "reth")

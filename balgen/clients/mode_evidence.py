@@ -45,3 +45,14 @@ def judge(what: str, wanted: bool, seen: Sequence[bool | None], evidence: str) -
             f"{what} should be {state}, but {evidence} says {'off' if wanted else 'on'} in {against} of {len(shown)} executions"
         )
     return f"{what} {state} ({evidence}, {len(shown)} of {len(seen)} executions)", None
+
+
+def required(what: str, wanted: bool, seen: Sequence[bool | None], evidence: str) -> str:
+    """
+    What the log proved of one switch the client's log always shows (`judge`),
+    or `ModeNotInEffect` naming the evidence missing when no execution showed it.
+    """
+    proven, missing = judge(what, wanted, seen, evidence)
+    if proven is None:
+        raise ModeNotInEffect(f"{what} {'on' if wanted else 'off'} not proven: {missing}")
+    return proven

@@ -99,7 +99,7 @@ def _claim(mode: ClientMode, entry: str, client: str, known: Mapping[str, Client
     others = {flag for other in known.values() if other.name != built_in.name for flag in other.flags}
     foreign = [flag for flag in mode.flags if flag in others and flag not in built_in.flags]
     if missing or foreign:
-        problem = f"lacks {' '.join(missing)}" if missing else f"has {' '.join(foreign)}, which only another mode has"
+        problem = f"lack {' '.join(missing)}" if missing else f"include {' '.join(foreign)}, which only another mode has"
         raise BadInput(
             f"--modes {entry!r}: named after {client}'s mode {built_in.name} "
             f"({' '.join(built_in.flags) or 'no flags'}), but its flags {problem}; rename it or give that mode's flags"

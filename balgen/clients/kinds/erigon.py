@@ -1,5 +1,5 @@
 """
-Erigon: how balgen starts it and its slow-block log (unverified: no Erigon build is run here).
+Erigon: how balgen starts it, its modes and its slow-block log (unverified: no Erigon build is run here).
 
 Sources (erigontech/erigon, as stored in balgen's reference index; none of
 it was run here):
@@ -17,17 +17,26 @@ it was run here):
   sits outside it". Its read/write counters lack geth's `code_bytes` and
   deletion counts, so balgen keeps none of them.
 
-Its BAL switches: the flags found in the index are `--experimental.bal`
-(`node/cli/flags.go`, commit adee8db2: "generate block access list", on by
-default) and `--experimental.concurrent-commitment` (`cmd/utils/flags.go`:
-"enables concurrent trie for commitment"); neither selects how a block's
-access list is executed, and no `--exec.*` switch that does was found, so
-Erigon has no built-in mode: define one with `--modes NAME=FLAGS`.
+Its modes: the `--exec.*` switches of `cmd/utils/flags.go` (`ExecBatchedIOFlag`,
+`ExecSerialFlag`, ...), whose effect `cmd/utils/flags_test.go` (commit
+d01383fe, `TestExecPerfFlags_OverrideDbg`) pins: `--exec.batched-io=false`
+turns the read-ahead off and sets `dbg.IgnoreBAL` (the access list is not
+used for it), `--exec.serial=true` clamps the executor to one worker
+(overriding `--exec.workers`); both default to the parallel, batched path.
+The BAL devnet spec sheet (ethpandaops, bal-devnet-5) lists the same
+switches for Erigon. So `sequential` is `--exec.serial=true
+--exec.batched-io=false`, `full` the defaults, `nobatchio`
+`--exec.batched-io=false`. `--experimental.bal` (`node/cli/flags.go`,
+commit adee8db2, "generate block access list", on by default) and
+`--experimental.concurrent-commitment` (`cmd/utils/flags.go`, "concurrent
+trie for commitment") do not choose how a list is executed. Nothing in the
+slow-block entry says which path ran, so no mode is proven.
 """
 
 from __future__ import annotations
 
 from ..kind import BlockLog, ClientKind, UncheckedReasons
+from ..modes import standard_modes
 from ..presets import ClientPreset, Rollback
 from ..slow_block_log import ClientBlockTiming
 from . import geth
@@ -50,6 +59,13 @@ PRESET = ClientPreset(
     version_command="{bin} --version",
 )
 
+MODES = standard_modes(
+    False,
+    sequential="--exec.serial=true --exec.batched-io=false",
+    full="",
+    nobatchio="--exec.batched-io=false",
+)
+
 
 def timings(lines: list[str]) -> list[ClientBlockTiming]:
     """Erigon's slow-block entries among `lines`: go-ethereum's JSON, without its counters."""
@@ -67,5 +83,6 @@ KIND = ClientKind(
     version_prefix="erigon",
     rejection_reasons=UncheckedReasons("no Erigon answer to an invalid BAL was seen here: its INVALID alone is checked"),
     block_log=BLOCK_LOG,
+    modes=MODES,
     benchmarkoor_client="erigon",
 )

@@ -24,20 +24,35 @@ decoded it, without the Engine API's JSON decoding, block hashing and HTTP.
 same object comes as a JSON-quoted `msg`; both forms are read. The entry's
 read, write and cache counters are kept too (`block_counts`).
 
-Its modes, as far as its log shows them: geth counts a block's state reads
-in its slow-block entry only when it executes the block sequentially;
-executing in parallel from the access list, its counters cover only the
-state that applies the list: code reads are 0 and the accounts read are the
-accounts written. geth-bal-switch logs `Executing block in parallel without
-BAL batch IO` before each block it runs in parallel without batch IO
-(`nobatchio`), and nothing of the kind with batch IO (`full`). Its fourth
-mode, `executionless`, executes nothing: it applies the block's access list
-to the parent state and checks only the root (scripts/geth_bal_switch/), and
-logs `Applied block access list without execution` with the block's whole
-hash and its apply, hash and commit times after committing each such block;
-no other mode logs it. Its slow-block counters are those of the BAL path
-(only applying the list loads state), so only that line proves it, and its
-absence is part of every executing mode's proof.
+Its modes, as its log shows them (go-ethereum v1.17.10; each condition is
+one only that path meets):
+
+- the BAL path logs `Parallel block execution number=N ...` at DEBUG for every
+  block it executes in parallel (`core/state_processor_parallel.go:323`,
+  `processParallel`); the preset turns DEBUG on for that file alone
+  (`--log.vmodule core/state_processor_parallel.go=4`). The sequential path
+  never logs it.
+- the sequential path fills the slow-block entry's `cache` counters from the
+  reader it executes on (`core/blockchain.go:2299`, `setupExecutionState`:
+  `StateReadCacheStats` is set only in its sequential branch); on the BAL
+  path they stay 0. A sequential block that read any account (every block
+  with a transaction) shows hits or misses there.
+- geth-bal-switch logs `Executing block in parallel without BAL batch IO`
+  before each block it runs in parallel without batch IO (`nobatchio`), and
+  nothing of the kind with batch IO (`full`).
+
+A block is `parallel` when its parallel line precedes its entry, and
+`sequential` when none does and its read-cache counters are not 0; else its
+path is not shown. The read counters (`state_reads`) are no proof: a block
+run in parallel counts only the state that applies the list, which can equal
+the writes of a sequential one (a slot written and restored, an account
+emptied: `core/state/statedb_eip_7928.go`).
+
+geth-bal-switch's fourth mode, `executionless`, executes nothing: it applies the block's access
+list to the parent state and checks only the root (scripts/geth_bal_switch/), and logs `Applied block
+access list without execution` with the block's whole hash and its apply, hash and commit times after
+committing each such block; no other mode logs it. Its counters are the BAL path's and it logs no
+parallel line, so only that line proves it, and its absence is part of every executing mode's proof.
 """
 
 from __future__ import annotations
@@ -64,11 +79,11 @@ from ..process import copy_datadir
 from ..chain_config import chain_config
 from ..genesis_files import GenesisFormat
 from ..kind import BlockLog, ClientKind
-from ..mode_evidence import ModeProof, judge
+from ..mode_evidence import ModeProof, required
 from ..modes import ClientMode, standard_modes
 from ..phase_coverage import PhaseCoverage, PhaseTable
 from ..presets import SERVER_TIMEOUT_SECONDS, ClientPreset, Rollback
-from ..slow_block_log import ClientBlockTiming, ExecutionlessPhases, ParallelPhases, timing_of_entry
+from ..slow_block_log import ClientBlockTiming, ExecutionlessPhases, ExecutionPath, ParallelPhases, timing_of_entry
 
 CONFIG = f"""\
 [Node.HTTPTimeouts]
@@ -114,6 +129,8 @@ PRESET = ClientPreset(
         " --authrpc.addr 127.0.0.1 --authrpc.port {engine_port} --authrpc.jwtsecret {jwt}"
         " --http --http.addr 127.0.0.1 --http.port {rpc_port} --http.api eth,debug,web3,net --ipcdisable"
         " --debug.logslowblock 0 --config {config}"
+        # DEBUG for one file: the line that says a block ran on the BAL path (the proof of a mode).
+        " --log.vmodule core/state_processor_parallel.go=4"
     ),
     rollback=Rollback.SET_HEAD,
     env_prefix="GETH_",
@@ -158,6 +175,8 @@ _EXECUTIONLESS = re.compile(
 executing it (`--bal.executionmode=executionless`), naming the block by its whole hash; no other mode
 and no stock geth logs it. Read in geth's terminal form (`hash=0x… apply_ms=1.234`) and its JSON form
 (`"hash":"0x…","apply_ms":"1.234"`)."""
+PARALLEL = "Parallel block execution"
+"""What geth logs (DEBUG, `core/state_processor_parallel.go`) after executing a block on the BAL path."""
 
 
 def _entry_object(line: str) -> dict[str, Any] | None:
@@ -223,28 +242,46 @@ def executionless_phases(lines: list[str]) -> dict[str, ExecutionlessPhases]:
     return phases
 
 
+def _path(parallel_logged: bool, timing: ClientBlockTiming) -> ExecutionPath | None:
+    """The path a block ran on: parallel if its parallel line was logged, sequential if its read cache counted."""
+    if parallel_logged:
+        return ExecutionPath.BAL
+    counts = timing.counts
+    if counts is not None and counts.account_cache.hits + counts.account_cache.misses > 0:
+        return ExecutionPath.SEQUENTIAL
+    return None
+
+
 def timings(lines: list[str]) -> list[ClientBlockTiming]:
     """
-    The slow-block entries among `lines`, each with whether geth-bal-switch
-    logged running it without batch IO and with its `Parallel block
-    execution` line where geth logged one: those lines name the block by an
-    abbreviated hash or its number only, so each belongs to the entry that
-    follows it, logged by the same insertion; and the phases its
-    executionless line logged for the block, which names it by its whole hash.
+    The slow-block entries among `lines`, each with the path it ran on,
+    whether geth-bal-switch logged running it without batch IO, and its
+    `Parallel block execution` phases where geth logged that line: those
+    lines name the block by its number or an abbreviated hash only, so each
+    belongs to the entry that follows it, logged by the same insertion; and
+    the phases its executionless line logged for the block, which names it
+    by its whole hash.
     """
     found = []
-    no_batch_io = False
+    no_batch_io = parallel_logged = False
     parallel: ParallelPhases | None = None
     applied = executionless_phases(lines)
     for line in lines:
         no_batch_io = no_batch_io or NO_BATCH_IO in line
+        parallel_logged = parallel_logged or PARALLEL in line
         parallel = parallel_phases(line) or parallel
         timing = parse_line(line)
         if timing is None:
             continue
-        update = {"without_batch_io_logged": no_batch_io, "parallel": parallel, "executionless": applied.get(timing.block_hash)}
+        update = {
+            "without_batch_io_logged": no_batch_io,
+            "parallel": parallel,
+            "execution_path": _path(parallel_logged, timing),
+            "executionless": applied.get(timing.block_hash),
+        }
         found.append(timing.model_copy(update=update))
-        no_batch_io, parallel = False, None
+        no_batch_io = parallel_logged = False
+        parallel = None
     return found
 
 
@@ -258,16 +295,13 @@ BLOCK_LOG = BlockLog(
 
 
 def _parallel_seen(timing: ClientBlockTiming) -> bool | None:
-    """Whether geth ran the block in parallel, as its read counters show; None without counters."""
-    if timing.counts is None:
-        return None
-    reads, writes = timing.counts.reads, timing.counts.writes
-    return reads.code == 0 and reads.accounts == writes.accounts
+    """Whether geth ran the block in parallel, as its entry's path shows; None where it shows neither."""
+    return None if timing.execution_path is None else timing.execution_path is ExecutionPath.BAL
 
 
 def _batch_io_seen(timing: ClientBlockTiming) -> bool | None:
     """Whether a block geth ran in parallel had batch IO (no `without BAL batch IO` line); None otherwise."""
-    if timing.without_batch_io_logged is None or not _parallel_seen(timing):
+    if timing.without_batch_io_logged is None or timing.execution_path is not ExecutionPath.BAL:
         return None
     return not timing.without_batch_io_logged
 
@@ -277,11 +311,18 @@ def _executed_seen(timing: ClientBlockTiming) -> bool:
     return timing.executionless is None
 
 
+PATH_EVIDENCE = "geth's 'Parallel block execution' line and read-cache counters"
+
+
 def prove(mode: ClientMode, timings: Sequence[ClientBlockTiming]) -> ModeProof:
-    """geth's entries of a test's sibling executions checked against what `mode` switches."""
+    """
+    geth's entries of a test's sibling executions checked against what
+    `mode` switches; `ModeNotInEffect` where they contradict it or show
+    nothing of its path.
+    """
     assert mode.switches is not None
     execution = ("execution", mode.switches.execution, f"geth-bal-switch's '{EXECUTIONLESS}' line or its absence", _executed_seen)
-    checks = [execution, ("parallel execution", mode.switches.parallel_execution, "geth's read counters", _parallel_seen)]
+    checks = [execution, ("parallel execution", mode.switches.parallel_execution, PATH_EVIDENCE, _parallel_seen)]
     unproven: list[str] = []
     if not mode.switches.execution:
         # Its counters are the BAL path's: only the line tells it from full, and nothing is executed.
@@ -293,9 +334,7 @@ def prove(mode: ClientMode, timings: Sequence[ClientBlockTiming]) -> ModeProof:
         unproven.append("batch IO off: implied by sequential execution, which never batches")
     proven: list[str] = []
     for what, wanted, shown_by, seen_by in checks:
-        done, missing = judge(what, wanted, [seen_by(t) for t in timings], shown_by)
-        proven += [done] if done else []
-        unproven += [missing] if missing else []
+        proven.append(required(what, wanted, [seen_by(t) for t in timings], shown_by))
     return ModeProof(tuple(proven), tuple(unproven))
 
 

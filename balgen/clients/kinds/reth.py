@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..kind import BlockLog, ClientKind
-from ..mode_evidence import ModeProof, judge
+from ..mode_evidence import ModeProof, required
 from ..modes import ClientMode, standard_modes
 from ..phase_coverage import PhaseCoverage, PhaseTable
 from .geth import GENESIS as GETH_GENESIS
@@ -167,10 +167,8 @@ def prove(mode: ClientMode, timings: Sequence[ClientBlockTiming]) -> ModeProof:
     """reth's entries of a test's sibling executions checked against what `mode` switches."""
     assert mode.switches is not None
     evidence = "reth's execution path (Executed block [via BAL path])"
-    done, missing = judge("parallel execution", mode.switches.parallel_execution, [_parallel_seen(t) for t in timings], evidence)
-    unproven = [missing] if missing else []
-    unproven.append(f"batch IO {'on' if mode.switches.batch_io else 'off'}: reth's log does not show it")
-    return ModeProof((done,) if done else (), tuple(unproven))
+    done = required("parallel execution", mode.switches.parallel_execution, [_parallel_seen(t) for t in timings], evidence)
+    return ModeProof((done,), (f"batch IO {'on' if mode.switches.batch_io else 'off'}: reth's log does not show it",))
 
 
 # -- rejections -----------------------------------------------------------------
