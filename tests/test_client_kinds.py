@@ -260,7 +260,7 @@ def test_adding_a_client_is_the_module_and_test_the_design_table_names(tmp_path:
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", *checks, "-q", "-n", "0", "-p", "no:cacheprovider",
          "-k", "not adding_a_client and not starts_each_preset"],
-        cwd=copy, env={**os.environ, "PYTHONPATH": str(copy)}, capture_output=True, text=True, timeout=600, check=False,
+        cwd=copy, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(copy), os.environ.get("PYTHONPATH", "")])}, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     assert " passed" in completed.stdout and "failed" not in completed.stdout

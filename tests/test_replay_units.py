@@ -334,7 +334,7 @@ def _bad_input_cases(root: Path) -> list[tuple[list[str], str]]:
         ([str(suite), "--rpc-url", closed], "--rpc-url: only with --engine-url"),
         ([str(suite), "--geth-bin", str(root / "no-geth")], "no-geth: does not exist"),
         ([str(suite), "--client-args", "'unbalanced"], "--client-args"),
-        ([str(suite), "--client", "parity"], "--client 'parity': unknown client (known: geth, reth"),
+        ([str(suite), "--client", "parity"], "--client 'parity': unknown client (known: geth, besu, erigon"),
         ([str(suite), "--client", "nethermind"], "--client nethermind needs --client-bin PATH"),
         ([str(suite), "--client", "besu", "--client-bin", str(root / "no-besu")], "--client-bin " + str(root / "no-besu") + ": does not exist"),
         ([str(suite), "--client-cmd", "client --port {port}"], "--client-cmd: unknown placeholder {port}"),

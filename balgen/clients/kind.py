@@ -53,9 +53,10 @@ class UncheckedReasons:
     why: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ClientKind:
-    """One execution client as balgen knows it (one module of `balgen/clients/kinds/` each)."""
+    """One execution client as balgen knows it (one module of `balgen/clients/kinds/` each); there is one
+    value per client, so it compares and hashes by identity."""
 
     preset: ClientPreset
     """How balgen starts it (`--client NAME`), its genesis format included."""
