@@ -77,7 +77,7 @@ def test_reth_modes_run_in_rotating_rounds_and_each_mode_is_proven(
 
 
 @pytest.mark.skipif(located("geth-bal-switch") is None, reason="no tools/bin/geth-bal-switch (make tools builds it)")
-def test_geth_modes_are_proven_by_its_counters_and_its_no_batch_io_line(
+def test_geth_modes_are_proven_by_its_parallel_line_read_cache_and_no_batch_io_line(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
     """The default geth of a modes run is geth-bal-switch; each of the report's modes shows in its log."""
@@ -97,7 +97,7 @@ def test_geth_modes_are_proven_by_its_counters_and_its_no_batch_io_line(
     for mode, batch_io in (("full", "on"), ("nobatchio", "off")):
         verdict, failure, proof = proofs[mode]
         assert verdict == "passed", failure
-        assert proof[0].startswith("parallel execution on (geth's read counters")
+        assert proof[0].startswith("parallel execution on (geth's 'Parallel block execution' line and read-cache counters")
         assert proof[1].startswith(f"batch IO {batch_io} (geth's 'without BAL batch IO' line")
 
 
