@@ -49,7 +49,7 @@ def test_a_modes_proof_accepts_its_own_logs_and_refuses_every_other_modes(client
     claimed, actual = kind.modes[mode].switches, kind.modes[logged_in].switches
     assert claimed is not None and actual is not None
     differing = {
-        what for what, field in (("parallel execution", "parallel_execution"), ("batch IO", "batch_io"))
+        what for what, field in (("execution", "execution"), ("parallel execution", "parallel_execution"), ("batch IO", "batch_io"))
         if getattr(claimed, field) != getattr(actual, field)
     }  # fmt: skip
     if mode == logged_in:
