@@ -31,6 +31,7 @@ ALLOWED: dict[str, str] = {
     "balgen/plumbing/toolchain.py": "the file names of the builds `make tools` makes, below the clients' layer",
     "balgen/verify/outcomes.py": "the verifier named after go-ethereum's evm, a verifier and not the client",
     "balgen/commands/verify.py": "the same verifier's name, in `--without`",
+    "balgen/fixtures/models.py": "the verifiers that read each fixture format, by the names `balgen verify` gives them",
     "balgen/results/schema.py": "the field results.json's version 1 named after geth, read from old files",
 }
 """Where a client's name may be a string literal outside its module, and why (none of them decides about a client)."""
