@@ -93,12 +93,14 @@ def test_geth_modes_are_proven_by_its_parallel_line_read_cache_and_no_batch_io_l
     run = json.loads((output / "results.json").read_text())
     assert run["target"]["client_bin"].endswith("geth-bal-switch")
     proofs = {test["mode"]: (test["verdict"], test["failure"], test["mode_proof"]) for test in run["tests"]}
-    assert proofs["sequential"][:2] == ("passed", None) and proofs["sequential"][2][0].startswith("parallel execution off")
+    for mode in ("sequential", "full", "nobatchio"):  # every executing mode proves it ran the EVM (not executionless)
+        assert proofs[mode][2][0].startswith("execution on (geth-bal-switch's 'Applied block access list without execution'")
+    assert proofs["sequential"][:2] == ("passed", None) and proofs["sequential"][2][1].startswith("parallel execution off")
     for mode, batch_io in (("full", "on"), ("nobatchio", "off")):
         verdict, failure, proof = proofs[mode]
         assert verdict == "passed", failure
-        assert proof[0].startswith("parallel execution on (geth's 'Parallel block execution' line and read-cache counters")
-        assert proof[1].startswith(f"batch IO {batch_io} (geth's 'without BAL batch IO' line")
+        assert proof[1].startswith("parallel execution on (geth's 'Parallel block execution' line and read-cache counters")
+        assert proof[2].startswith(f"batch IO {batch_io} (geth's 'without BAL batch IO' line")
 
 
 def test_an_unknown_mode_lists_the_known_ones_and_starts_nothing(tmp_path: Path) -> None:

@@ -198,12 +198,22 @@ def run_fill(argv: Sequence[str]) -> int:
     args, extra, output_existed = checked
     if extra[:1] == ["--"]:
         extra = extra[1:]
-    try:
-        code = int(pytest.main(pytest_arguments(args, extra), plugins=[PytestUsageErrors()]))
-    except BadInput as error:
-        _remove_if_made_and_empty(args.output, output_existed)
-        print(f"balgen fill: {escaped(str(error))}", file=sys.stderr)
-        return BAD_INPUT_EXIT_CODE
+
+    pytest_exit: list[int] = []
+
+    def fill_with_pytest() -> int:
+        # pytest's own usage error arrives as BadInput (PytestUsageErrors): the runner says it in one line
+        try:
+            pytest_exit.append(int(pytest.main(pytest_arguments(args, extra), plugins=[PytestUsageErrors()])))
+        except (BadInput, KeyboardInterrupt):
+            _remove_if_made_and_empty(args.output, output_existed)
+            raise
+        return 0
+
+    code = run_command("fill", fill_with_pytest, stopped="; nothing partial is left")
+    if not pytest_exit:
+        return code  # bad input or a stop outside pytest's session, said in one line by the runner
+    code = pytest_exit[0]
     stop = stopped_by()
     if stop is not None:
         _remove_if_made_and_empty(args.output, output_existed)
