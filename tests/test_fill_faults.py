@@ -125,3 +125,25 @@ def test_a_stop_signal_mid_fill_leaves_no_scratch_and_no_partial_fixture(
     assert not [path for path in files if path.name.startswith(".") or path.suffix == ".tmp"], files
     for path in files:
         json.loads(path.read_text())  # whatever was written before the signal is whole
+
+
+def test_a_stop_pytest_cannot_describe_is_still_the_fills_stop() -> None:
+    """
+    A stop landing where Python keeps no line number makes pytest's terminal
+    report of it raise TypeError (seen once in a SIGQUIT mid-fill, exit 1 with
+    pytest's traceback); the fill's hook records the stop and absorbs that.
+    """
+    from balgen.fill import plugin
+    from balgen.plumbing.stop_signals import Stopped
+
+    try:
+        raise Stopped(signal.SIGQUIT)
+    except Stopped:
+        excinfo = pytest.ExceptionInfo.from_current()
+    plugin._stopped_by.clear()
+    hook = plugin.pytest_keyboard_interrupt(excinfo)
+    next(hook)
+    with pytest.raises(StopIteration):
+        hook.throw(TypeError("unsupported operand type(s) for -: 'NoneType' and 'int'"))
+    assert plugin.stopped_by() is excinfo.value
+    plugin._stopped_by.clear()

@@ -222,7 +222,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _stopped_by: list[BaseException] = []
 
 
-def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> Iterator[None]:
+    """
+    Record the stop first, then let pytest describe it. A stop that lands
+    where Python keeps no line number (a frame whose `tb_lineno` is None)
+    makes pytest's own description of it fail with a TypeError, and the
+    fill would end with that traceback and exit 1 instead of its one line
+    and 128 + the signal; the stop is reported by `balgen fill` either way.
+    """
+    record_stop(excinfo)
+    try:
+        return (yield)
+    except TypeError:
+        return None
+
+
+def record_stop(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """Remember the interrupt that stopped this fill (`stopped_by`)."""
     if isinstance(excinfo.value, pytest.Session.Interrupted):
         return  # pytest's own "N errors during collection", a KeyboardInterrupt in name only
     _stopped_by.append(excinfo.value)
