@@ -139,29 +139,25 @@ trap stop_background EXIT
 install_go_ethereum "$version" "$bin"
 install_go_ethereum "$earlier_version" "$root/tools/$earlier_version/bin"
 
+# A balgen Go tool (scripts/DIR/main.go) built inside the go-ethereum copy at `version` as cmd/NAME, so it
+# uses that release's own packages; rebuilt when its source changes.
+install_balgen_go_tool() {
+  local name="$1" dir="$2" what="$3" tool_source="$root/scripts/$2/main.go" stamp source
+  stamp="$bin/.$name-$version-$(sha256sum "$tool_source" | cut -c1-12)"
+  [[ -x "$bin/$name" && -f "$stamp" ]] && return 0
+  command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
+  echo "install-tools: building $name with go-ethereum $version's $what into tools/bin"
+  source="$(go_ethereum_source "$version")"
+  mkdir -p "$source/cmd/$name" && cp "$tool_source" "$source/cmd/$name/"
+  go_build "$source" "./cmd/$name" "$bin/$name" "$bin/.$name-" "$stamp"
+}
+
 # balgen-state-root (scripts/state_root): go-ethereum's trie over one allocation, asked for its root with
 # accounts replaced; applying a chain to the shared group genesis takes each block's root from it.
-state_root_source="$root/scripts/state_root/main.go"
-state_root_stamp="$bin/.balgen-state-root-$version-$(sha256sum "$state_root_source" | cut -c1-12)"
-if [[ ! ( -x "$bin/balgen-state-root" && -f "$state_root_stamp" ) ]]; then
-  command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
-  echo "install-tools: building balgen-state-root with go-ethereum $version's trie into tools/bin"
-  source="$(go_ethereum_source "$version")"
-  mkdir -p "$source/cmd/balgen-state-root" && cp "$state_root_source" "$source/cmd/balgen-state-root/"
-  go_build "$source" ./cmd/balgen-state-root "$bin/balgen-state-root" "$bin/.balgen-state-root-" "$state_root_stamp"
-fi
-
+install_balgen_go_tool balgen-state-root state_root "trie"
 # balgen-state-build (scripts/state_build): a background state generated from a recipe and written straight
 # into geth's database with go-ethereum's own trie (StackTrie), pebble and rawdb code.
-state_build_source="$root/scripts/state_build/main.go"
-state_build_stamp="$bin/.balgen-state-build-$version-$(sha256sum "$state_build_source" | cut -c1-12)"
-if [[ ! ( -x "$bin/balgen-state-build" && -f "$state_build_stamp" ) ]]; then
-  command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
-  echo "install-tools: building balgen-state-build with go-ethereum $version's trie and database into tools/bin"
-  source="$(go_ethereum_source "$version")"
-  mkdir -p "$source/cmd/balgen-state-build" && cp "$state_build_source" "$source/cmd/balgen-state-build/"
-  go_build "$source" ./cmd/balgen-state-build "$bin/balgen-state-build" "$bin/.balgen-state-build-" "$state_build_stamp"
-fi
+install_balgen_go_tool balgen-state-build state_build "trie and database"
 
 # balgen-benchmarkoor-config (scripts/benchmarkoor_config): benchmarkoor's own configuration loader and
 # validator (its pkg/config, v0.1.0 and its dependencies from the Go module proxy, as go.mod and go.sum pin
