@@ -33,7 +33,10 @@ def test_ids(count: int) -> list[str]:
     return ids[:count]
 
 
-def _execution(test_id: str, mode: str, repetition: int, phases: dict[Phase, float], gas: int) -> Execution:
+def measured_execution(
+    test_id: str, mode: str, repetition: int, phases: dict[Phase, float], gas: int, transactions: int = 100
+) -> Execution:
+    """One measured execution whose client-side time is the client's own block time plus 2 ms."""
     total = sum(phases.values())
     timing = ClientBlockTiming(
         block_number=2, block_hash=HASH, gas_used=gas, execution_ms=phases[Phase.EXECUTION],
@@ -42,7 +45,7 @@ def _execution(test_id: str, mode: str, repetition: int, phases: dict[Phase, flo
     )  # fmt: skip
     return Execution(
         test_id=test_id, role=Role.MEASURED, repetition=repetition, payload_index=1, block_number=2,
-        block_hash=HASH, gas_used=gas, transaction_count=100, status="VALID",
+        block_hash=HASH, gas_used=gas, transaction_count=transactions, status="VALID",
         new_payload_ns=int((total + 2) * 1e6), forkchoice_updated_ns=1_000_000, known_before_send=False,
         restarted_before=False, own_timing=timing, mode=mode, variant=repetition + 1,
     )  # fmt: skip
@@ -55,7 +58,7 @@ def _test(test_id: str, mode: str, rng: random.Random, base: dict[Phase, float])
     for index in range(5):
         noise = rng.uniform(0.97, 1.03)
         phases = {phase: ms * noise * (factor if phase in (Phase.EXECUTION, Phase.STATE_READ) else 1.0) for phase, ms in base.items()}
-        executions.append(_execution(test_id, mode, index, phases, gas))
+        executions.append(measured_execution(test_id, mode, index, phases, gas))
     return FixtureResult(
         test_id=test_id, fixture_name=test_id, path="f.json", format="blockchain_test_engine_x",
         genesis_hash=HASH, verdict=Verdict.PASSED, failure=None, benchmark_gas_used=gas,

@@ -10,37 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from balgen.clients.slow_block_log import ClientBlockTiming
 from balgen.commands.report import run_report
 from balgen.results.comparison import compare, load_runs
-from balgen.results.measurements import Execution, Role, benchmark_statistics
+from balgen.results.measurements import benchmark_statistics
 from balgen.results.phases import Phase, PhaseVerdict
 from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
+from report_runs import measured_execution
 
 HASH = "0x" + "ab" * 32
 GAS = 60_000_000
 
 
-def _execution(test_id: str, mode: str, repetition: int, phases: dict[Phase, float]) -> Execution:
-    """One measured execution whose client-side time is the client's own block time plus 2 ms."""
-    total = sum(phases.values())
-    timing = ClientBlockTiming(
-        block_number=2, block_hash=HASH, gas_used=GAS, execution_ms=phases[Phase.EXECUTION],
-        state_read_ms=phases[Phase.STATE_READ], state_hash_ms=phases[Phase.STATE_HASH],
-        commit_ms=phases[Phase.COMMIT], total_ms=total, mgas_per_sec=GAS / total / 1e3,
-    )  # fmt: skip
-    return Execution(
-        test_id=test_id, role=Role.MEASURED, repetition=repetition, payload_index=1, block_number=2,
-        block_hash=HASH, gas_used=GAS, transaction_count=10, status="VALID",
-        new_payload_ns=int((total + 2) * 1e6), forkchoice_updated_ns=1_000_000, known_before_send=False,
-        restarted_before=False, own_timing=timing, mode=mode, variant=repetition + 1,
-    )  # fmt: skip
-
-
 def _result(test_id: str, mode: str, phases: dict[Phase, float]) -> FixtureResult:
     # Five executions 1% apart around the phase times: a spread small against the changes compared.
     executions = [
-        _execution(test_id, mode, index, {phase: ms * factor for phase, ms in phases.items()})
+        measured_execution(test_id, mode, index, {phase: ms * factor for phase, ms in phases.items()}, GAS, transactions=10)
         for index, factor in enumerate((0.99, 0.995, 1.0, 1.005, 1.01))
     ]
     return FixtureResult(

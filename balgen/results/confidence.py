@@ -124,13 +124,21 @@ def median_ratio_interval(
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of median(values) / median(baseline)."""
     rng = numpy.random.default_rng(seed)
-    base = numpy.asarray(baseline, dtype=float)
-    other = numpy.asarray(values, dtype=float)
-    base_medians = numpy.median(base[rng.integers(0, base.size, (resamples, base.size))], axis=1)
-    other_medians = numpy.median(other[rng.integers(0, other.size, (resamples, other.size))], axis=1)
-    ratios = other_medians / base_medians
+    base_medians = _resampled_medians(rng, baseline, resamples)  # drawn first: the seeded intervals stay as they were
+    other_medians = _resampled_medians(rng, values, resamples)
+    return _percentile_interval(other_medians / base_medians, confidence)
+
+
+def _resampled_medians(rng: numpy.random.Generator, values: Sequence[float], resamples: int) -> numpy.ndarray:
+    """The medians of `resamples` bootstrap resamples of `values`, drawn from `rng`."""
+    data = numpy.asarray(values, dtype=float)
+    return numpy.median(data[rng.integers(0, data.size, (resamples, data.size))], axis=1)
+
+
+def _percentile_interval(samples: numpy.ndarray, confidence: float) -> tuple[float, float]:
+    """The central `confidence` interval of bootstrap `samples` (percentile method)."""
     tail = (1 - confidence) / 2 * 100
-    low, high = numpy.percentile(ratios, [tail, 100 - tail])
+    low, high = numpy.percentile(samples, [tail, 100 - tail])
     return float(low), float(high)
 
 
@@ -155,12 +163,7 @@ def median_interval_bootstrap(
     seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of median(values), seeded like `median_ratio_interval`."""
-    rng = numpy.random.default_rng(seed)
-    data = numpy.asarray(values, dtype=float)
-    medians = numpy.median(data[rng.integers(0, data.size, (resamples, data.size))], axis=1)
-    tail = (1 - confidence) / 2 * 100
-    low, high = numpy.percentile(medians, [tail, 100 - tail])
-    return float(low), float(high)
+    return _percentile_interval(_resampled_medians(numpy.random.default_rng(seed), values, resamples), confidence)
 
 
 def paired_change(ratios: Sequence[float], noise_threshold: float = 0.0) -> Change:
