@@ -264,6 +264,21 @@ def test_group_without_genesis_header_has_the_genesis_its_environment_and_pre_gi
     }  # fmt: skip
 
 
+@pytest.mark.parametrize("field, value", [("currentGasLimit", -1), ("currentBaseFee", -7), ("currentNumber", "-0x01")])
+def test_a_negative_number_in_a_group_environment_is_bad_input_naming_the_field(tmp_path: Path, field: str, value: object) -> None:
+    """Found by the loader fuzzing: a negative number once passed the reader and raised OverflowError when written."""
+    root = _environment_group(tmp_path, ENVIRONMENT_GENESIS_HASH)
+    group_file = root / "pre_alloc" / "0x00aa.json"
+    group = json.loads(group_file.read_text())
+    group["environment"][field] = value
+    group_file.write_text(json.dumps(group))
+    with pytest.raises(BadInput) as raised:
+        discover(root)
+    where, _, complaint = str(raised.value).partition(": ")
+    assert where == str(group_file) and field in complaint, str(raised.value)
+    assert ("is negative" if isinstance(value, int) else "is not a number") in complaint, str(raised.value)
+
+
 @pytest.mark.parametrize("test_id", ["alpha-1M", "beta-1M"])
 def test_a_group_test_that_starts_from_another_genesis_is_bad_input(tmp_path: Path, test_id: str) -> None:
     """The first test to name the file or a later one: the genesis is the file's, not a test's parent."""
