@@ -1,6 +1,6 @@
 """
 docs/bal-modes.md's table again, in one command: the stateful suite at 30M and 60M on geth and reth in
-four modes (sequential, full, nobatchio, and full again: the A/A pair), with balgen's noise controls,
+each client's modes (sequential, full, nobatchio, geth-bal-switch's executionless, and full again: the A/A pair), with balgen's noise controls,
 each test's verdict judged against that run's own A/A floor, and the regressions that floor lets it call.
 
 Per client: fill the suite (geth's fixtures with go-ethereum v1.17.10's t8n, reth's with v1.17.5's,
@@ -22,13 +22,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from balgen.clients.kinds import kind_named
 from balgen.results.comparison import compare, load_runs
 
 BALGEN = [sys.executable, "-m", "balgen.commands.main"]
 FILL = ["fill", "--gas-benchmark-values", "30,60", "--setup", "genesis", "-k", "not extcode"]
 FILL_T8N = {"geth": [], "reth": ["--evm-bin", "tools/v1.17.5/bin/evm"]}
 """reth 7b3432d implements the Amsterdam of go-ethereum v1.17.5's t8n (docs/bal-modes.md)."""
-MODES = "sequential,full,nobatchio,full"
+
+
+def modes_of(client: str) -> str:
+    """Every built-in mode of `client` (geth-bal-switch's `executionless` too), then `full` again: the A/A pair."""
+    return ",".join([*kind_named(client).modes, "full"])
 
 
 def run(command: list[str]) -> int:
@@ -56,7 +61,7 @@ def main() -> int:
         fixtures, output, report = (args.work / f"{client}-{part}" for part in ("fx", "modes", "report"))
         if not fixtures.exists() and run([*FILL, "--output", str(fixtures), *FILL_T8N[client]]) != 0:
             return 2
-        replayed = run(["replay", str(fixtures), "--format", "engine_x", "--client", client, "--modes", MODES,
+        replayed = run(["replay", str(fixtures), "--format", "engine_x", "--client", client, "--modes", modes_of(client),
                         "--warmup", "1", *controls, "--label", f"{client}-modes", "--output", str(output)])  # fmt: skip
         if replayed not in (0, 1):
             return 2
