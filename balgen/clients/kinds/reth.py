@@ -34,7 +34,16 @@ expected to (batch IO reads the access list's slots into that cache), but
 reth's transaction prewarming fills the same cache in a race with
 execution, so a `sequential` sibling of `mixed_dep-max-group1-1M` found 31
 of its 54 slots there and a `full` one 0 (4 reth nodes on a loaded 2-core
-machine, 2026-11-27). That part of a mode is not proven.
+machine, 2026-11-27). Nor do its metrics: the batch-IO branch of its BAL
+prewarming records `reth_sync_prewarm_bal_slot_iteration_duration` (read in
+reth's public source; the 7b3432d tree is not here to cite by line), yet with
+`--metrics` its count stayed 0 in `full` over 273 executions of
+`mixed_dep-max-group1-1M`, as in `nobatchio` (2026-11-29; `balgen replay
+FX --client reth --client-args "--metrics 127.0.0.1:9555" --repeat 300`, then
+`curl 127.0.0.1:9555/`). The branch does run (without it reth's state read
+doubles: docs/bal-modes.md), so the metric is not recorded on this path: a
+finding for reth's team, and no proof of a mode. That part of a mode is not
+proven.
 """
 
 from __future__ import annotations
