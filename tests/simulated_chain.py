@@ -19,6 +19,7 @@ from typing import Any
 
 from balgen.devnet.chain_reader import ChainTx
 from balgen.devnet.matching import expected_fields
+from balgen.devnet.spamoor_wallets import child_wallet
 from balgen.export.spamoor_payloads import DEPLOYER, GroupPayload
 from balgen.model.keys import create_address, sender
 from balgen.ethereum.keccak import keccak
@@ -134,14 +135,28 @@ class SimulatedSender:
         self.blocks[-1].append(tx)
         return tx
 
-    def send_payloads(self, payloads: Sequence[GroupPayload], seed: str, drop_last: int = 0) -> list[ChainTx]:
-        """Every payload on fresh wallets (derived from `seed`); `drop_last` transactions of the last one left unsent."""
+    def send_payloads(
+        self, payloads: Sequence[GroupPayload], seed: str, drop_last: int = 0, root: bytes | None = None
+    ) -> list[ChainTx]:
+        """
+        Every payload on fresh wallets (derived from `seed`); `drop_last`
+        transactions of the last one left unsent. With `root`, the wallets are
+        spamoor's: its pool's children of the root key under the spammer's
+        seed, each payload taking the next ones, as replay-eest locks them.
+        """
         sent = []
+        pool = 0
         for number, payload in enumerate(payloads):
-            wallets = {tx.sender: sender(f"{seed}/{payload.name}", tx.sender).address for tx in payload.txs}
+            labels = list(dict.fromkeys(tx.sender for tx in payload.txs))
+            if root is None:
+                wallets = {label: sender(f"{seed}/{payload.name}", label).address for label in labels}
+            else:
+                wallets = {label: child_wallet(root, seed, pool + offset) for offset, label in enumerate(labels)}
+                pool += len(labels)
             deployer = wallets[DEPLOYER]
             creations = sum(1 for tx in payload.txs if tx.sender == DEPLOYER and tx.to is None)
-            contracts = {n: create_address(deployer, n - 1) for n in range(1, creations + 1)}
+            start = self.nonces.get(deployer, 0)  # a spammer's wallets run again from where they are
+            contracts = {n: create_address(deployer, start + n - 1) for n in range(1, creations + 1)}
             txs = payload.txs[: len(payload.txs) - drop_last] if number == len(payloads) - 1 else payload.txs
             for tx in txs:
                 to, data, gas, value = expected_fields(tx, contracts)

@@ -15,6 +15,7 @@ import pytest
 from balgen.commands.export import run_export
 from balgen.devnet.exported import ExportedWorkload, read_exported, workload_files
 from balgen.devnet.matching import ChainIndex, match_all
+from balgen.devnet.spamoor_wallets import child_wallet, spammer_wallets
 from balgen.devnet.workload_check import WorkloadRuns, workload_runs
 from simulated_chain import SimulatedSender
 
@@ -99,3 +100,67 @@ def test_a_cut_run_is_told_of_its_own_workload_not_of_one_sending_the_same(mixed
             assert runs.missing is not None and runs.missing.startswith(f"7 of 8 payloads found; {group5.run.payloads[-1].name} tx 1 ")
         else:
             assert runs.missing is None, (item.run.stem, runs.missing)
+
+
+ROOT_KEY = bytes.fromhex("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
+"""spamoor's root key (its -p) in the runs below."""
+
+
+def test_spamoor_s_wallets_are_derived_as_its_wallet_pool_derives_them() -> None:
+    """
+    Addresses computed once with go-ethereum v1.17.10's crypto, by the code of
+    spamoor's `prepareChildWallet` (walletpool.go at 43cad30) run as it is.
+    """
+    seed = "balgen/mixed_dep-half-group5-1M"
+    assert child_wallet(ROOT_KEY, seed, 0).hex() == "7c427e05ba3ad278e36f82cbdb68cf40cc7e1e8d"
+    assert child_wallet(ROOT_KEY, seed, 1).hex() == "4aadf91639a80c77bb4918b1401314bdb91e739f"
+    assert child_wallet(ROOT_KEY, seed, 2197).hex() == "9eb6748f54a356a7b388331a74d32b0b52a3aef2"
+    assert len(spammer_wallets(ROOT_KEY, seed, 220)) == 220
+
+
+@pytest.fixture(scope="module")
+def two_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[ExportedWorkload]]:
+    """mixed_dep-half-group5 and serial_chain-max exported at 1M, 3M and 30M, as three devnet runs would be."""
+    exports = {}
+    for gas in ("1", "3", "30"):
+        folder = tmp_path_factory.mktemp("export") / f"{gas}M"
+        assert run_export(
+            ["spamoor", "-k", "mixed_dep-half-group5 or serial_chain-max", "--gas-benchmark-values", gas, "--output", str(folder)]
+        ) == 0
+        exports[gas] = [read_exported(path) for path in workload_files(folder)]
+    return exports
+
+
+def spammed(sender: SimulatedSender, items: list[ExportedWorkload]) -> dict[str, list[str]]:
+    """Each workload file run by spamoor with ROOT_KEY: its own spammer's wallets; the hashes each sent."""
+    return {
+        item.run.stem: [tx.hash for tx in sender.send_payloads(item.run.payloads, item.config.seed, root=ROOT_KEY)]
+        for item in items
+    }
+
+
+def test_a_run_of_another_export_of_the_same_workloads_is_told_apart_by_its_wallets(
+    two_exports: dict[str, list[ExportedWorkload]],
+) -> None:
+    """
+    Issue 43, finding 15. At 1M and 3M, mixed_dep-half-group5's payloads are
+    3 byte-identical and 1 the start of the other export's; serial_chain-max
+    at 30M begins with 1M's deploy. Sent 3M and 30M first, then 1M: by what
+    they send alone, 1M's check took the others' runs (a second run, a run
+    cut short for good); by its spammer's wallets, each finds its own run only.
+    """
+    sender = SimulatedSender()
+    spammed(sender, two_exports["3"])
+    spammed(sender, [item for item in two_exports["30"] if item.run.stem.startswith("serial_chain-max-")])
+    ours = spammed(sender, two_exports["1"])
+    checked = two_exports["1"]
+    blind = dict(zip([item.run.stem for item in checked], runs_of(checked, sender)[0], strict=True))
+    assert len(blind["mixed_dep-half-group5-1M"].complete) == 2, "3M's runs taken for a second run"
+    assert "the first of sender[1] is missing" in str(blind["serial_chain-max-1M"].missing), "30M's run: not complete"
+    index = ChainIndex([tx for block in sender.blocks for tx in block])
+    wallets = [spammer_wallets(ROOT_KEY, item.config.seed, item.config.max_wallets) for item in checked]
+    matches = match_all([item.run.payloads for item in checked], index, wallets)
+    for number, item in enumerate(checked):
+        runs = workload_runs(item, matches, number)
+        assert runs.missing is None and len(runs.complete) == 1, (item.run.stem, runs.missing, len(runs.complete))
+        assert sorted(tx.hash for run in runs.complete[0] for tx in run.txs) == sorted(ours[item.run.stem])

@@ -22,7 +22,11 @@ import pytest
 
 from balgen.clients.kinds.geth import PRESET as GETH_PRESET
 from balgen.clients.modes import ClientMode
+from balgen.commands.export import run_export
+from balgen.commands.main import main as balgen_main
 from balgen.commands.report import run_report
+from balgen.devnet.exported import read_exported, workload_files
+from balgen.devnet.matching import FoundPayload
 from balgen.chain.state_roots import StateRoots
 from balgen.plumbing.errors import BadInput, TransitionToolError
 from balgen.plumbing.toolchain import pinned_geth
@@ -35,6 +39,8 @@ from balgen.verify.ethereumjs import EthereumjsInstall, located_ethereumjs, run_
 
 from fill_runs import shared_fill
 from processes_left import processes_mentioning
+from simulated_chain import SimulatedChain, SimulatedSender, served
+from test_devnet_matching import ROOT_KEY
 from test_report_modes import _modes_run
 from test_reliability_environment import (
     _group_of_another_genesis, _refused_as_another_genesis, balgen_subprocess, one_line, tools_env,
@@ -338,6 +344,53 @@ def test_a_devnet_check_tracing_a_run_says_how_far_it_got_off_a_terminal(
     assert capsys.readouterr().err.splitlines() == [
         f"balgen devnet-check: mixed_dep-half-group5-1M: tracing {done} of 800 transactions" for done in (0, 400, 800)
     ]
+
+
+
+def test_a_devnet_check_over_another_export_s_runs_takes_its_own_by_spamoor_s_wallets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """
+    Finding 15: mixed_dep-half-group5 run at 3M, then at 1M, on one chain.
+    Before, the 1M check took the 3M run's identical payloads for a second run
+    (and its longer payload for a run of its own, then a MISMATCH on a real
+    chain) and said nothing of it. With spamoor's root key, only its own run;
+    without, the runs it cannot attribute are named.
+    """
+    import balgen.commands.devnet_check as devnet_check_command
+
+    folders = {}
+    for gas in ("3", "1"):
+        folders[gas] = tmp_path / f"{gas}M"
+        assert run_export(["spamoor", "-k", "mixed_dep-half-group5", "--gas-benchmark-values", gas, "--output", str(folders[gas])]) == 0
+    sender = SimulatedSender()
+    sent = {}
+    for gas in ("3", "1"):
+        (item,) = [read_exported(path) for path in workload_files(folders[gas])]
+        sent[gas] = {tx.hash for tx in sender.send_payloads(item.run.payloads, item.config.seed, root=ROOT_KEY)}
+    capsys.readouterr()  # the exports' own lines
+    checked: list[set[str]] = []
+
+    def recorded(rpc: object, item: object, run: list[FoundPayload], miners: object, progress: object) -> str:
+        checked.append({tx.hash for found in run for tx in found.txs})
+        return "as designed"
+
+    monkeypatch.setattr(devnet_check_command, "check_run", recorded)
+    with served(SimulatedChain(blocks=sender.blocks)) as url:
+        check = ["devnet-check", str(folders["1"]), "--rpc-url", url, "--since", "1"]
+        assert balgen_main([*check, "--spamoor-key", "0x" + ROOT_KEY.hex()]) == 0
+        output = capsys.readouterr()
+        assert output.out == "mixed_dep-half-group5-1M: ok: as designed\n" and output.err == ""
+        assert checked == [sent["1"]]
+        balgen_main(check)
+        output = capsys.readouterr()
+        assert "mixed_dep-half-group5-1M (run 2 of 2): ok: " in output.out
+        assert output.err.startswith("balgen devnet-check: runs are found by what they send, ") and output.err.count("\n") == 1
+        assert "the runs of mixed_dep-half-group5-1M may be another export's" in output.err
+        assert "--spamoor-key KEY (spamoor's -p) matches each run by its own spammer's wallets" in output.err
+        assert balgen_main([*check, "--spamoor-key", ROOT_KEY.hex()[:-2]]) == 2
+        line = one_line(capsys.readouterr().err, "devnet-check")
+        assert line == "balgen devnet-check: --spamoor-key: not a private key (64 hex digits, as spamoor's -p takes it)"
 
 
 GO_CRASH = """fatal error: runtime: cannot allocate memory

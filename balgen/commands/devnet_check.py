@@ -1,10 +1,11 @@
 """
-`balgen devnet-check EXPORT --rpc-url URL [--blocks A-B | --since N | --last N]`.
+`balgen devnet-check EXPORT --rpc-url URL [--blocks A-B | --since N | --last N] [--spamoor-key KEY]`.
 
 Reads the exported workload (a `spamoor run` file, or an export folder for
 every workload its all.yaml includes), checks that the chain fits the
 export's fork, finds every workload's transactions in the blocks given (by
-default the last DEFAULT_LAST_BLOCKS) at once (`matching.match_all`) and
+default the last DEFAULT_LAST_BLOCKS) at once (`matching.match_all`; with
+spamoor's root key, each workload's from its own spammer's wallets only) and
 checks each complete run (`workload_check`). One line per run; exit code 0
 when every workload found ran as designed, 1 on a mismatch or a chain that
 does not fit (the line names the first difference, or what to change), 3
@@ -28,7 +29,8 @@ from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
 from ..devnet.chain_fit import chain_fit_problem
 from ..devnet.chain_reader import ChainTx, blocks_in, head_number
 from ..devnet.exported import ExportedWorkload, read_exported, workload_files
-from ..devnet.matching import ChainIndex, match_all
+from ..devnet.matching import ChainIndex, Wallets, match_all
+from ..devnet.spamoor_wallets import root_key, spammer_wallets
 from ..devnet.workload_check import Mismatch, WorkloadRuns, check_run, workload_runs
 from ..model.workload import Origin
 from ..plumbing.command_line import OneLineParser
@@ -63,6 +65,11 @@ def devnet_check_parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--last", type=int, metavar="N", default=None,
         help=f"search the last N blocks up to the head (default {DEFAULT_LAST_BLOCKS:,})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--spamoor-key", metavar="KEY", default=None,
+        help="the root private key spamoor ran with (its -p): each run is matched by its own spammer's wallets, so a "
+        "run of another export of the same workloads in the blocks is not taken for this one's",
     )  # fmt: skip
     return parser
 
@@ -194,11 +201,35 @@ def workload_lines(
     return lines
 
 
+def own_wallets(exported: Sequence[ExportedWorkload], key: bytes) -> list[Wallets]:
+    """Each workload's spammer's wallets: its seed names the file (and so the gas value) it was run from."""
+    return [spammer_wallets(key, item.config.seed, item.config.max_wallets) for item in exported]
+
+
+NAMED_AT_MOST = 5
+
+
+def ambiguity_note(stems: Sequence[str]) -> str:
+    """
+    What a check without spamoor's key cannot tell, named for the workloads
+    it concerns (more than one run, or one not complete): another export of
+    the same workloads at another gas value sends many of the same payloads
+    byte for byte, so its runs may be among them.
+    """
+    named = ", ".join(stems[:NAMED_AT_MOST]) + (f" and {len(stems) - NAMED_AT_MOST} more" if len(stems) > NAMED_AT_MOST else "")
+    return (
+        f"runs are found by what they send, and an export of the same workloads at another gas value sends many of "
+        f"the same payloads: the runs of {named} may be another export's (extra runs, or runs not complete for good); "
+        "--spamoor-key KEY (spamoor's -p) matches each run by its own spammer's wallets"
+    )
+
+
 def check(args: argparse.Namespace) -> int:
     """Every workload's lines on stdout; the exit code."""
     window = parse_blocks(args)
     url = check_http_url(args.rpc_url, "--rpc-url")
     exported = [read_exported(path) for path in workload_files(args.export)]
+    wallets = None if args.spamoor_key is None else own_wallets(exported, root_key(args.spamoor_key, "--spamoor-key"))
     with RpcClient(url) as rpc:
         for fork in {item.fork.name: item.fork for item in exported}.values():
             problem = chain_fit_problem(rpc, fork, any(needs_proxy(item) for item in exported if item.fork is fork))
@@ -217,12 +248,17 @@ def check(args: argparse.Namespace) -> int:
         with progress_bar() as bar:
             txs, miners = read_blocks(rpc, first, last, bar)
             index = ChainIndex(txs)
-            matches = match_all([item.run.payloads for item in exported], index)
+            matches = match_all([item.run.payloads for item in exported], index, wallets)
+            uncertain = []
             for number, item in enumerate(exported):
                 runs = workload_runs(item, matches, number)
+                if len(runs.complete) > 1 or runs.missing is not None:
+                    uncertain.append(item.run.stem)
                 for line in workload_lines(rpc, item, runs, miners, blocks, last == head, not args.export.is_dir(), bar):
                     lines.append(line)
                     print(escaped(line), flush=True)
+    if wallets is None and uncertain:
+        print(f"{PROG}: {ambiguity_note(uncertain)}", file=sys.stderr)
     if not any(MISMATCH in line or ": ok: " in line or NOT_COMPLETE in line for line in lines):
         print(f"{PROG}: no workload of {args.export} ran in blocks {blocks}", file=sys.stderr)
         return MISMATCH_EXIT_CODE

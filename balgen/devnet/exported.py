@@ -21,8 +21,9 @@ from ..plumbing.user_files import read_user_text
 from ..export.addresses import ownership
 from ..export.chain_order import ordered_transactions
 from ..export.spamoor_export import (
-    ALL_FILE, REUSE_SUFFIX, ExportedRun, built, config_text, exported_run, payload_file, payload_text,
+    ALL_FILE, REUSE_SUFFIX, ExportedRun, built, config_text, exported_run, payload_file, payload_text, spammer_config,
 )
+from ..export.spammer import ReplayEestConfig
 from ..ethereum.forks import Fork, fork_by_name
 from ..model.family import PlannedWorkload
 from ..generators.catalog import all_planned_workloads
@@ -43,6 +44,11 @@ class ExportedWorkload:
     @property
     def fork(self) -> Fork:
         return self.run.workload.fork
+
+    @property
+    def config(self) -> ReplayEestConfig:
+        """The spammer's config as the file holds it (read_exported checked the file is exactly this)."""
+        return spammer_config(self.run)
 
 
 def planned_by_name(name: str, fork: Fork, where: Path) -> PlannedWorkload:

@@ -1,8 +1,8 @@
 """
 Which transactions on a chain are a workload's, payload by payload, for every workload checked at once.
 
-spamoor's wallets are derived from a seed balgen does not know, so the
-workload's transactions are found by what they carry. replay-eest sends a
+spamoor's wallets are derived from its root key, which balgen is not always
+given, so the workload's transactions are found by what they carry. replay-eest sends a
 payload's transactions in its order, each wallet's in nonce order, and the
 deployer first; `$contract[N]` is `CREATE(deployer, first nonce + N - 1)`.
 So a payload is found from its deployer's first transaction (the same
@@ -12,7 +12,9 @@ its wallet, or for a wallet's first one, the earliest unclaimed transaction
 with exactly the expected fields. Every candidate for the first transaction
 is tried, and every one the whole payload follows from is a run of it: a
 workload sent twice in the range is checked twice. Each chain transaction
-belongs to one payload only, across all workloads (`match_all`).
+belongs to one payload only, across all workloads (`match_all`). Given each
+workload's wallets (`spamoor_wallets`), only transactions its wallets sent
+are its own: a run of another export sending the same payloads is not.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ PLACEHOLDER = re.compile(r"\$contract\[(\d+)\]")
 
 Fields = tuple[bytes | None, bytes, int, int]
 """(to, data, gas limit, value): what identifies a transaction whoever sends it."""
+Wallets = frozenset[bytes] | None
+"""The senders a workload's runs may come from (its spammer's wallets), or None when they are not known."""
 
 
 class NotFound(Exception):
@@ -88,11 +92,15 @@ class ChainIndex:
             self.by_nonce[(tx.sender, tx.nonce)] = tx
         self.claimed: set[str] = set()
 
-    def candidates(self, fields: Fields) -> list[ChainTx]:
-        return [tx for tx in self.by_fields.get(fields, []) if tx.hash not in self.claimed]
+    def candidates(self, fields: Fields, senders: Wallets) -> list[ChainTx]:
+        """Unclaimed transactions carrying `fields`, sent by one of `senders` (None: by anyone)."""
+        return [
+            tx for tx in self.by_fields.get(fields, [])
+            if tx.hash not in self.claimed and (senders is None or tx.sender in senders)
+        ]  # fmt: skip
 
 
-def follow(payload: GroupPayload, first: ChainTx, index: ChainIndex) -> FoundPayload:
+def follow(payload: GroupPayload, first: ChainTx, index: ChainIndex, senders: Wallets) -> FoundPayload:
     """The whole payload, given the chain transaction its first one is; NotFound names the first gap."""
     found = FoundPayload(payload, [first], {payload.txs[0].sender: first.sender})
     nonces = {payload.txs[0].sender: first.nonce}
@@ -113,7 +121,9 @@ def follow(payload: GroupPayload, first: ChainTx, index: ChainIndex) -> FoundPay
                 )  # fmt: skip
         else:
             others = set(found.wallets.values())
-            live = next((c for c in index.candidates(fields) if c.sender not in others and c.hash not in taken), None)
+            live = next(
+                (c for c in index.candidates(fields, senders) if c.sender not in others and c.hash not in taken), None
+            )
             if live is None:
                 raise NotFound(
                     f"{payload.name} tx {position} ({tx.origin.label}), the first of {tx.sender}", first, absent=True
@@ -125,22 +135,23 @@ def follow(payload: GroupPayload, first: ChainTx, index: ChainIndex) -> FoundPay
     return found
 
 
-def occurrences(payload: GroupPayload, index: ChainIndex) -> tuple[list[FoundPayload], list[NotFound]]:
+def occurrences(payload: GroupPayload, index: ChainIndex, senders: Wallets) -> tuple[list[FoundPayload], list[NotFound]]:
     """
-    Every complete run of `payload` among the unclaimed transactions, in chain
-    order, each claimed in `index`; and for each candidate first transaction
-    that did not complete (and that no run claimed), where it stopped.
+    Every complete run of `payload` among the unclaimed transactions `senders`
+    sent, in chain order, each claimed in `index`; and for each candidate
+    first transaction that did not complete (and that no run claimed), where
+    it stopped.
     """
     head = payload.txs[0]
     if PLACEHOLDER.search(head.data) or (head.to and PLACEHOLDER.search(head.to)):
         raise ValueError(f"{payload.name}: its first transaction names a contract of its own")
     found: list[FoundPayload] = []
     gaps: list[NotFound] = []
-    for candidate in index.candidates(expected_fields(head, {})):
+    for candidate in index.candidates(expected_fields(head, {}), senders):
         if candidate.hash in index.claimed:
             continue
         try:
-            run = follow(payload, candidate, index)
+            run = follow(payload, candidate, index, senders)
         except NotFound as gap:
             gaps.append(gap)
             continue
@@ -170,10 +181,13 @@ def signature(payload: GroupPayload) -> Signature:
     return tuple((tx.sender, tx.to, tx.data, tx.gas, tx.value) for tx in payload.txs)
 
 
-def match_all(workloads: Sequence[Sequence[GroupPayload]], index: ChainIndex) -> Matches:
+def match_all(
+    workloads: Sequence[Sequence[GroupPayload]], index: ChainIndex, wallets: Sequence[Wallets] | None = None
+) -> Matches:
     """
     The runs of every payload of every workload, with each chain transaction
-    claimed by one payload only. Many payloads begin with the same deploy
+    claimed by one payload only; with `wallets`, each workload's from its
+    own wallets only (payloads then share runs only within a workload). Many payloads begin with the same deploy
     transaction, and a smaller group's payload can be the start of a larger
     one's, so payloads are matched longest first, all workloads at once: a
     larger payload's run is never taken for a smaller one's. A run cut short
@@ -183,15 +197,16 @@ def match_all(workloads: Sequence[Sequence[GroupPayload]], index: ChainIndex) ->
     (`_share_identical`).
     """
     payload_of = {(w, p): payload for w, payloads in enumerate(workloads) for p, payload in enumerate(payloads)}
-    by_signature: dict[Signature, list[PayloadKey]] = {}
+    senders_of = list(wallets) if wallets is not None else [None] * len(workloads)
+    by_signature: dict[tuple[Signature, Wallets], list[PayloadKey]] = {}
     for key, payload in payload_of.items():
-        by_signature.setdefault(signature(payload), []).append(key)
+        by_signature.setdefault((signature(payload), senders_of[key[0]]), []).append(key)
     matches = Matches()
-    found: dict[Signature, list[FoundPayload]] = {}
+    found: dict[tuple[Signature, Wallets], list[FoundPayload]] = {}
     stopped: dict[str, dict[PayloadKey, NotFound]] = {}
     """Per chain transaction a payload was followed from and stopped short of its end: where each stopped."""
-    for sig, keys in sorted(by_signature.items(), key=lambda item: -len(item[0])):
-        found[sig], gaps = occurrences(payload_of[keys[0]], index)
+    for sig, keys in sorted(by_signature.items(), key=lambda item: -len(item[0][0])):
+        found[sig], gaps = occurrences(payload_of[keys[0]], index, sig[1])
         for gap in gaps:
             if gap.absent and gap.first is not None:
                 for key in keys:

@@ -25,7 +25,7 @@ from .chain_order import OrderedTx, ordered_transactions, without
 from .dependencies import dependency_groups, live_access_set
 from .spamoor_payloads import TX_TYPE, GroupPayload, PayloadTx, group_payload
 from .shape import once_per_chain_notes, shape_notes
-from .spammer import replay_eest_config, spammer_entry
+from .spammer import ReplayEestConfig, replay_eest_config, spammer_entry
 from .unexportable import UnexportableWorkload
 from .yaml_text import comment, counted, yaml_block
 
@@ -108,9 +108,14 @@ def description(run: ExportedRun) -> str:
     )
 
 
+def spammer_config(run: ExportedRun) -> ReplayEestConfig:
+    """The replay-eest spammer config of one run: its seed names the run, so each run has wallets of its own."""
+    return replay_eest_config(run.workload, run.stem, payload_file(run.stem), run.payloads)
+
+
 def config_text(run: ExportedRun) -> str:
     """The `spamoor run` file of one run: comments, then its one spammer."""
-    config = replay_eest_config(run.workload, run.stem, payload_file(run.stem), run.payloads)
+    config = spammer_config(run)
     header = comment(
         [
             f"balgen {__version__} spamoor export of {run.stem} ({run.workload.fork.name}).",

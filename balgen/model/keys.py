@@ -36,10 +36,13 @@ def sender(seed: str, role: str, index: int = 0) -> Sender:
     senders again each time they regenerate a block's transactions, and the
     public key is most of the cost.
     """
-    secret = derived_secret(seed, role, index)
+    return key_sender(derived_secret(seed, role, index))
+
+
+def key_sender(secret: bytes) -> Sender:
+    """The account of a private key: its address is the last 20 bytes of the public key's keccak."""
     public = PublicKey.from_secret(secret).format(compressed=False)[1:]
-    address = keccak(public)[12:]
-    return Sender(key=secret, address=address)
+    return Sender(key=secret, address=keccak(public)[12:])
 
 
 def derived_address(seed: str, role: str, index: int = 0) -> Address:
