@@ -21,6 +21,7 @@ from balgen.analysis import INFO_KEY, DependencyGraph
 from balgen.commands.report import run_report
 from balgen.commands.verify import run_verify
 from balgen.pages.run_page import REST
+from balgen.results.confidence import delta_text, interval_text, paired_change
 from balgen.results.schema import RunResult
 from balgen.verify.outcomes import Verifier
 from balgen.verify.verdicts_file import VERIFY_JSON, FixtureVerdict, VerdictKind, VerifyResult, load_verify_result
@@ -247,3 +248,24 @@ def test_the_page_works_in_chromium(tmp_path: Path) -> None:
         title = driver.execute_script("return document.querySelector('[data-picker=phases] .gtitle').textContent")
         assert title == "prefetch-max-60M"
         assert [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"] == []
+
+
+def test_a_test_with_too_few_executions_says_what_is_missing_in_text_and_page(tmp_path: Path) -> None:
+    """Issue 40: where a test has too few executions for an interval, both reports say how many it had, never `nan`."""
+    sequential, full = single_runs(tmp_path, count=6)
+    run = RunResult.model_validate_json((full / "results.json").read_text())
+    short = run.tests[0]
+    short.executions = short.executions[:2]
+    (full / "results.json").write_text(run.model_dump_json())
+    page = tmp_path / "page.html"
+    assert _report(sequential, full, "--html", page, "--output", tmp_path / "report") == 0
+    text = (tmp_path / "report" / "report.md").read_text()
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith(f"| {short.test_id} | ")]
+    (test_row,) = [row for row in rows if len(row) == 6 and row[1].replace(",", "").isdigit()]  # test, MGas/s × 2, Δ, interval, verdict
+    assert test_row[4:] == ["n/a: 2 executions, 3 needed", "too few executions |"], test_row
+    assert all(row[-2] == "n/a: 2 executions, 3 needed" for row in rows if len(row) == 8), "its phases alike"
+    assert "nan" not in text
+    assert "n/a: 2 executions, 3 needed" in page.read_text() and "nan%" not in page.read_text()
+    no_round = paired_change([])
+    assert (delta_text(no_round), interval_text(no_round)) == ("n/a: 0 paired rounds, 3 needed",) * 2
+    assert interval_text(paired_change([1.01])) == "n/a: 1 paired round, 3 needed"

@@ -44,7 +44,7 @@ from ..pages.page_model import Page  # noqa: E402
 from ..pages.sources import page_of  # noqa: E402
 from ..results.comparison import Comparison, DeltaSummary, LoadedRun, comparable_runs, compare, load_runs  # noqa: E402
 from ..results.phases import Phase, measured_phase_ms  # noqa: E402
-from ..results.confidence import COMPARISON_CONFIDENCE, Change  # noqa: E402
+from ..results.confidence import COMPARISON_CONFIDENCE, Change, delta_text, interval_text  # noqa: E402
 from .runner import run_command  # noqa: E402
 
 REPORT_MD = "report.md"
@@ -87,12 +87,6 @@ def _pct(value: float | None) -> str:
 
 def _mgas(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
-
-
-def _interval(change: Change | None) -> str:
-    if change is None or change.low != change.low:  # NaN: too few executions
-        return "-"
-    return f"{change.low:+.1f}% to {change.high:+.1f}%"
 
 
 def _verdict(change: Change | None) -> str:
@@ -155,7 +149,7 @@ def _test_cells(comparison: Comparison) -> list[list[str]]:
         cells = [row.test_id, _mgas(row.mgas[0])]
         changes = row.changes or (None,) * len(row.deltas)
         for mgas, delta, change in zip(row.mgas[1:], row.deltas, changes, strict=True):
-            cells += [_mgas(mgas), _pct(delta), _interval(change), _verdict(change)]
+            cells += [_mgas(mgas), _pct(delta) if change is None else delta_text(change), interval_text(change), _verdict(change)]
         rows.append(cells)
     return rows
 
@@ -197,8 +191,8 @@ def _overlap_cells(comparison: Comparison) -> list[list[str]]:
 
 def _phase_test_cells(comparison: Comparison) -> list[list[str]]:
     return [
-        [c.test_id, name, c.phase.value, f"{c.baseline_ms:.2f}", f"{c.ms:.2f}", _pct(c.change.estimate),
-         _interval(c.change), c.verdict.value]
+        [c.test_id, name, c.phase.value, f"{c.baseline_ms:.2f}", f"{c.ms:.2f}", delta_text(c.change),
+         interval_text(c.change), c.verdict.value]
         for name, changes in zip(comparison.names[1:], comparison.phases, strict=True)
         for c in changes
     ]  # fmt: skip

@@ -12,13 +12,14 @@ beside the valid blocks' times, and the tests that failed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy
 
 from ..results.comparison import Comparison, LoadedRun, load_run
-from ..results.confidence import COMPARISON_CONFIDENCE, Change, ChangeVerdict
+from ..results.confidence import COMPARISON_CONFIDENCE, Change, ChangeVerdict, delta_text, interval_text
 from ..results.measurements import Role
 from ..results.phases import Phase, measured_phase_ms
 from ..results.rejection_times import RejectionTime, rejection_times
@@ -52,12 +53,8 @@ def _has_interval(change: Change | None) -> bool:
     return change is not None and change.low == change.low and change.high == change.high
 
 
-def _interval(change: Change | None) -> str:
-    return f"{change.low:+.1f}% to {change.high:+.1f}%" if _has_interval(change) else "-"  # type: ignore[union-attr]
-
-
 def _short_interval(change: Change | None) -> str:
-    return f"{change.low:+.1f} … {change.high:+.1f}%" if _has_interval(change) else "-"  # type: ignore[union-attr]
+    return interval_text(change, between=" … ")
 
 
 def _verdict_style(change: Change | None) -> str:
@@ -316,7 +313,7 @@ def comparison_table(comparison: Comparison, runs: Sequence[LoadedRun]) -> Table
             style = _verdict_style(change)
             cells += [
                 Cell(_mgas(mgas), sort=mgas),
-                Cell(_pct(None if change is None else change.estimate), sort=None if change is None else change.estimate, style=style),
+                Cell(delta_text(change), sort=None if change is None or math.isnan(change.estimate) else change.estimate, style=style),
                 Cell(_short_interval(change), sort=change.low if _has_interval(change) else None),  # type: ignore[union-attr]
                 Cell("-" if change is None else SHORT_VERDICTS.get(change.verdict, change.verdict.value), style=style,
                      title="" if change is None else change.verdict.value),

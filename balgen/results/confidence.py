@@ -108,11 +108,34 @@ class Change:
     low: float
     high: float
     verdict: ChangeVerdict
+    had: str = ""
+    """With too few for a verdict, what there was (`2 executions`, `1 paired round`); else empty."""
+
+    @property
+    def not_judged(self) -> str:
+        """What a table shows where this change has no interval (or no estimate): that, and what is missing."""
+        return f"n/a: {self.had}, {MIN_EXECUTIONS} needed"
 
     @property
     def significant(self) -> bool:
         """Faster or slower beyond the noise threshold."""
         return self.verdict in (ChangeVerdict.FASTER, ChangeVerdict.SLOWER)
+
+
+def delta_text(change: Change | None) -> str:
+    """A change's Δ as the reports show it: a signed percent, `-` without a change, what is missing without an estimate."""
+    if change is None:
+        return "-"
+    return change.not_judged if math.isnan(change.estimate) else f"{change.estimate:+.1f}%"
+
+
+def interval_text(change: Change | None, between: str = "% to ") -> str:
+    """A change's interval as the reports show it; with too few for one, what is missing."""
+    if change is None:
+        return "-"
+    if math.isnan(change.low) or math.isnan(change.high):
+        return change.not_judged
+    return f"{change.low:+.1f}{between}{change.high:+.1f}%"
 
 
 def median_ratio_interval(
@@ -151,7 +174,7 @@ def change_between(
     """
     estimate = (float(numpy.median(values)) / float(numpy.median(baseline)) - 1) * 100
     if min(len(baseline), len(values)) < MIN_EXECUTIONS:
-        return Change(estimate, math.nan, math.nan, ChangeVerdict.TOO_FEW)
+        return Change(estimate, math.nan, math.nan, ChangeVerdict.TOO_FEW, _counted(min(len(baseline), len(values)), "execution"))
     low_ratio, high_ratio = median_ratio_interval(baseline, values)
     return _judged(estimate, (low_ratio - 1) * 100, (high_ratio - 1) * 100, noise_threshold)
 
@@ -174,13 +197,18 @@ def paired_change(ratios: Sequence[float], noise_threshold: float = 0.0) -> Chan
     the machine's clock speed) moves both and cancels in their ratio, where an unpaired comparison
     of the two runs' medians counts it as noise.
     """
+    had = _counted(len(ratios), "paired round")
     if not ratios:
-        return Change(math.nan, math.nan, math.nan, ChangeVerdict.TOO_FEW)
+        return Change(math.nan, math.nan, math.nan, ChangeVerdict.TOO_FEW, had)
     estimate = (float(numpy.median(ratios)) - 1) * 100
     if len(ratios) < MIN_EXECUTIONS:
-        return Change(estimate, math.nan, math.nan, ChangeVerdict.TOO_FEW)
+        return Change(estimate, math.nan, math.nan, ChangeVerdict.TOO_FEW, had)
     low_ratio, high_ratio = median_interval_bootstrap(ratios)
     return _judged(estimate, (low_ratio - 1) * 100, (high_ratio - 1) * 100, noise_threshold)
+
+
+def _counted(count: int, thing: str) -> str:
+    return f"{count} {thing}" + ("" if count == 1 else "s")
 
 
 def _judged(estimate: float, low: float, high: float, noise_threshold: float) -> Change:
