@@ -1,8 +1,9 @@
 """
 Replay results written the way `balgen replay --modes` writes them, for the report's tests:
 tests of several families, fill levels and gas values, each mode's phases drawn from a
-seeded generator, one test made slower in one mode, and optionally an invalid-BAL test
-with its timed rejection and a failed test.
+seeded generator, one test made slower in one mode, each test's access-list features (so a
+modes run has its fallback rule), and optionally an invalid-BAL test with its timed rejection and
+a failed test.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from balgen.analysis.bal_features import BalFeatures
 from balgen.clients.slow_block_log import ClientBlockTiming
 from balgen.results.measurements import Distribution, Execution, Role, benchmark_statistics
 from balgen.results.phases import Phase
@@ -51,6 +53,16 @@ def measured_execution(
     )  # fmt: skip
 
 
+def bal_features(test_id: str) -> BalFeatures:
+    """What the block's access list would show: the chain families' writes overlap, the others' do not."""
+    chained = test_id.startswith(("serial_chain", "keccak_chain"))
+    return BalFeatures(
+        transactions=100, edges=99 if chained else 0, components=1 if chained else 100, largest_component=100 if chained else 1,
+        critical_path=100 if chained else 1, speedup_bound=1.0 if chained else 100.0, write_overlap=0.9 if chained else 0.0,
+        accounts_per_tx=2.0, slots_per_tx=1.0, read_slots_per_tx=0.0,
+    )  # fmt: skip
+
+
 def _test(test_id: str, mode: str, rng: random.Random, base: dict[Phase, float]) -> FixtureResult:
     gas = 60_000_000 if test_id.endswith("-60M") else 30_000_000
     factor = SPEEDUP[mode] * (2.4 if test_id == SLOWED and mode == "full" else 1.0)
@@ -64,6 +76,7 @@ def _test(test_id: str, mode: str, rng: random.Random, base: dict[Phase, float])
         genesis_hash=HASH, verdict=Verdict.PASSED, failure=None, benchmark_gas_used=gas,
         executions=executions, statistics=benchmark_statistics(executions), mode=mode,
         speedup_bound=round(rng.uniform(1.0, 12.0), 2), mode_proof=[f"slow-block log: mode {mode} confirmed"],
+        bal_features=bal_features(test_id),
     )  # fmt: skip
 
 

@@ -205,7 +205,8 @@ def _png_size(path: Path) -> tuple[int, int]:
 @pytest.mark.skipif(missing() is not None, reason=missing() or "")
 def test_the_page_works_in_chromium(tmp_path: Path) -> None:
     page = tmp_path / "page.html"
-    assert _report(modes_run(tmp_path / "run", count=60), "--html", page) == 0
+    assert _report(modes_run(tmp_path / "run", count=60), "--html", page, "--output", tmp_path / "md") == 0
+    markdown = (tmp_path / "md" / "report.md").read_text()
     with chromium() as driver:
         open_page(driver, page)
         errors = [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
@@ -247,6 +248,27 @@ def test_the_page_works_in_chromium(tmp_path: Path) -> None:
         assert chosen == "prefetch-max-60M", "a click on a row shows its phases"
         title = driver.execute_script("return document.querySelector('[data-picker=phases] .gtitle').textContent")
         assert title == "prefetch-max-60M"
+
+        def fallback(part: str) -> list[list[str]]:
+            return driver.execute_script(
+                "return Array.from(document.querySelectorAll('[data-table=\"fallback-0-' + arguments[0] + '\"] tbody tr'))"
+                ".filter((row) => !row.hidden).map((row) => Array.from(row.cells).map((cell) => cell.textContent.trim()))",
+                part,
+            )
+
+        for part in ("tests", "aggregate", "families"):
+            rows = fallback(part)
+            assert rows and all("| " + " | ".join(row) + " |" in markdown for row in rows), f"the page's {part} are report.md's"
+        policies = {row[0]: row for row in fallback("aggregate")}
+        assert {"always parallel", "always sequential"} < policies.keys()
+        assert policies["always parallel"][4] == SLOWED, "always parallel's worst case: the test parallel slows down"
+        assert len(fallback("tests")) == 61 and {row[0] for row in fallback("families")} >= {"serial_chain", "prefetch"}
+        loss = driver.execute_script(
+            "return Array.from(document.querySelectorAll('[data-table=\"fallback-0-tests\"] th')).map((th) => th.textContent)"
+        ).index("loss")
+        for _ in range(2):  # ascending, then descending
+            driver.execute_script("document.querySelectorAll('[data-table=\"fallback-0-tests\"] th')[arguments[0]].click()", loss)
+        assert fallback("tests")[0][0] == SLOWED, "sorted by loss, the test the rule chose wrong for first"
         assert [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"] == []
 
 

@@ -225,34 +225,13 @@ def _rejection_cells(comparison: Comparison) -> list[list[str]]:
     ]
 
 
-FALLBACK_TEST_COLUMNS = ("test", "rule (fitted without its family)", "chooses", "sequential ms", "full ms", "loss")
-FALLBACK_AGGREGATE_COLUMNS = ("policy", "MGas/s", "vs always parallel", "vs always sequential", "worst test", "its loss")
-FALLBACK_FAMILY_COLUMNS = ("family left out", "rule the others give", "tests", "family's loss")
-
-
 def _fallback_sections(comparison: Comparison) -> list[tuple[str, Sequence[str], list[list[str]]]]:
     """Per modes run with sequential and full: the rule's choice per test, its aggregate, and each family's loss."""
-    sections: list[tuple[str, Sequence[str], list[list[str]]]] = []
-    for table in comparison.fallback:
-        who = f"{escaped(table.client)}, {escaped(table.run)}"
-        sections.append((
-            f"Fallback rule from the access list alone ({who}): per test, each family's rule fitted without it",
-            FALLBACK_TEST_COLUMNS,
-            [[row.test_id, row.rule, row.choice, f"{row.sequential_ms:.2f}", f"{row.parallel_ms:.2f}", f"{row.loss_pct:.1f}%"]
-             for row in table.rows],
-        ))  # fmt: skip
-        sections.append((
-            f"Fallback rule ({who}): aggregate; fitted to every test: {table.rule_on_all}; " + "; ".join(table.notes),
-            FALLBACK_AGGREGATE_COLUMNS,
-            [[row.policy, f"{row.mgas_per_s:.1f}", f"{row.against_parallel_pct:+.1f}%", f"{row.against_sequential_pct:+.1f}%",
-              row.worst_test or "-", f"{row.worst_loss_pct:.1f}%"] for row in table.aggregates],
-        ))  # fmt: skip
-        sections.append((
-            f"Fallback rule ({who}): where it does not generalise (a family's loss when left out of the fit)",
-            FALLBACK_FAMILY_COLUMNS,
-            [[row.family, row.rule, str(row.tests), f"{row.loss_pct:.1f}%"] for row in table.families],
-        ))  # fmt: skip
-    return sections
+    return [
+        (escaped(title), columns, [[text for text, _ in row] for row in rows])
+        for table in comparison.fallback
+        for title, columns, rows in table.sections()
+    ]
 
 
 def _sections(comparison: Comparison) -> list[tuple[str, Sequence[str], list[list[str]]]]:

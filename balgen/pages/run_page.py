@@ -459,6 +459,34 @@ def rejection_section(runs: Sequence[LoadedRun]) -> Section | None:
     )  # fmt: skip
 
 
+FALLBACK_PARTS = (("tests", "tests"), ("aggregate", "policies"), ("families", "families"))
+"""The fallback rule's three tables, in `FallbackTable.sections`' order: a key and what a row is."""
+
+
+def fallback_sections(comparison: Comparison | None) -> list[Section]:
+    """
+    Per modes run with `sequential` and `full`, the fallback rule's three
+    tables as the text report has them (`FallbackTable.sections`): what it
+    chooses per test, its aggregate against always parallel and always
+    sequential with its worst case, and where it does not generalise.
+    """
+    sections = []
+    for number, table in enumerate(() if comparison is None else comparison.fallback):
+        for (part, what), (title, columns, rows) in zip(FALLBACK_PARTS, table.sections(), strict=True):
+            shown = tuple(
+                Row(tuple(Cell(text, sort=key) for text, key in row), test=row[0][0] if part == "tests" else None) for row in rows
+            )
+            heads = tuple(
+                Column(column, numeric=bool(rows) and all(isinstance(row[index][1], float | int) for row in rows))
+                for index, column in enumerate(columns)
+            )  # a column of figures is right-aligned and sorts as numbers
+            sections.append(
+                Section(f"fallback-{number}-{part}", title, tables=(Table(f"fallback-{number}-{part}", heads, shown,
+                        searchable=part == "tests", what=what),))
+            )  # fmt: skip
+    return sections
+
+
 def failures_section(runs: Sequence[LoadedRun]) -> Section | None:
     """Every test that failed or did not run, with why."""
     rows = tuple(
@@ -563,7 +591,9 @@ def run_page(
             Section("tests", "Per test, the slowest first", tables=(single_run_table(runs[0]),),
                     paragraphs=("Click a heading to sort, a row to see that test's phases below.",))
         )  # fmt: skip
-    for extra in (phase_section(runs, comparison), rejection_section(runs), failures_section(runs)):
+    sections += [] if (phases := phase_section(runs, comparison)) is None else [phases]
+    sections += fallback_sections(comparison)
+    for extra in (rejection_section(runs), failures_section(runs)):
         if extra is not None:
             sections.append(extra)
     sections += [what_ran(runs), method(runs, comparison, noise_threshold)]

@@ -107,6 +107,15 @@ def fit_rule(blocks: Sequence[MeasuredBlock]) -> Stump:
     return best
 
 
+Shown = tuple[str, float | str]
+"""A figure as the reports show it, and the value a table sorts it by."""
+
+TEST_COLUMNS = ("test", "rule (fitted without its family)", "chooses", "sequential ms", "full ms", "loss")
+AGGREGATE_COLUMNS = ("policy", "MGas/s", "vs always parallel", "vs always sequential", "worst test", "its loss")
+FAMILY_COLUMNS = ("family left out", "rule the others give", "tests", "family's loss")
+"""The columns of the three tables, in the text report and on the page alike (`FallbackTable.sections`)."""
+
+
 class FallbackRow(BaseModel):
     """One test: what the rule fitted without its family chooses, and what each mode took."""
 
@@ -122,6 +131,11 @@ class FallbackRow(BaseModel):
     loss_pct: float
     """How much longer the chosen mode took than the faster of the two (0 when the rule chose it)."""
 
+    def shown(self) -> list[Shown]:
+        return [(self.test_id, self.test_id), (self.rule, self.rule), (self.choice, self.choice),
+                (f"{self.sequential_ms:.2f}", self.sequential_ms), (f"{self.parallel_ms:.2f}", self.parallel_ms),
+                (f"{self.loss_pct:.1f}%", self.loss_pct)]  # fmt: skip
+
 
 class FallbackAggregate(BaseModel):
     """One policy over the whole run: its aggregate throughput and its worst test."""
@@ -136,6 +150,12 @@ class FallbackAggregate(BaseModel):
     worst_loss_pct: float
     """The largest loss of any test against the faster of its two modes."""
 
+    def shown(self) -> list[Shown]:
+        return [(self.policy, self.policy), (f"{self.mgas_per_s:.1f}", self.mgas_per_s),
+                (f"{self.against_parallel_pct:+.1f}%", self.against_parallel_pct),
+                (f"{self.against_sequential_pct:+.1f}%", self.against_sequential_pct),
+                (self.worst_test or "-", self.worst_test or ""), (f"{self.worst_loss_pct:.1f}%", self.worst_loss_pct)]  # fmt: skip
+
 
 class FamilyHeldOut(BaseModel):
     """A family left out of the fit: the rule the others gave, and what it cost that family."""
@@ -147,6 +167,10 @@ class FamilyHeldOut(BaseModel):
     tests: int
     loss_pct: float
     """The family's total time under that rule against the faster mode per test (0: every choice right)."""
+
+    def shown(self) -> list[Shown]:
+        return [(self.family, self.family), (self.rule, self.rule), (str(self.tests), self.tests),
+                (f"{self.loss_pct:.1f}%", self.loss_pct)]
 
 
 class FallbackTable(BaseModel):
@@ -162,6 +186,24 @@ class FallbackTable(BaseModel):
     rows: list[FallbackRow]
     aggregates: list[FallbackAggregate]
     notes: list[str]
+
+    def sections(self) -> list[tuple[str, tuple[str, ...], list[list[Shown]]]]:
+        """
+        (title, columns, rows) of its three tables, as the text report and the
+        page both show them: per test, the rule's choice; per policy, the
+        aggregate against always parallel and always sequential, with its worst
+        test; per family left out of the fit, its loss (where the rule does not
+        generalise).
+        """
+        who = f"{self.client}, {self.run}"
+        return [
+            (f"Fallback rule from the access list alone ({who}): per test, each family's rule fitted without it",
+             TEST_COLUMNS, [row.shown() for row in self.rows]),
+            (f"Fallback rule ({who}): aggregate; fitted to every test: {self.rule_on_all}; " + "; ".join(self.notes),
+             AGGREGATE_COLUMNS, [row.shown() for row in self.aggregates]),
+            (f"Fallback rule ({who}): where it does not generalise (a family's loss when left out of the fit)",
+             FAMILY_COLUMNS, [row.shown() for row in self.families]),
+        ]  # fmt: skip
 
 
 def _loss(chosen: float, best: float) -> float:
