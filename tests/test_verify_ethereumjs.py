@@ -272,13 +272,19 @@ def test_copy_on_write_checkpoints_leave_the_lists_ethereumjs_own_checkpoints_le
     assert report["sequences"] == 3000 and report["reverts"] > 10_000, "the sequences exercise reverts"
 
 
-def verdicts(files: list[Path], *, cloning: bool = False, setup_from_bal: bool = False) -> list[dict[str, Any]]:
+def verdicts(
+    files: list[Path], *, cloning: bool = False, setup_from_bal: bool = False, js_crypto: bool = False
+) -> list[dict[str, Any]]:
     """
     verify.mjs's line per fixture, without its times, with ethereumjs's own checkpoints or balgen's,
-    setup blocks executed or applied from their BAL.
+    setup blocks executed or applied from their BAL, keccak and sender recovery native or in JavaScript.
     """
     install = located_ethereumjs()
-    environment = {**os.environ, "BALGEN_ETHEREUMJS_CLONING_CHECKPOINTS": "1" if cloning else "0"}
+    environment = {
+        **os.environ,
+        "BALGEN_ETHEREUMJS_CLONING_CHECKPOINTS": "1" if cloning else "0",
+        "BALGEN_ETHEREUMJS_JS_CRYPTO": "1" if js_crypto else "0",
+    }
     completed = subprocess.run(
         [str(install.node), str(install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)],
         capture_output=True, text=True, timeout=600, env=environment, check=False,
@@ -286,6 +292,7 @@ def verdicts(files: list[Path], *, cloning: bool = False, setup_from_bal: bool =
     version, *lines = [json.loads(line) for line in completed.stdout.splitlines()]
     assert version["bal_checkpoints"] == ("ethereumjs" if cloning else "copy-on-write")
     assert version["setup_blocks"] == ("applied from their BAL" if setup_from_bal else "executed")
+    assert version["crypto"].startswith("JavaScript" if js_crypto else "native"), version["crypto"]
     return [{key: value for key, value in line.items() if key not in ("seconds", "cpu_seconds")} for line in lines]
 
 
@@ -296,6 +303,21 @@ def test_both_kinds_of_checkpoint_give_the_same_verdicts(serial_chain_fill: Path
     found = verdicts(files, cloning=False)
     assert [line["ok"] for line in found] == [True, True, True, False, False]
     assert found == verdicts(files, cloning=True)
+
+
+# --- keccak-256 and sender recovery in native code (scripts/ethereumjs/native_crypto.mjs) ----------
+
+
+def test_native_keccak_and_recovery_give_the_verdicts_ethereumjs_javascript_ones_give(
+    serial_chain_fill: Path, tmp_path: Path
+) -> None:
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
+    files = fixture_files(serial_chain_fill) + tampered_files(folder)
+    resealed(folder, drop_a_storage_read)
+    native = verdicts(files, setup_from_bal=True)
+    assert [line["ok"] for line in native] == [True, True, True, False, False]
+    assert [line["kind"] for line in native[3:]] == ["bal", "bal"]
+    assert native == verdicts(files, setup_from_bal=True, js_crypto=True)
 
 
 # --- setup blocks applied from their BAL (--setup-from-bal, what balgen verify asks for balgen's fixtures) ---

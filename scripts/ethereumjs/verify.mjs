@@ -35,6 +35,7 @@ import { createBlock, createBlockFromExecutionPayload, createBlockFromRLP } from
 import { createBlockchain } from '@ethereumjs/blockchain'
 import { Hardfork, Mainnet, createCustomCommon } from '@ethereumjs/common'
 import { RLP } from '@ethereumjs/rlp'
+import { MerklePatriciaTrie } from '@ethereumjs/mpt'
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager'
 import {
   bigIntToUnpaddedBytes,
@@ -51,18 +52,27 @@ import {
   validateBlockAccessListJSONStructure,
   validateBlockAccessListStructure,
   hexToBytes,
+  MapDB,
   setLengthLeft,
+  ValueEncoding,
 } from '@ethereumjs/util'
 import { createVM, runBlock } from '@ethereumjs/vm'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 
 import { useCopyOnWriteCheckpoints } from './bal_checkpoints.mjs'
+import { nativeCrypto } from './native_crypto.mjs'
 
 // ethereumjs 10.1.3 copies the whole access list at every call frame; bal_checkpoints.mjs says why
 // that is replaced and how the replacement keeps its verdicts.
 const CLONING_CHECKPOINTS = process.env.BALGEN_ETHEREUMJS_CLONING_CHECKPOINTS === '1'
 if (!CLONING_CHECKPOINTS) useCopyOnWriteCheckpoints()
+
+// keccak-256 and sender recovery in native code where it loads (native_crypto.mjs says why and how it is
+// checked); BALGEN_ETHEREUMJS_JS_CRYPTO=1 keeps ethereumjs's JavaScript ones, to compare verdicts.
+const CRYPTO = process.env.BALGEN_ETHEREUMJS_JS_CRYPTO === '1'
+  ? { customCrypto: {}, description: 'JavaScript (@noble): BALGEN_ETHEREUMJS_JS_CRYPTO=1' }
+  : nativeCrypto()
 
 const VM_VERSION = JSON.parse(
   readFileSync(new URL('./node_modules/@ethereumjs/vm/package.json', import.meta.url), 'utf8'),
@@ -96,7 +106,7 @@ function amsterdamCommon() {
   return createCustomCommon(
     { name: 'amsterdam-from-genesis', chainId: 1, hardforks },
     Mainnet,
-    { hardfork: Hardfork.Amsterdam },
+    { hardfork: Hardfork.Amsterdam, customCrypto: CRYPTO.customCrypto },
   )
 }
 
@@ -116,7 +126,7 @@ function word(hex) {
  * per transaction, which halves the CPU time of a 30M block; what is computed is the same.
  */
 async function genesisState(common, pre) {
-  const state = new MerkleStateManager({ common, caches: new Caches() })
+  const state = new MerkleStateManager({ common, caches: new Caches(), trie: stateTrie(common) })
   for (const [address, account] of Object.entries(pre)) {
     const at = createAddressFromString(address)
     await state.putAccount(at, createAccount({ nonce: quantity(account.nonce), balance: quantity(account.balance) }))
@@ -131,6 +141,16 @@ async function genesisState(common, pre) {
   await state.commit()
   await state.flush()
   return { state, root: await state.getStateRoot() }
+}
+
+/**
+ * The state trie, its trie nodes kept as bytes. The state manager's own default keeps the account trie's
+ * nodes as bytes but gives each storage trie (a copy of it with the default options) nodes encoded as
+ * hex strings, decoded again at every read: a fifth of the CPU time of a fixture whose setup writes
+ * thousands of slots. The nodes, and so every root, are the same either way.
+ */
+function stateTrie(common) {
+  return new MerklePatriciaTrie({ useKeyHashing: true, common, db: new MapDB(), valueEncoding: ValueEncoding.Bytes })
 }
 
 /** The genesis header fields from an EEST header object (`genesisBlockHeader`). */
@@ -463,7 +483,7 @@ async function versionRecord() {
   const schedule = await gasSchedule()
   return {
     verifier: 'ethereumjs', version: `@ethereumjs/vm ${VM_VERSION}`, node: process.version,
-    bal_checkpoints: CLONING_CHECKPOINTS ? 'ethereumjs' : 'copy-on-write',
+    bal_checkpoints: CLONING_CHECKPOINTS ? 'ethereumjs' : 'copy-on-write', crypto: CRYPTO.description,
     setup_blocks: setupFromBal ? 'applied from their BAL' : 'executed', amsterdam_gas: schedule,
   }
 }
