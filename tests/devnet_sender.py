@@ -11,7 +11,8 @@ import yaml
 
 from balgen.clients.engine_client import RpcClient, RpcError
 from balgen.commands.devnet_genesis import DEV_CHAIN_ID
-from balgen.model.keys import Sender, create_address, sender
+from balgen.devnet.spamoor_wallets import child_key
+from balgen.model.keys import Sender, create_address, key_sender, sender
 from balgen.model.transactions import sign
 from balgen.model.workload import GWEI, TxSpec
 
@@ -81,20 +82,28 @@ Interjection = Callable[[RpcClient, dict[int, bytes]], None]
 
 
 def send_payload_file(
-    rpc: RpcClient, path: Path, seed: str, interject: Interjection | None = None, drop_last: int = 0
+    rpc: RpcClient, path: Path, seed: str, interject: Interjection | None = None, drop_last: int = 0,
+    root: bytes | None = None,
 ) -> list[dict]:
     """
     Every payload of `path`, each on fresh funded wallets, in order; the receipts.
     `interject` runs once, after the first payload's first transaction, with its contracts.
     `drop_last` transactions of the last payload are not sent (a run spamoor has not finished).
+    With `root`, the wallets are spamoor's: its pool's children of that root key under `seed`
+    (the spammer's), each payload taking the next ones.
     """
     receipts = []
     payloads = yaml.safe_load(path.read_text())["payloads"]
     if drop_last:
         payloads[-1]["txs"] = payloads[-1]["txs"][:-drop_last]
+    pool = 0
     for payload in payloads:
         labels = list(dict.fromkeys(tx["from"] for tx in payload["txs"]))
-        wallets: dict[str, Sender] = {label: sender(f"{seed}/{payload['name']}", label) for label in labels}
+        if root is None:
+            wallets: dict[str, Sender] = {label: sender(f"{seed}/{payload['name']}", label) for label in labels}
+        else:
+            wallets = {label: key_sender(child_key(root, seed, pool + offset)) for offset, label in enumerate(labels)}
+            pool += len(labels)
         fund(rpc, [wallet.address for wallet in wallets.values()])
         deployer = wallets["deployer"].address
         creations = sum(1 for tx in payload["txs"] if tx["from"] == "deployer" and "to" not in tx)

@@ -12,7 +12,8 @@ deployer's nonces; spamoor is not installable here), then:
   (a wrong storage value) fail, naming the transaction or the slot;
 - plain `geth --dev` is refused for both the Amsterdam and the Osaka export,
   with the reason and what to change, by devnet-check and by `export --check-chain`;
-- a pure-Osaka chain from `balgen devnet-genesis` runs the Osaka export and passes.
+- a pure-Osaka chain from `balgen devnet-genesis` runs the Osaka export and passes;
+- runs of the 3M and the 1M export on spamoor's wallets: with spamoor's key, the 1M check takes its own only.
 """
 
 from __future__ import annotations
@@ -80,8 +81,8 @@ def dev_chain(datadir: Path, *flags: str) -> Iterator[RpcClient]:
         log.close()
 
 
-def exported(folder: Path, pattern: str, *options: str) -> Path:
-    completed = balgen("export", "spamoor", "-k", pattern, "--gas-benchmark-values", "1", "--output", folder, *options)
+def exported(folder: Path, pattern: str, *options: str, gas: str = "1") -> Path:
+    completed = balgen("export", "spamoor", "-k", pattern, "--gas-benchmark-values", gas, "--output", folder, *options)
     assert completed.returncode == 0, completed.stderr
     return folder
 
@@ -190,6 +191,32 @@ def test_a_folder_of_workloads_sharing_transactions_passes(amsterdam_chain: RpcC
     assert f"{name}: ok: " in completed.stdout and "MISMATCH" not in completed.stdout, completed.stdout
     assert f"{name}: run not yet complete in blocks {start}-" in completed.stdout
     assert "7 of 8 payloads found; " in completed.stdout and "wait and check again" in completed.stdout
+
+
+def test_a_run_of_another_export_is_not_taken_for_this_one_s_with_spamoor_s_key(amsterdam_chain: RpcClient, tmp_path: Path) -> None:
+    """
+    Issue 43, finding 15, on geth: mixed_dep-half-group5 run at 3M, then at 1M,
+    on spamoor's wallets. 3 of 1M's 4 payloads are byte-identical to 3M's and
+    the 4th is the start of one of 3M's: by what it sends alone, the 1M check
+    takes 3M's payloads for a second run of its own, and says it cannot tell.
+    With spamoor's key, its own run only, which passes.
+    """
+    rpc = amsterdam_chain
+    root = bytes.fromhex("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
+    start = head(rpc) + 1
+    folders = {}
+    for gas in ("3", "1"):
+        folders[gas] = tmp_path / f"{gas}M"
+        exported(folders[gas], "mixed_dep-half-group5", gas=gas)
+        name = f"mixed_dep-half-group5-{gas}M"
+        receipts = send_payload_file(rpc, folders[gas] / "payloads" / f"{name}.yaml", f"balgen/{name}", root=root)
+        assert all(receipt["status"] == "0x1" for receipt in receipts)
+    own = check(folders["1"], rpc, "--since", str(start), "--spamoor-key", root.hex())
+    assert own.returncode == 0, own.stdout + own.stderr
+    assert own.stdout.startswith("mixed_dep-half-group5-1M: ok: 22 transactions in blocks ") and own.stdout.count("\n") == 1
+    blind = check(folders["1"], rpc, "--since", str(start))
+    assert "mixed_dep-half-group5-1M (run 2 of 2)" in blind.stdout, blind.stdout
+    assert "the runs of mixed_dep-half-group5-1M may be another export's" in blind.stderr, blind.stderr
 
 
 def test_a_wrong_storage_value_fails_the_check(amsterdam_export: Path, amsterdam_chain: RpcClient) -> None:

@@ -34,9 +34,14 @@ def root_key(text: str, option: str) -> bytes:
     return key
 
 
+def child_key(root: bytes, seed: str, index: int) -> bytes:
+    """The private key of wallet `index` of the pool seeded `seed` under the root key `root`."""
+    return hashlib.sha256(root + index.to_bytes(8, "big") + seed.encode()).digest()
+
+
 def child_wallet(root: bytes, seed: str, index: int) -> Address:
     """The address of wallet `index` of the pool seeded `seed` under the root key `root`."""
-    return key_sender(hashlib.sha256(root + index.to_bytes(8, "big") + seed.encode()).digest()).address
+    return key_sender(child_key(root, seed, index)).address
 
 
 def spammer_wallets(root: bytes, seed: str, count: int) -> frozenset[Address]:
