@@ -15,6 +15,8 @@ workload sent twice in the range is checked twice. Each chain transaction
 belongs to one payload only, across all workloads (`match_all`). Given each
 workload's wallets (`spamoor_wallets`), only transactions its wallets sent
 are its own: a run of another export sending the same payloads is not.
+Without them, a payload whose wallets go on calling its contracts is the
+start of a longer payload (another export's), not a run of it.
 """
 
 from __future__ import annotations
@@ -132,7 +134,22 @@ def follow(payload: GroupPayload, first: ChainTx, index: ChainIndex, senders: Wa
         nonces[tx.sender] = live.nonce
         taken.add(live.hash)
         found.txs.append(live)
+    _not_the_start_of_a_longer_payload(found, nonces, index)
     return found
+
+
+def _not_the_start_of_a_longer_payload(found: FoundPayload, nonces: dict[str, int], index: ChainIndex) -> None:
+    """
+    A payload's wallets send nothing more to its contracts once it is done (a
+    later run of the same spammer deploys new ones). A wallet whose next
+    transaction calls one of them sends a longer payload that begins like this
+    one, another export's: NotFound, and not a run cut short.
+    """
+    contracts = set(found.contracts.values())
+    for label, wallet in found.wallets.items():
+        after = index.by_nonce.get((wallet, nonces[label] + 1))
+        if after is not None and after.to in contracts:
+            raise NotFound(f"{found.payload.name}: {label} goes on calling its contracts at {after.where}", found.txs[0])
 
 
 def occurrences(payload: GroupPayload, index: ChainIndex, senders: Wallets) -> tuple[list[FoundPayload], list[NotFound]]:
