@@ -26,7 +26,7 @@ from balgen.chain.bal import iter_block_access_list
 from balgen.chain.builder import genesis_header
 from balgen.chain.state_roots import StateRoots, state_root_tool
 from balgen.clients.kinds.geth import DATADIR_LINKABLE, PRESET as GETH, empty_genesis
-from balgen.clients.kinds.reth import PRESET as RETH
+from balgen.clients.kinds.besu import PRESET as BESU
 from balgen.clients.process import ClientProcess, copy_datadir
 from balgen.ethereum.forks import AMSTERDAM
 from balgen.ethereum.keccak import keccak
@@ -336,11 +336,11 @@ def test_balgen_replays_the_fixtures_into_geth_over_the_background_state_warm_an
     ]
 
 
-def test_a_client_other_than_geth_is_refused_a_background_state_in_one_line(tmp_path: Path) -> None:
-    reth = ManagedClient(RETH, tmp_path / "reth")
-    genesis = SimpleNamespace(background={"recipe": TINY}, where="pre_alloc/0x01.json")
-    with pytest.raises(BadInput, match=r"^pre_alloc/0x01.json: its genesis is a background state, .* --client geth$"):
-        reth.background_datadir(genesis)  # type: ignore[arg-type]
+def test_a_client_other_than_geth_and_reth_is_refused_a_background_state_in_one_line(tmp_path: Path) -> None:
+    besu = ManagedClient(BESU, tmp_path / "besu")
+    genesis = SimpleNamespace(background={"recipe": TINY}, where="pre_alloc/0x01.json", network="Amsterdam")
+    with pytest.raises(BadInput, match=r"^pre_alloc/0x01.json: its genesis is a background state, .* --client reth$"):
+        besu.background_datadir(genesis)  # type: ignore[arg-type]
 
 
 @pytest.mark.integration

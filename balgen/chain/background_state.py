@@ -26,11 +26,11 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..model.state_recipe import GENERATION, StateRecipe
 from ..plumbing import processes
@@ -315,32 +315,73 @@ OVERLAY_SECONDS = 3600.0
 """An overlay writes the group's accounts and the paths above them: seconds, but pebble may compact first."""
 
 
-def write_genesis_file(tool: Path, recipe: StateRecipe, genesis: Mapping[str, Any], path: Path) -> None:
+def _export_accounts(
+    tool: Path, recipe: StateRecipe, how: str, stream: IO[str], skip: Collection[str] = (), continues: bool = False
+) -> None:
+    """
+    Stream the recipe's accounts onto `stream` with `balgen-state-build
+    --export-alloc` or `--export-jsonl` (`how`), leaving out the addresses
+    (0x hex, lower case) in `skip` (`continues`: the alloc's members follow
+    others already written); `BadInput` with the tool's last line if it fails.
+    """
+    job = Path(stream.name).parent / f"{Path(stream.name).name}.job.json"
+    job.write_text(json.dumps({"generation": GENERATION, "recipe": recipe.builder_json(), "datadir": "", "skip": sorted(skip), "continues": continues}))
+    try:
+        stream.flush()
+        completed = processes.run([str(tool), how, str(job)], deadline=EXPORT_SECONDS, stdout=stream, text=True)
+    finally:
+        job.unlink(missing_ok=True)
+    if completed.returncode != 0:
+        last = (completed.stderr.strip().splitlines() or [f"exit code {completed.returncode}"])[-1]
+        raise BadInput(f"{tool} {how}: {last.removeprefix(f'{STATE_BUILD_TOOL}: ')}")
+
+
+@contextmanager
+def _written_atomically(path: Path) -> Iterator[IO[str]]:
+    """A text stream onto a hidden file beside `path`, renamed to `path` only when the block ends without an error."""
+    partial = path.parent / f".{path.name}.partial"
+    try:
+        with partial.open("w") as stream:
+            yield stream
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def write_genesis_file(
+    tool: Path, recipe: StateRecipe, genesis: Mapping[str, Any], path: Path,
+    accounts: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:  # fmt: skip
     """
     Write `genesis` (a geth genesis document with an empty alloc) with the
     recipe's whole state as its alloc to `path`, atomically: the generator
     streams the accounts (`balgen-state-build --export-alloc`), so a client
     elsewhere starts from the same state and genesis hash without balgen.
+    `accounts` (geth alloc entries by 0x address) take the place of the
+    recipe's at their addresses, as `overlay_accounts` puts a group's `pre`
+    into the built state.
     """
-    job = path.parent / f".{path.name}.job.json"
-    partial = path.parent / f".{path.name}.partial"
-    job.write_text(json.dumps({"generation": GENERATION, "recipe": recipe.builder_json(), "genesis": genesis, "datadir": ""}))
-    try:
-        with partial.open("w") as stream:
-            top = {key: value for key, value in genesis.items() if key != "alloc"}
-            stream.write(json.dumps(top, indent=1)[:-2] + ',\n "alloc": ')
-            stream.flush()
-            completed = processes.run(
-                [str(tool), "--export-alloc", str(job)], deadline=EXPORT_SECONDS, stdout=stream, text=True
-            )
-            stream.write("}\n")
-        if completed.returncode != 0:
-            last = (completed.stderr.strip().splitlines() or [f"exit code {completed.returncode}"])[-1]
-            raise BadInput(f"{tool} --export-alloc: {last.removeprefix(f'{STATE_BUILD_TOOL}: ')}")
-        partial.replace(path)
-    finally:
-        job.unlink(missing_ok=True)
-        partial.unlink(missing_ok=True)
+    extra = accounts or {}
+    with _written_atomically(path) as stream:
+        top = {key: value for key, value in genesis.items() if key != "alloc"}
+        stream.write(json.dumps(top, indent=1)[:-2] + ',\n "alloc": {')
+        members = (f"\n{json.dumps(address)}:{json.dumps(account, separators=(',', ':'))}" for address, account in extra.items())
+        stream.write(",".join(members))
+        _export_accounts(tool, recipe, "--export-alloc", stream, set(extra), continues=bool(extra))
+        stream.write("\n}}\n")
+
+
+def write_reth_dump(tool: Path, recipe: StateRecipe, state_root: bytes, path: Path) -> None:
+    """
+    Write the recipe's state to `path` as the JSON-lines dump `reth
+    init-state` reads, atomically: `{"root": ...}` (`state_root`, the root
+    geth's build of it gives) on the first line, then one account a line
+    (`address`, `balance`, `nonce`, `code`, `storage`), streamed by the
+    generator (`balgen-state-build --export-jsonl`) in the recipe's order.
+    """
+    with _written_atomically(path) as stream:
+        stream.write(json.dumps({"root": "0x" + state_root.hex()}, separators=(",", ":")) + "\n")
+        _export_accounts(tool, recipe, "--export-jsonl", stream)
 
 
 EXPORT_SECONDS = 24 * 3600.0

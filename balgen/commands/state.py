@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..chain.background_state import (
     BuiltState, built_state, estimated_disk_bytes, gigabytes, state_build_tool, states_folder, write_genesis_file,
+    write_reth_dump,
 )
 from ..chain.builder import genesis_header
 from ..clients.chain_config import network_fork
@@ -38,10 +39,16 @@ def state_parser() -> argparse.ArgumentParser:
     build.add_argument("--fork", default="Amsterdam", help="the genesis block's fork (default Amsterdam)")
     build.add_argument("--cache", type=Path, default=None, help="cache folder (default: balgen's cache)")
     commands.add_parser("presets", help="the named recipes and what each imitates")
-    export = commands.add_parser("export", help="write a recipe's state as a geth genesis.json (its whole alloc)")
+    export = commands.add_parser("export", help="write a recipe's state as a geth genesis.json or reth's JSON-lines dump")
     export.add_argument("recipe", help=f"a preset ({', '.join(PRESETS)}) or accounts=N,slots=M[,seed=S,...]")
-    export.add_argument("--output", type=Path, required=True, help="the genesis file to write")
+    export.add_argument("--output", type=Path, required=True, help="the file to write")
+    export.add_argument(
+        "--format", choices=EXPORT_FORMATS, default="geth-genesis",
+        help="geth-genesis: a genesis.json whose alloc is the whole state (default); reth-jsonl: the "
+        "JSON-lines dump `reth init-state` reads (its root line from geth's build of the state, built if needed)",
+    )  # fmt: skip
     export.add_argument("--fork", default="Amsterdam", help="the genesis block's fork (default Amsterdam)")
+    export.add_argument("--cache", type=Path, default=None, help="cache folder (default: balgen's cache)")
     return parser
 
 
@@ -92,13 +99,28 @@ def run_build(recipe_text: str, fork_name: str, cache: Path | None) -> int:
     return 0
 
 
-def run_export(recipe_text: str, output: Path, fork_name: str) -> int:
+EXPORT_FORMATS = ("geth-genesis", "reth-jsonl")
+
+
+def run_export(recipe_text: str, output: Path, export_format: str, fork_name: str, cache: Path | None) -> int:
     recipe = parse_recipe(recipe_text)
     check_writable(output.parent if output.parent != Path("") else Path("."), "--output")
     if output.is_dir():
         raise BadInput(f"--output {output}: is a folder")
-    write_genesis_file(state_build_tool(), recipe, empty_genesis(network_fork(fork_name)), output)
-    print(f"balgen state: {recipe_text}: {recipe.describe()} written to {output} (geth init reads it)")
+    genesis = empty_genesis(network_fork(fork_name))
+    if export_format == "geth-genesis":
+        write_genesis_file(state_build_tool(), recipe, genesis, output)
+        print(f"balgen state: {recipe_text}: {recipe.describe()} written to {output} (geth init reads it)")
+        return 0
+    # The root line is the root geth's database holds for the state: reth's init-state checks its own against it.
+    state = built_state(
+        recipe, recipe_text, genesis, cache or cache_root(), progress=lambda line: print(f"balgen state: {line}", file=sys.stderr)
+    )  # fmt: skip
+    write_reth_dump(state_build_tool(), recipe, state.state_root, output)
+    print(
+        f"balgen state: {recipe_text}: {recipe.describe()} written to {output} as reth's JSON-lines dump, "
+        f"root {state.record['state-root']} (reth init-state reads it at a block whose header has that root)"
+    )
     return 0
 
 
@@ -119,7 +141,7 @@ def run_state(argv: Sequence[str]) -> int:
         if args.command == "presets":
             return run_presets()
         if args.command == "export":
-            return run_export(args.recipe, args.output, args.fork)
+            return run_export(args.recipe, args.output, args.format, args.fork, args.cache)
         return run_build(args.recipe, args.fork, args.cache)
 
     return run_command("state", body, stopped="; the unfinished build was removed")

@@ -32,7 +32,7 @@ from ..plumbing.errors import BadInput
 from ..clients.genesis_files import write_client_genesis
 from ..clients.kind import ClientKind
 from ..clients.chain_config import network_fork
-from ..clients.kinds import geth, kind_of_preset
+from ..clients.kinds import geth, kind_of_preset, reth
 from ..clients.presets import ClientPreset, Rollback, managed_flags, with_user_config
 from ..clients.process import ClientError, ClientProcess, UncleanStop
 from ..clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
@@ -223,10 +223,12 @@ class ManagedClient:
             preset = self.preset
             if self.cpus:
                 preset = dataclasses.replace(preset, node_command=pinned_command(preset.node_command, self.cpus))
-            prepared = None if genesis.background is None else self.background_datadir(genesis)
+            prepared, linkable, start_args = None, (), ()
+            if genesis.background is not None:
+                prepared, linkable, start_args = self.background_datadir(genesis)
             with ClientProcess(
-                preset, self.binary, genesis_path, extra_args=self.client_args, temp_parent=self.temp_parent,
-                prepared_datadir=prepared, linkable=geth.DATADIR_LINKABLE if prepared is not None else (),
+                preset, self.binary, genesis_path, extra_args=(*self.client_args, *start_args),
+                temp_parent=self.temp_parent, prepared_datadir=prepared, linkable=linkable,
             ) as process:  # fmt: skip
                 client = _ManagedClient(process, self.rpc_timeout, self.engine_timeout)
                 try:
@@ -235,22 +237,29 @@ class ManagedClient:
                     client.close()
 
 
-    def background_datadir(self, genesis: GenesisSource) -> Path:
+    def background_datadir(self, genesis: GenesisSource) -> tuple[Path, tuple[str, ...], tuple[str, ...]]:
         """
-        The datadir a group over a background state starts from: the state
-        with the group's `pre` put into it, built with go-ethereum's code (its
-        copies share the state's tables), for geth; each node copies it.
+        The datadir a group over a background state starts from (the state
+        with the group's `pre` put into it, built once by the client's own
+        code and cached), the names of its files a node's copy may hard-link,
+        and what the node's command line needs to start on it.
         """
         assert genesis.background is not None
-        if kind_of_preset(self.preset) is not geth.KIND:
-            raise BadInput(
-                f"{genesis.where}: its genesis is a background state, which balgen builds for geth only so far "
-                f"(reth's `init-state` of it is not there yet); replay it with --client geth"
-            )
-        return geth.background_datadir(
-            genesis.background, network_fork(genesis.network), genesis.accounts(), genesis.genesis_hash,
-            progress=lambda line: print(f"balgen: background state: {line}", file=sys.stderr),
-        )  # fmt: skip
+        kind = kind_of_preset(self.preset)
+        progress = lambda line: print(f"balgen: background state: {line}", file=sys.stderr)
+        fork = network_fork(genesis.network)
+        if kind is geth.KIND:
+            datadir = geth.background_datadir(genesis.background, fork, genesis.accounts(), genesis.genesis_hash, progress=progress)
+            return datadir, geth.DATADIR_LINKABLE, ()
+        if kind is reth.KIND:
+            datadir = reth.background_datadir(
+                genesis.background, fork, genesis.accounts(), genesis.genesis_hash, self.binary, progress=progress
+            )  # fmt: skip
+            return datadir, reth.DATADIR_LINKABLE, reth.BACKGROUND_NODE_ARGS
+        raise BadInput(
+            f"{genesis.where}: its genesis is a background state, which balgen builds for geth and reth only; "
+            f"replay it with --client geth or --client reth"
+        )
 
 
 class _UserClient:

@@ -26,9 +26,12 @@
 // built state depends on: the generation rules and go-ethereum's version.
 //
 // --export-alloc JOB.json writes the recipe's state (JOB.json's `recipe` and
-// `generation`; no datadir is made) to standard output as a go-ethereum
-// genesis alloc, account by account in the recipe's order: what a client
-// without balgen's builder starts from (`geth init` reads it as `alloc`).
+// `generation`; no datadir is made) to standard output as the members of a
+// go-ethereum genesis alloc, account by account in the recipe's order: what
+// a client without balgen's builder starts from (`geth init` reads it as
+// `alloc`). --export-jsonl JOB.json writes the same accounts as the lines of
+// `reth init-state`'s JSON-lines dump (without its root line). Both leave
+// out the addresses of JOB.json's optional `skip` list.
 //
 // --overlay puts accounts into a copy of a built state and makes that its
 // genesis: OVERLAY.json holds {"datadir", "alloc", "genesis"}, the copy's
@@ -95,10 +98,12 @@ type recipe struct {
 }
 
 type job struct {
-	Generation int             `json:"generation"`
-	Recipe     recipe          `json:"recipe"`
-	Genesis    json.RawMessage `json:"genesis"`
-	Datadir    string          `json:"datadir"`
+	Generation int              `json:"generation"`
+	Recipe     recipe           `json:"recipe"`
+	Genesis    json.RawMessage  `json:"genesis"`
+	Datadir    string           `json:"datadir"`
+	Skip       []common.Address `json:"skip,omitempty"`
+	Continues  bool             `json:"continues,omitempty"`
 }
 
 // summary is what the builder reports on standard output.
@@ -126,8 +131,8 @@ func main() {
 		fmt.Println(identity)
 		return
 	}
-	if len(os.Args) == 3 && os.Args[1] == "--export-alloc" {
-		if err := exportAlloc(os.Args[2]); err != nil {
+	if len(os.Args) == 3 && (os.Args[1] == "--export-alloc" || os.Args[1] == "--export-jsonl") {
+		if err := exportAccounts(os.Args[2], os.Args[1] == "--export-jsonl"); err != nil {
 			fail(err)
 		}
 		return
@@ -457,8 +462,15 @@ func build(r recipe, genesis *core.Genesis, datadir string) (*summary, error) {
 	return result, nil
 }
 
-// exportAlloc streams the recipe's accounts as a genesis alloc JSON object.
-func exportAlloc(path string) error {
+// exportAccounts streams the recipe's accounts, in the recipe's order, as
+// the members of a genesis alloc JSON object (`"0xaddress":{...}`, each on a
+// line of its own, separated by commas; the caller writes the braces) or,
+// with jsonl, as the lines of the JSON-lines dump `reth init-state` reads
+// after its root line (one account a line, its address a member). The
+// job's `skip` addresses are left out: the caller writes accounts of its own
+// in their place, before these (`continues`: the first member too follows a
+// comma).
+func exportAccounts(path string, jsonl bool) error {
 	blob, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -474,31 +486,46 @@ func exportAlloc(path string) error {
 	if err := check(r); err != nil {
 		return fmt.Errorf("%s: recipe: %v", path, err)
 	}
+	skip := make(map[common.Address]bool, len(task.Skip))
+	for _, address := range task.Skip {
+		skip[address] = true
+	}
 	counts := storageCounts(r)
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	out.WriteString("{")
+	written := 0
 	for index := uint64(0); index < r.Accounts; index++ {
-		if index > 0 {
-			out.WriteString(",")
+		address := accountAddress(r.Seed, index)
+		if skip[address] {
+			continue
 		}
-		fmt.Fprintf(out, "\n\"%s\":{", strings.ToLower(accountAddress(r.Seed, index).Hex()))
+		switch {
+		case jsonl:
+			fmt.Fprintf(out, "{\"address\":\"%s\",", strings.ToLower(address.Hex()))
+		case written > 0 || task.Continues:
+			fmt.Fprintf(out, ",\n\"%s\":{", strings.ToLower(address.Hex()))
+		default:
+			fmt.Fprintf(out, "\n\"%s\":{", strings.ToLower(address.Hex()))
+		}
+		written++
 		if index >= r.Contracts {
 			nonce, balance := plainAccount(r.Seed, index)
 			fmt.Fprintf(out, "\"balance\":\"%s\",\"nonce\":\"%#x\"}", balance.Hex(), nonce)
-			continue
-		}
-		fmt.Fprintf(out, "\"balance\":\"0x0\",\"nonce\":\"0x1\",\"code\":\"%s\",\"storage\":{", hexutil.Encode(code(r, index)))
-		for j := uint64(0); j < counts[index]; j++ {
-			if j > 0 {
-				out.WriteString(",")
+		} else {
+			fmt.Fprintf(out, "\"balance\":\"0x0\",\"nonce\":\"0x1\",\"code\":\"%s\",\"storage\":{", hexutil.Encode(code(r, index)))
+			for j := uint64(0); j < counts[index]; j++ {
+				if j > 0 {
+					out.WriteString(",")
+				}
+				key := slotKey(r.Seed, index, j)
+				value := common.BytesToHash(slotValue(crypto.Keccak256Hash(key[:])))
+				fmt.Fprintf(out, "\"%s\":\"%s\"", key.Hex(), value.Hex())
 			}
-			key := slotKey(r.Seed, index, j)
-			value := common.BytesToHash(slotValue(crypto.Keccak256Hash(key[:])))
-			fmt.Fprintf(out, "\"%s\":\"%s\"", key.Hex(), value.Hex())
+			out.WriteString("}}")
 		}
-		out.WriteString("}}")
+		if jsonl {
+			out.WriteString("\n")
+		}
 	}
-	out.WriteString("\n}\n")
 	return out.Flush()
 }
 

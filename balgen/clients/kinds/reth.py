@@ -48,15 +48,31 @@ proven.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
-from collections.abc import Sequence
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from ...chain.background_state import EXPORT_SECONDS, states_folder, state_build_tool, write_genesis_file
+from ...ethereum.forks import Fork
+from ...ethereum.hextypes import data_hex
+from ...fixtures.models import FixtureAccount
+from ...model.state_recipe import parse_recipe
+from ...plumbing import processes
+from ...plumbing.errors import BadInput
+from ...plumbing.toolchain import cache_root
+from ..genesis_fields import geth_alloc_account
 from ..kind import BlockLog, ClientKind
 from ..mode_evidence import ModeProof, required
 from ..modes import ClientMode, standard_modes
 from ..phase_coverage import PhaseCoverage, PhaseTable
 from .geth import GENESIS as GETH_GENESIS
+from .geth import empty_genesis
 from ..presets import ClientPreset, Rollback
 from ..slow_block_log import DURATION_MS, ClientBlockTiming, ExecutionPath, timing_of_entry
 
@@ -252,6 +268,118 @@ PHASES = PhaseTable(
     ),
 )
 """What each phase of reth's slow-block entry covers on its sequential and its BAL path."""
+
+
+# -- a background state ----------------------------------------------------------
+
+DATADIR_LINKABLE = ("*.sst",)
+"""The files of a reth datadir reth never changes once written: RocksDB's sorted tables (it writes new
+ones and deletes old ones). Everything else is copied: the state lives in MDBX's `mdbx.dat`, which reth
+rewrites in place, and the static files (headers, change sets) are appended to with every block."""
+
+BACKGROUND_NODE_ARGS = ("--debug.skip-genesis-validation",)
+"""How a node starts on a datadir built from a background state: its `--chain` file is the group's
+genesis without the background (a few accounts, not millions to parse and hash at every start), whose
+hash is not the datadir's; reth then trusts the genesis block in its database
+(crates/storage/db-common/src/init.rs:232-242, 7b3432d), which `background_datadir` checked."""
+
+_GENESIS_WRITTEN = re.compile(r"Genesis block written hash=(0x[0-9a-fA-F]{64})")
+RECORD = "built.json"
+
+
+def version_digest(binary: Path) -> str:
+    """What a reth datadir depends on beside its state: `reth --version` (version, commit, features, profile), hashed."""
+    try:
+        completed = processes.run([str(binary), "--version"], deadline=60)
+    except OSError as error:
+        raise BadInput(f"reth binary {binary}: cannot be run ({error.strerror or error})") from None
+    if completed.returncode != 0:
+        raise BadInput(f"{binary} --version: exit code {completed.returncode}")
+    return hashlib.sha256(completed.stdout.encode()).hexdigest()[:12]
+
+
+def init_genesis(binary: Path, genesis: Path, datadir: Path) -> str:
+    """
+    `reth init` of `genesis` (its alloc the whole state) into `datadir`: reth's
+    own genesis code writes the state, its tries and the genesis block; the
+    genesis hash it reports (`Genesis block written hash=`).
+    """
+    log = datadir.parent / "reth-init.log"
+    command = [str(binary), "init", "--chain", str(genesis), "--datadir", str(datadir), "--log.file.max-files", "0", "--color", "never"]
+    with log.open("w") as stream:
+        completed = processes.run(command, deadline=EXPORT_SECONDS, stdout=stream, stderr=subprocess.STDOUT)
+    text = log.read_text(errors="replace")
+    written = _GENESIS_WRITTEN.search(text)
+    if completed.returncode != 0 or written is None:
+        last = (text.strip().splitlines() or [f"exit code {completed.returncode}"])[-1]
+        raise BadInput(f"reth init of {genesis.name}: {last}")
+    return written[1].lower()
+
+
+def background_datadir(
+    record: Mapping[str, Any], fork: Fork, accounts: Iterable[tuple[bytes, FixtureAccount]], genesis_hash: str,
+    binary: Path, progress: Callable[[str], None] = lambda line: None,
+) -> Path:  # fmt: skip
+    """
+    A reth datadir whose genesis is the background state `record` names (a
+    pre-alloc group's `.background` record) with `accounts` (the group's
+    `pre`) put into it, for a replay to copy, built by reth's own genesis
+    code: a genesis file whose alloc is the recipe's state streamed with the
+    group's accounts in their place (`write_genesis_file`), then `reth init`.
+    `reth init-state` cannot write this: it takes the genesis block from
+    `--chain` and adds a dump's state only at a later block (see
+    docs/state.md). Kept in `<cache>/states/reth-<version digest>/<recipe
+    hash>/<genesis hash>/`, its record naming the recipe, reth's version and
+    the genesis hash reth reported, which must be the fixtures'.
+    """
+    recipe = parse_recipe(str(record["recipe"]))
+    version = version_digest(binary)
+    folder = states_folder(cache_root()) / f"reth-{version}" / recipe.hash / genesis_hash
+    expected = {"recipe-hash": recipe.hash, "recipe": recipe.inline(), "reth-version": version, "genesis-hash": genesis_hash}
+    try:
+        found = json.loads((folder / RECORD).read_text())
+    except (OSError, ValueError):
+        found = None
+    if found == expected:
+        return folder / "datadir"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    for leftover in folder.parent.glob(f".building-{genesis_hash[:18]}-*"):
+        # An interrupted build's, if the process that made it is gone (its pid ends the name).
+        if not _running(int(leftover.name.rsplit("-", 1)[1])):
+            shutil.rmtree(leftover, ignore_errors=True)
+    building = folder.parent / f".building-{genesis_hash[:18]}-{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    try:
+        building.mkdir()
+        genesis = building / "genesis.json"
+        progress(f"{recipe.inline()}: writing the group's genesis file with the whole state for reth init")
+        pre = {data_hex(address): geth_alloc_account(account) for address, account in accounts}
+        write_genesis_file(state_build_tool(), recipe, empty_genesis(fork), genesis, pre)
+        progress(f"{recipe.inline()}: reth init")
+        made = init_genesis(binary, genesis, building / "datadir")
+        genesis.unlink()
+        if made != genesis_hash:
+            raise BadInput(
+                f"background state {recipe.hash} with the group's pre: reth init wrote genesis {made}, "
+                f"the fixtures chain from {genesis_hash}"
+            )
+        (building / RECORD).write_text(json.dumps(expected, indent=1) + "\n")
+        shutil.rmtree(folder, ignore_errors=True)
+        building.rename(folder)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return folder / "datadir"
+
+
+def _running(pid: int) -> bool:
+    """Whether a process with this id exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 KIND = ClientKind(

@@ -1,0 +1,162 @@
+"""
+A background state for reth: the JSON-lines dump `reth init-state` reads (its root line geth's, the
+root reth computes from the accounts the same), and reth's datadir of a group over the state built
+by reth's own genesis code, checked, cached by recipe and reth version and replayed into, in modes;
+geth over the same state in modes too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from balgen.chain.background_state import built_state, states_folder
+from balgen.chain.builder import genesis_header
+from balgen.clients.kinds import reth
+from balgen.clients.kinds.geth import empty_genesis
+from balgen.ethereum.forks import AMSTERDAM
+from balgen.model.state_recipe import parse_recipe
+from balgen.plumbing.errors import BadInput
+from balgen.plumbing.toolchain import required_tool
+from balgen.replay.discovery import discover
+
+RECIPE = "accounts=2000,slots=4000"
+WORKLOADS = "serial_chain-max or mixed_dep-max-group1"
+EARLIER_EVM = Path(__file__).resolve().parents[1] / "tools" / "v1.17.5" / "bin" / "evm"
+"""The reth of ../shared/clients implements go-ethereum v1.17.5's Amsterdam: its fixtures are filled with that t8n."""
+
+
+def _balgen(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "balgen.commands.main", *args],
+        capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(cache)},
+    )  # fmt: skip
+
+
+def _reth() -> Path:
+    return required_tool("reth", "make tools unpacks it")
+
+
+@pytest.mark.integration
+def test_the_reth_dump_is_streamed_deterministic_and_reth_computes_the_root_geth_gives(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    dumps = [tmp_path / "one.jsonl", tmp_path / "two.jsonl"]
+    for dump in dumps:
+        completed = _balgen("state", "export", RECIPE, "--format", "reth-jsonl", "--output", str(dump), cache=cache)
+        assert completed.returncode == 0, completed.stderr
+    assert dumps[0].read_bytes() == dumps[1].read_bytes()
+    state = built_state(parse_recipe(RECIPE), RECIPE, empty_genesis(AMSTERDAM), cache)
+    first, *accounts = dumps[0].read_text().splitlines()
+    assert json.loads(first) == {"root": "0x" + state.state_root.hex()}
+    assert len(accounts) == 2000 and len({json.loads(line)["address"] for line in accounts}) == 2000
+    assert sum(len(json.loads(line).get("storage", {})) for line in accounts) == 4000
+    # reth's init-state takes a dump at a block after the genesis only (`--without-evm` writes that
+    # block's header, then the accounts, then recomputes the root from them): block 1 whose root is the dump's.
+    header = tmp_path / "header.rlp"
+    header.write_text(genesis_header(AMSTERDAM, state.state_root).model_copy(update={"number": 1}).rlp.hex())
+    chain = tmp_path / "chain.json"
+    chain.write_text(json.dumps(empty_genesis(AMSTERDAM)))
+    completed = subprocess.run(
+        [str(_reth()), "init-state", "--chain", str(chain), "--datadir", str(tmp_path / "reth"), "--without-evm",
+         "--header", str(header), str(dumps[0]), "--log.file.max-files", "0", "--color", "never"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    assert f"Computed state root matches state root in state dump computed_state_root=0x{state.state_root.hex()}" in (
+        completed.stdout + completed.stderr
+    )
+
+
+@pytest.fixture(scope="module")
+def fills(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two workloads at 1M over the recipe: for reth (v1.17.5's Amsterdam) and for geth (the pinned t8n's)."""
+    root = tmp_path_factory.mktemp("reth-state")
+    outputs = {"reth": root / "for-reth", "geth": root / "for-geth"}
+    for client, output in outputs.items():
+        evm = ("--evm-bin", str(EARLIER_EVM)) if client == "reth" else ()
+        completed = _balgen(
+            "fill", *evm, "--state", RECIPE, "--gas-benchmark-values", "1", "-k", WORKLOADS, "--output", str(output),
+            cache=root / "cache",
+        )  # fmt: skip
+        assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return outputs
+
+
+def _replay(fixtures: Path, output: Path, *args: str) -> list[dict]:
+    completed = _balgen("replay", str(fixtures), *args, "--output", str(output), cache=fixtures.parent / "cache")
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    return json.loads((output / "results.json").read_text())["tests"]
+
+
+def _group(fixtures: Path):  # type: ignore[no-untyped-def]
+    (genesis,) = [group.genesis for group in discover(fixtures).groups if group.genesis.background is not None]
+    return genesis
+
+
+@pytest.mark.integration
+def test_reth_replays_over_the_background_state_from_a_datadir_it_built_itself(fills: dict[str, Path], tmp_path: Path) -> None:
+    fixtures = fills["reth"]
+    results = _replay(fixtures, tmp_path / "warm", "--client", "reth", "--modes", "sequential,full")
+    # Every payload VALID and the head at lastblockhash, in each mode's own copy of the datadir.
+    assert len(results) == 4 and {(result["mode"], result["verdict"]) for result in results} == {
+        ("sequential", "passed"), ("full", "passed")
+    }
+    genesis = _group(fixtures)
+    cached = states_folder(fixtures.parent / "cache") / f"reth-{reth.version_digest(_reth())}" / parse_recipe(RECIPE).hash
+    (folder,) = cached.iterdir()
+    record = json.loads((folder / reth.RECORD).read_text())
+    # The genesis hash reth wrote is the fixtures': the record holds what was checked.
+    assert folder.name == record["genesis-hash"] == genesis.genesis_hash
+    assert record["recipe-hash"] == parse_recipe(RECIPE).hash
+    # Built once: a second replay finds it (reth init is not run again, the datadir is the same files).
+    inode = (folder / "datadir" / "db" / "mdbx.dat").stat().st_ino
+    _replay(fixtures, tmp_path / "again", "--client", "reth")
+    assert (folder / "datadir" / "db" / "mdbx.dat").stat().st_ino == inode
+
+
+@pytest.mark.integration
+def test_geth_replays_over_the_background_state_in_modes_warm_and_cold(fills: dict[str, Path], tmp_path: Path) -> None:
+    for cold in ((), ("--cold",)):
+        results = _replay(fills["geth"], tmp_path / ("cold" if cold else "warm"), "--modes", "sequential,full", *cold)
+        assert len(results) == 4 and {(result["mode"], result["verdict"]) for result in results} == {
+            ("sequential", "passed"), ("full", "passed")
+        }
+
+
+@pytest.mark.integration
+def test_a_reth_datadir_of_another_recipe_or_an_unfinished_one_is_never_used(
+    fills: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    genesis = _group(fills["reth"])
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("BALGEN_CACHE", str(cache))
+    folder = states_folder(cache) / f"reth-{reth.version_digest(_reth())}" / parse_recipe(RECIPE).hash / genesis.genesis_hash
+    # A finished-looking datadir whose record names another recipe, and what a killed build left.
+    (folder / "datadir").mkdir(parents=True)
+    (folder / reth.RECORD).write_text(json.dumps({"recipe-hash": parse_recipe("accounts=5").hash}))
+    leftover = folder.parent / f".building-{genesis.genesis_hash[:18]}-999999999"
+    (leftover / "datadir").mkdir(parents=True)
+    built = _background_datadir(genesis)
+    assert built == folder / "datadir" and (built / "db" / "mdbx.dat").is_file()
+    assert json.loads((folder / reth.RECORD).read_text())["recipe-hash"] == parse_recipe(RECIPE).hash
+    assert not leftover.exists()
+    # A reth whose init fails leaves no folder that a later run takes for complete.
+    failing = tmp_path / "reth"
+    failing.write_text(f'#!/bin/sh\n[ "$1" = --version ] && exec {_reth()} --version\necho "init refused" >&2\nexit 3\n')
+    failing.chmod(0o755)
+    assert [path.name for path in folder.parent.iterdir()] == [folder.name]
+    monkeypatch.setenv("BALGEN_CACHE", str(tmp_path / "other-cache"))
+    with pytest.raises(BadInput, match="init refused"):
+        _background_datadir(genesis, failing)
+    assert list(states_folder(tmp_path / "other-cache").rglob(reth.RECORD)) == []
+    assert list(states_folder(tmp_path / "other-cache").rglob(".building-*")) == []
+
+
+def _background_datadir(genesis, binary: Path | None = None) -> Path:  # type: ignore[no-untyped-def]
+    """reth's datadir of the group `genesis` (a discovered group over the background state), in BALGEN_CACHE."""
+    return reth.background_datadir(genesis.background, AMSTERDAM, genesis.accounts(), genesis.genesis_hash, binary or _reth())
