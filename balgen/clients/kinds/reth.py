@@ -281,7 +281,7 @@ BACKGROUND_NODE_ARGS = ("--debug.skip-genesis-validation",)
 """How a node starts on a datadir built from a background state: its `--chain` file is the group's
 genesis without the background (a few accounts, not millions to parse and hash at every start), whose
 hash is not the datadir's; reth then trusts the genesis block in its database
-(crates/storage/db-common/src/init.rs:232-242, 7b3432d), which `background_datadir` checked."""
+(crates/storage/db-common/src/init.rs:235-243, 7b3432d), which `background_datadir` checked."""
 
 _GENESIS_WRITTEN = re.compile(r"Genesis block written hash=(0x[0-9a-fA-F]{64})")
 RECORD = "built.json"
