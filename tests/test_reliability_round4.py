@@ -388,6 +388,11 @@ def test_a_devnet_check_over_another_export_s_runs_takes_its_own_by_spamoor_s_wa
         assert output.err.startswith("balgen devnet-check: runs are found by what they send, ") and output.err.count("\n") == 1
         assert "the runs of mixed_dep-half-group5-1M may be another export's" in output.err
         assert "--spamoor-key KEY (spamoor's -p) matches each run by its own spammer's wallets" in output.err
+        other_key = (int.from_bytes(ROOT_KEY, "big") + 1).to_bytes(32, "big").hex()
+        assert balgen_main([*check, "--spamoor-key", other_key]) == 1, "another key: none of its wallets sent anything"
+        assert capsys.readouterr().err.endswith(
+            "ran in blocks 1-2 from the wallets --spamoor-key derives (is it the key spamoor ran with?)\n"
+        )
         assert balgen_main([*check, "--spamoor-key", ROOT_KEY.hex()[:-2]]) == 2
         line = one_line(capsys.readouterr().err, "devnet-check")
         assert line == "balgen devnet-check: --spamoor-key: not a private key (64 hex digits, as spamoor's -p takes it)"

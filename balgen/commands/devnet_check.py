@@ -249,7 +249,7 @@ def check(args: argparse.Namespace) -> int:
             txs, miners = read_blocks(rpc, first, last, bar)
             index = ChainIndex(txs)
             matches = match_all([item.run.payloads for item in exported], index, wallets)
-            uncertain = []
+            uncertain: list[str] = []
             for number, item in enumerate(exported):
                 runs = workload_runs(item, matches, number)
                 if len(runs.complete) > 1 or runs.missing is not None:
@@ -260,7 +260,8 @@ def check(args: argparse.Namespace) -> int:
     if wallets is None and uncertain:
         print(f"{PROG}: {ambiguity_note(uncertain)}", file=sys.stderr)
     if not any(MISMATCH in line or ": ok: " in line or NOT_COMPLETE in line for line in lines):
-        print(f"{PROG}: no workload of {args.export} ran in blocks {blocks}", file=sys.stderr)
+        whose = "" if wallets is None else " from the wallets --spamoor-key derives (is it the key spamoor ran with?)"
+        print(f"{PROG}: no workload of {args.export} ran in blocks {blocks}{whose}", file=sys.stderr)
         return MISMATCH_EXIT_CODE
     if any(MISMATCH in line for line in lines):
         return MISMATCH_EXIT_CODE
