@@ -20,7 +20,7 @@ from balgen.chain.builder import genesis_header
 from balgen.clients.kinds import reth
 from balgen.clients.kinds.geth import empty_genesis
 from balgen.ethereum.forks import AMSTERDAM
-from balgen.model.state_recipe import parse_recipe
+from balgen.model.state_recipe import PRESETS, parse_recipe
 from balgen.plumbing.errors import BadInput
 from balgen.plumbing.toolchain import required_tool
 from balgen.replay.discovery import discover
@@ -40,6 +40,17 @@ def _balgen(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
 
 def _reth() -> Path:
     return required_tool("reth", "make tools unpacks it")
+
+
+def test_a_state_whose_reth_init_would_not_fit_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    # mainnet-tenth's whole-state genesis file is about 23 GB; reth's genesis code would hold it in
+    # about 85 GB of memory, more than balgen may use on this machine (and on most).
+    recipe = PRESETS["mainnet-tenth"].recipe
+    assert 20e9 < reth.genesis_file_bytes(recipe) < 26e9
+    with pytest.raises(BadInput, match=r"^background state seed=0,accounts=10000000,.*: reth init of it needs about \d+\.\d GB of memory"):
+        reth.check_init_resources(recipe, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    reth.check_init_resources(parse_recipe(RECIPE), tmp_path)  # a small one fits
 
 
 @pytest.mark.integration

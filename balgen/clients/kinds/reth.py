@@ -58,13 +58,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...chain.background_state import EXPORT_SECONDS, states_folder, state_build_tool, write_genesis_file
+from ...chain.background_state import (
+    DISK_MARGIN, EXPORT_SECONDS, estimated_disk_bytes, gigabytes, states_folder, state_build_tool, write_genesis_file,
+)
 from ...ethereum.forks import Fork
 from ...ethereum.hextypes import data_hex
 from ...fixtures.models import FixtureAccount
-from ...model.state_recipe import parse_recipe
+from ...model.state_recipe import StateRecipe, parse_recipe
 from ...plumbing import processes
 from ...plumbing.errors import BadInput
+from ...plumbing.memory_limit import memory_limit
 from ...plumbing.toolchain import cache_root
 from ..genesis_fields import geth_alloc_account
 from ..kind import BlockLog, ClientKind
@@ -283,6 +286,48 @@ genesis without the background (a few accounts, not millions to parse and hash a
 hash is not the datadir's; reth then trusts the genesis block in its database
 (crates/storage/db-common/src/init.rs:235-243, 7b3432d), which `background_datadir` checked."""
 
+GENESIS_BYTES_PER_ACCOUNT = 100
+GENESIS_BYTES_PER_SLOT = 135
+INIT_MEMORY_PER_GENESIS_BYTE = 3.7
+"""What `reth init` of a whole-state genesis file takes, fitted to the `small` preset's (1M accounts,
+2M slots, 423 MB of code: a 1.23 GB file, its code as hex; reth's peak resident memory 4.5 GB, its
+genesis code holding the parsed alloc, docs/state.md)."""
+
+
+def genesis_file_bytes(recipe: StateRecipe) -> int:
+    """The size of the whole-state genesis file `reth init` reads for `recipe`, estimated from its counts."""
+    return int(
+        recipe.accounts * GENESIS_BYTES_PER_ACCOUNT + recipe.slots * GENESIS_BYTES_PER_SLOT
+        + 2 * recipe.contracts * recipe.mean_code_bytes
+    )  # fmt: skip
+
+
+def check_init_resources(recipe: StateRecipe, folder: Path) -> None:
+    """
+    `BadInput` naming what is short when `reth init` of `recipe`'s whole
+    state could not finish here: the memory its genesis code holds the alloc
+    in, or the disk for the genesis file and the datadir under `folder`.
+    """
+    file_bytes = genesis_file_bytes(recipe)
+    memory = int(file_bytes * INIT_MEMORY_PER_GENESIS_BYTE)
+    limit = memory_limit()
+    if limit is not None and memory > limit.available:
+        raise BadInput(
+            f"background state {recipe.inline()}: reth init of it needs about {gigabytes(memory)} of memory "
+            f"(reth's genesis code holds the whole state), and balgen may use {limit.describe()}; nothing was built"
+        )
+    disk = file_bytes + int(estimated_disk_bytes(recipe) * DISK_MARGIN)
+    probe = folder
+    while not probe.exists():
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free
+    if disk > free:
+        raise BadInput(
+            f"background state {recipe.inline()}: reth init of it needs about {gigabytes(disk)} of disk "
+            f"(its genesis file and the datadir), and {probe} has {gigabytes(free)} free; nothing was built"
+        )
+
+
 _GENESIS_WRITTEN = re.compile(r"Genesis block written hash=(0x[0-9a-fA-F]{64})")
 RECORD = "built.json"
 
@@ -342,6 +387,7 @@ def background_datadir(
         found = None
     if found == expected:
         return folder / "datadir"
+    check_init_resources(recipe, folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     for leftover in folder.parent.glob(f".building-{genesis_hash[:18]}-*"):
         # An interrupted build's, if the process that made it is gone (its pid ends the name).
