@@ -17,6 +17,7 @@ from rich.console import Console
 
 from balgen.plumbing.toolchain import pinned_revme, tools_bin
 from balgen.commands.verify import Selection, Tools, balgens, plan, run_verify
+from balgen.verify.ethereumjs import BATCHES_PER_WORKER, batches
 from balgen.verify.evm_runners import revm_outcomes
 from balgen.verify.outcomes import Verifier
 
@@ -162,6 +163,22 @@ def test_fill_verify_without_revme_is_refused_before_filling(tmp_path: Path) -> 
     assert completed.returncode == 2, completed.stderr
     assert completed.stderr.count("\n") == 1 and f"revme: not found in BALGEN_TOOLS={tools} (" in completed.stderr
     assert not output.exists()
+
+
+def test_ethereumjs_batches_hold_every_file_once_in_about_equal_gas_heaviest_first() -> None:
+    """
+    verify runs ethereumjs on batches of files (one node process each, so node's start and warm-up are paid
+    per batch): every file in exactly one, at most four per worker, of about equal gas, heaviest first.
+    """
+    gas = {Path(f"f{index}.json"): (index % 7 + 1) * 1_000_000 * (20 if index < 6 else 1) for index in range(78)}
+    found = batches(list(gas), gas, workers=2)
+    assert sorted(file for batch in found for file in batch) == sorted(gas)
+    assert len(found) == 2 * BATCHES_PER_WORKER
+    totals = [sum(gas[file] for file in batch) for batch in found]
+    assert totals == sorted(totals, reverse=True)
+    assert totals[0] - totals[-1] <= max(gas.values()), "no batch heavier than another by more than one file"
+    assert all([gas[file] for file in batch] == sorted((gas[file] for file in batch), reverse=True) for batch in found)
+    assert batches(list(gas)[:3], gas, workers=2) == [[file] for file in sorted(list(gas)[:3], key=lambda f: -gas[f])]
 
 
 def test_only_balgens_own_fixtures_count_their_blocks_before_the_last_as_setup() -> None:

@@ -42,7 +42,9 @@ from ..plumbing.toolchain import required_tool
 from ..verify.engine_import import engine_outcomes, engine_suite
 from ..verify.evm_runners import RunningVerifiers
 from ..verify.applicability import REVME_VERSION, Filled, Specs
-from ..verify.ethereumjs import EthereumjsInstall, EthereumjsRuns, deadline_for, fixture_block_gas, located_ethereumjs
+from ..verify.ethereumjs import (
+    EthereumjsInstall, EthereumjsRuns, batches, deadline_for, fixture_block_gas, located_ethereumjs,
+)
 from ..verify.outcomes import Outcome, Verifier
 from ..verify.verdicts_file import VERIFY_JSON, VerifyResult, sorted_verdicts
 from .. import __version__
@@ -281,8 +283,8 @@ def run_checks(
     checks: Plan, tools: Tools, specs: Specs, progress: _Progress, execute_setup: bool = False
 ) -> list[Outcome]:
     """
-    Every check of the plan. ethereumjs, by far the slowest, runs file by file on every core
-    (`EthereumjsRuns`, the largest files first) from the start, while geth and revm go through the
+    Every check of the plan. ethereumjs, by far the slowest, runs on every core in batches of
+    files (`EthereumjsRuns`, the heaviest batch first) from the start, while geth and revm go through the
     files side by side and the engine groups are imported; a file whose every test ethereumjs
     cannot judge is not run there. ethereumjs applies balgen's setup blocks from their BAL unless
     `execute_setup`: geth and revm execute them.
@@ -317,19 +319,21 @@ def _queued_for_ethereumjs(
     checks: Plan, specs: Specs, runs: EthereumjsRuns, progress: _Progress, execute_setup: bool
 ) -> list[Path]:
     """
-    Queue every file with a test ethereumjs can judge, the most gas first (so the last to finish
-    is a short one); the files queued.
+    Queue every file with a test ethereumjs can judge, in batches of about equal gas, one node
+    process each (`batches`), the heaviest first; the files queued.
     """
     judged = [
         file for file, names in checks.blockchain.items()
         if any(specs.reason(Verifier.ETHEREUMJS, checks.filled[name]) is None for name in names)
     ]  # fmt: skip
-    for file in sorted(judged, key=lambda file: -checks.gas[file]):
-        runs.submit(
-            [file], deadline_for(checks.gas[file]), names={file: checks.blockchain[file]},
-            when_done=lambda run: progress.advance(len(run.outcomes)),
-            setup_from_bal=not execute_setup and file in checks.setup_known,
-        )  # fmt: skip
+    for setup_from_bal in (True, False):
+        alike = [file for file in judged if (not execute_setup and file in checks.setup_known) == setup_from_bal]
+        for batch in batches(alike, checks.gas, runs.workers):
+            runs.submit(
+                batch, deadline_for(sum(checks.gas[file] for file in batch)),
+                names={file: checks.blockchain[file] for file in batch},
+                when_done=lambda run: progress.advance(len(run.outcomes)), setup_from_bal=setup_from_bal,
+            )  # fmt: skip
     return judged
 
 
