@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -171,3 +173,32 @@ def test_a_reth_datadir_of_another_recipe_or_an_unfinished_one_is_never_used(
 def _background_datadir(genesis, binary: Path | None = None) -> Path:  # type: ignore[no-untyped-def]
     """reth's datadir of the group `genesis` (a discovered group over the background state), in BALGEN_CACHE."""
     return reth.background_datadir(genesis.background, AMSTERDAM, genesis.accounts(), genesis.genesis_hash, binary or _reth())
+
+
+@pytest.mark.integration
+def test_a_replay_interrupted_while_reth_builds_its_datadir_leaves_nothing_half_built(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    fixtures = tmp_path / "fixtures"
+    completed = _balgen(
+        "fill", "--evm-bin", str(EARLIER_EVM), "--state", "accounts=100k,slots=200k", "--gas-benchmark-values", "1",
+        "-k", "serial_chain-max", "--output", str(fixtures), cache=cache,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    replay = subprocess.Popen(
+        [sys.executable, "-m", "balgen.commands.main", "replay", str(fixtures), "--client", "reth",
+         "--output", str(tmp_path / "out")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "BALGEN_CACHE": str(cache)},
+    )  # fmt: skip
+    assert replay.stderr is not None
+    for line in replay.stderr:
+        if line.rstrip().endswith(": reth init"):  # reth is writing the datadir
+            break
+    time.sleep(0.5)
+    replay.send_signal(signal.SIGINT)
+    _, stderr = replay.communicate(timeout=120)
+    assert replay.returncode == 128 + signal.SIGINT, stderr[-2000:]
+    reth_states = next(states_folder(cache).glob("reth-*"))
+    assert list(reth_states.rglob(".building-*")) == []
+    # Whatever is left is complete (reth init may have finished first): its record names the group.
+    for record in reth_states.rglob(reth.RECORD):
+        assert json.loads(record.read_text())["genesis-hash"] == record.parent.name
