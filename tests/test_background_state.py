@@ -190,11 +190,13 @@ ENGINE_FILE = "blockchain_tests_engine/for_amsterdam_at_0001M/serial_chain/seria
 
 
 @pytest.fixture(scope="module")
-def fills(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The same fixture filled on today's genesis, over an empty background state and over a small one."""
+def fills(tmp_path_factory: pytest.TempPathFactory, serial_chain_fill: Path) -> dict[str, Path]:
+    """
+    The same fixture filled on today's genesis (the session's `serial_chain_fill`, the same command),
+    over an empty background state and over a small one.
+    """
     root = tmp_path_factory.mktemp("state-fills")
-    outputs = {"plain": root / "plain", "empty": root / "empty", "tiny": root / "tiny"}
-    _fill(outputs["plain"], root / "cache")
+    outputs = {"plain": serial_chain_fill, "empty": root / "empty", "tiny": root / "tiny"}
     _fill(outputs["empty"], root / "cache", "--state", "accounts=0")
     _fill(outputs["tiny"], root / "cache", "--state", TINY)
     return outputs
