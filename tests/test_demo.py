@@ -10,12 +10,14 @@ import pytest
 from balgen.commands import demo
 
 
-def _phases(monkeypatch: pytest.MonkeyPatch, codes: dict[str, int]) -> list[str]:
+def _phases(monkeypatch: pytest.MonkeyPatch, codes: dict[str, int], arguments: dict[str, list[str]] | None = None) -> list[str]:
     ran: list[str] = []
 
     def phase(name: str) -> Callable[..., int]:
-        def run(*_args: object, **_kwargs: object) -> int:
+        def run(args: list[str], **_kwargs: object) -> int:
             ran.append(name)
+            if arguments is not None:
+                arguments[name] = args
             sum(range(200_000))  # some CPU time to measure
             return codes.get(name, 0)
 
@@ -39,6 +41,16 @@ def test_the_demo_prints_each_phase_time_and_the_total(monkeypatch: pytest.Monke
     assert ran == ["fill", "verify", "replay"]
     rows = _rows(capsys.readouterr().out)
     assert list(rows) == ["fill", "verify", "replay", "total"]
+
+
+def test_the_engine_import_is_judged_once_by_the_replay_of_the_same_engine_x_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify's engine import and the replay send the same payloads to the same geth: the demo does it once."""
+    arguments: dict[str, list[str]] = {}
+    _phases(monkeypatch, {}, arguments)
+    assert demo.main() == 0
+    verify, replay = arguments["verify"], arguments["replay"]
+    assert verify[verify.index("--without") + 1] == "engine"
+    assert replay[0] == str(demo.OUTPUT / "blockchain_tests_engine_x")
 
 
 def test_a_failing_phase_stops_the_demo_and_its_time_is_still_printed(
