@@ -24,12 +24,12 @@ from balgen.clients.kinds.geth import empty_genesis
 from balgen.ethereum.forks import AMSTERDAM
 from balgen.model.state_recipe import PRESETS, parse_recipe
 from balgen.plumbing.errors import BadInput
-from balgen.plumbing.toolchain import required_tool
+from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin, required_tool
 from balgen.replay.discovery import discover
 
 RECIPE = "accounts=2000,slots=4000"
 WORKLOADS = "serial_chain-max or mixed_dep-max-group1"
-EARLIER_EVM = Path(__file__).resolve().parents[1] / "tools" / "v1.17.5" / "bin" / "evm"
+EARLIER_EVM = release_bin(EARLIER_AMSTERDAM_VERSION) / "evm"
 """The reth of ../shared/clients implements go-ethereum v1.17.5's Amsterdam: its fixtures are filled with that t8n."""
 
 
