@@ -29,7 +29,7 @@ from balgen.commands.report import run_report
 from balgen.results.measurements import Execution, Role, benchmark_statistics, rejection_statistics
 from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 
-from fill_runs import fill_fixtures, shared_fill
+from fill_runs import shared_fill
 
 SYSTEM = b"\x00" * 19 + b"\x02"
 SENDER_A = b"\x10" * 20
@@ -338,18 +338,33 @@ RETH_SAMPLE = "invalid_bal_prefetch-max and (missing_read_rehashed or out_of_ord
 """Lies reth must execute to refute, one it could refute by the list's order alone (it executes), and
 an undecodable list under a stale hash: a minute of reth's slow first payloads."""
 
+RETH_MODES_SAMPLE = "invalid_bal_prefetch-max and (missing_read_rehashed or wrong_value_rehashed or out_of_order_rehashed)"
+"""Lies every reth mode must refute: two it must execute to see, one the list's order refutes."""
 
-@pytest.mark.integration
-@pytest.mark.skipif(
+requires_reth = pytest.mark.skipif(
     not bundled_reth().is_file() or not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file(),
     reason="no reth build, or no go-ethereum v1.17.5 evm (make tools)",
 )
-def test_reth_rejects_the_lies_of_its_amsterdam(tmp_path: Path) -> None:
-    fixtures = fill_fixtures(
-        tmp_path / "out", "--gas-benchmark-values", "1", "-k", RETH_SAMPLE,
+
+
+@pytest.fixture(scope="module")
+def lies_for_reth(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """
+    Both reth samples, filled once with go-ethereum v1.17.5's t8n (the Amsterdam the reth build
+    implements); each test replays its own sample of it with `-k`. Read only.
+    """
+    completed, output = shared_fill(
+        tmp_path_factory, "--gas-benchmark-values", "1", "-k", f"({RETH_SAMPLE}) or ({RETH_MODES_SAMPLE})",
         "--evm-bin", str(release_bin(EARLIER_AMSTERDAM_VERSION) / "evm"),
     )  # fmt: skip
-    run = replayed(fixtures, tmp_path / "results", "-k", "max", "--client", "reth", "--warmup", "0", "--repeat", "1")
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return output
+
+
+@pytest.mark.integration
+@requires_reth
+def test_reth_rejects_the_lies_of_its_amsterdam(lies_for_reth: Path, tmp_path: Path) -> None:
+    run = replayed(lies_for_reth, tmp_path / "results", "-k", RETH_SAMPLE, "--client", "reth", "--warmup", "0", "--repeat", "1")
     assert len(run["tests"]) == 4
     for test in run["tests"]:
         assert test["verdict"] == "passed", test["failure"]
@@ -398,18 +413,10 @@ def test_every_geth_mode_refuses_every_lie_but_executionless_takes_those_its_roo
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(
-    not bundled_reth().is_file() or not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file(),
-    reason="no reth build, or no go-ethereum v1.17.5 evm (make tools)",
-)
-def test_every_reth_mode_refuses_the_lies(tmp_path: Path) -> None:
-    fixtures = fill_fixtures(
-        tmp_path / "out", "--gas-benchmark-values", "1", "-k",
-        "invalid_bal_prefetch-max and (missing_read_rehashed or wrong_value_rehashed or out_of_order_rehashed)",
-        "--evm-bin", str(release_bin(EARLIER_AMSTERDAM_VERSION) / "evm"),
-    )  # fmt: skip
+@requires_reth
+def test_every_reth_mode_refuses_the_lies(lies_for_reth: Path, tmp_path: Path) -> None:
     run = replayed(
-        fixtures, tmp_path / "results", "--client", "reth", "--modes", "sequential,full,nobatchio", "--warmup", "0", "--repeat", "2"
+        lies_for_reth, tmp_path / "results", "-k", RETH_MODES_SAMPLE, "--client", "reth", "--modes", "sequential,full,nobatchio", "--warmup", "0", "--repeat", "2"
     )  # fmt: skip
     assert len(run["tests"]) == 3 * 3
     for test in run["tests"]:
