@@ -73,7 +73,15 @@ def ours(path: str) -> bool:
     first = path.split("/")[0]
     if first in {".", ".."}:
         return False  # a folder beside the checkout, or one a command is run in
+    if _git_ignored(first):
+        return False  # output a command writes (out/, results/, fixtures/): whether it exists says nothing of the docs
     return first == "balgen" or (ROOT / first).exists() or first in {layer.folder for layer in LAYERS}
+
+
+def _git_ignored(entry: str) -> bool:
+    """Whether a top-level entry of the checkout is git-ignored, read from the checkout's own .gitignore."""
+    ignored = {line.strip().strip("/") for line in (ROOT / ".gitignore").read_text().splitlines() if line.startswith("/")}
+    return entry in ignored
 
 
 def exists(path: str, quoting: Path) -> bool:
