@@ -17,7 +17,7 @@ executions: by the two runs' medians (`--unpaired`) and by per-round ratios (the
 for a modes run), how many tests the pair called changed, the median rounds per test, the
 executions replaced as disturbed, and the CPU time other processes took during the executions.
 
-    .venv/bin/python benchmarks/noise_floor.py FIXTURES [--client geth] [--ci-width 2] [--repeat-cap 40]
+    .venv/bin/python benchmarks/noise_floor.py FIXTURES [--client geth] [-k 30M] [--ci-width 2] [--repeat-cap 40]
         [--client-cpus 1 --balgen-cpus 0] [--disturbance-limit 10] [--only NAME,...] [--work out/noise-floor]
 """
 
@@ -75,6 +75,7 @@ def main() -> int:
     parser.add_argument("fixtures", type=Path, help="a filled suite (e.g. the stateful suite at 30M, see docs/bal-modes.md)")
     parser.add_argument("--client", default="geth", help="the client (a preset with a `full` mode)")
     parser.add_argument("--format", default="engine_x")
+    parser.add_argument("-k", dest="keyword", default=None, help="select tests as balgen replay's -k does (e.g. 30M)")
     parser.add_argument("--ci-width", type=float, default=2.0, help="--repeat auto's target width of each ratio's interval, percent")
     parser.add_argument("--repeat-cap", type=int, default=40)
     parser.add_argument("--disturbance-limit", type=float, default=10.0, help="percent of one core")
@@ -93,6 +94,7 @@ def main() -> int:
         command = [
             *BALGEN, "replay", str(args.fixtures), "--format", args.format, "--client", args.client,
             "--modes", "full,full", "--label", name, "--output", str(output), *options,
+            *(["-k", args.keyword] if args.keyword else []),
         ]  # fmt: skip
         print(" ".join(command[2:]), flush=True)
         if subprocess.run(command, stdout=subprocess.DEVNULL).returncode not in (0, 1):

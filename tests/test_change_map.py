@@ -36,7 +36,7 @@ def checkout_copy(tmp_path: Path) -> Path:
     ignored = shutil.ignore_patterns("__pycache__", "*.pyc")
     for folder in ("balgen", "fillers", "tests", "docs", "scripts"):
         shutil.copytree(ROOT / folder, copy / folder, ignore=ignored)
-    for name in ("pyproject.toml", "README.md", "Makefile"):
+    for name in ("pyproject.toml", "README.md", "Makefile", ".gitignore"):
         shutil.copy(ROOT / name, copy / name)
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(FILLERS_FINDER.format(fillers=copy / "fillers"))

@@ -487,14 +487,16 @@ class ClientProcess:
                 f"in-memory state is lost:\n{self.log_tail()}"
             )
 
-    def save_copy(self, name: str) -> None:
+    def save_copy(self, name: str, accept_unclean: bool = False) -> None:
         """
         Stop the node, copy its datadir as `name`, start it again. A node that
         does not stop cleanly is started again and `UncleanStop` raised: its
-        datadir may not hold what it had in memory, so nothing is copied.
+        datadir may not hold what it had in memory, so nothing is copied;
+        unless `accept_unclean`, for a caller that has just seen the node come
+        back from that datadir at the head it copies it for.
         """
         self._stop_node()
-        if self.returncode != 0:
+        if self.returncode != 0 and not accept_unclean:
             code = self.returncode
             self._run_node(keep_ports=True)
             raise UncleanStop(f"{self.preset.name} exited with code {code} when asked to stop:\n{self.log_tail()}")
