@@ -171,6 +171,14 @@ def tampered_files(folder: Path) -> list[Path]:
     return [next((folder / name).rglob(f"{NAME}.json")) for name in ("blockchain_tests", "blockchain_tests_engine_x")]
 
 
+def passing_and_lying(fill: Path, tmp_path: Path, edit: Callable[[RawBal], str]) -> list[Path]:
+    """The fill's three files as they are, then its blockchain_test and engine_x copies whose benchmark
+    BAL `edit` changed and resealed: three verdicts that pass and two that must not."""
+    folder = Path(shutil.copytree(fill, tmp_path / "fixtures"))
+    resealed(folder, edit)
+    return fixture_files(fill) + tampered_files(folder)
+
+
 @pytest.mark.parametrize(
     ("edit", "field", "kind", "said"),
     [
@@ -297,9 +305,7 @@ def verdicts(
 
 
 def test_both_kinds_of_checkpoint_give_the_same_verdicts(serial_chain_fill: Path, tmp_path: Path) -> None:
-    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
-    files = fixture_files(serial_chain_fill) + tampered_files(folder)
-    resealed(folder, change_a_written_value)
+    files = passing_and_lying(serial_chain_fill, tmp_path, change_a_written_value)
     found = verdicts(files, cloning=False)
     assert [line["ok"] for line in found] == [True, True, True, False, False]
     assert found == verdicts(files, cloning=True)
@@ -311,9 +317,7 @@ def test_both_kinds_of_checkpoint_give_the_same_verdicts(serial_chain_fill: Path
 def test_native_keccak_and_recovery_give_the_verdicts_ethereumjs_javascript_ones_give(
     serial_chain_fill: Path, tmp_path: Path
 ) -> None:
-    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
-    files = fixture_files(serial_chain_fill) + tampered_files(folder)
-    resealed(folder, drop_a_storage_read)
+    files = passing_and_lying(serial_chain_fill, tmp_path, drop_a_storage_read)
     native = verdicts(files, setup_from_bal=True)
     assert [line["ok"] for line in native] == [True, True, True, False, False]
     assert [line["kind"] for line in native[3:]] == ["bal", "bal"]
@@ -326,9 +330,7 @@ def test_native_keccak_and_recovery_give_the_verdicts_ethereumjs_javascript_ones
 def test_setup_blocks_applied_from_their_bal_give_the_verdicts_executing_them_gives(
     serial_chain_fill: Path, tmp_path: Path
 ) -> None:
-    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
-    files = fixture_files(serial_chain_fill) + tampered_files(folder)
-    resealed(folder, change_a_written_value)
+    files = passing_and_lying(serial_chain_fill, tmp_path, change_a_written_value)
     applied = verdicts(files, setup_from_bal=True)
     assert [line["ok"] for line in applied] == [True, True, True, False, False]
     assert applied == verdicts(files)
