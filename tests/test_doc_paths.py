@@ -11,6 +11,7 @@ The paths of other projects' repositories that the docs cite are listed here, wi
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import re
 from collections.abc import Iterator
@@ -73,15 +74,16 @@ def ours(path: str) -> bool:
     first = path.split("/")[0]
     if first in {".", ".."}:
         return False  # a folder beside the checkout, or one a command is run in
-    if _git_ignored(first):
+    if first in git_ignored_entries():
         return False  # output a command writes (out/, results/, fixtures/): whether it exists says nothing of the docs
     return first == "balgen" or (ROOT / first).exists() or first in {layer.folder for layer in LAYERS}
 
 
-def _git_ignored(entry: str) -> bool:
-    """Whether a top-level entry of the checkout is git-ignored, read from the checkout's own .gitignore."""
-    ignored = {line.strip().strip("/") for line in (ROOT / ".gitignore").read_text().splitlines() if line.startswith("/")}
-    return entry in ignored
+@functools.cache
+def git_ignored_entries() -> frozenset[str]:
+    """The checkout's git-ignored top-level entries, from its own .gitignore (read once, not per quoted path)."""
+    lines = (ROOT / ".gitignore").read_text().splitlines()
+    return frozenset(line.strip().strip("/") for line in lines if line.startswith("/"))
 
 
 def exists(path: str, quoting: Path) -> bool:
