@@ -11,6 +11,8 @@ import pytest
 from fill_runs import shared_fill
 from processes_left import become_subreaper, descendants, left_running
 
+pytest_plugins = ["cpu_accounting"]
+
 SUBREAPER = become_subreaper()
 """Orphans of the processes a test starts are reparented to this process, where `no_process_left` finds them."""
 
