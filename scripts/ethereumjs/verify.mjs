@@ -476,7 +476,10 @@ async function verifyFixture(file, name, fixture) {
   if (fixture.lastblockhash !== undefined && !equalsBytes(last.hash(), hexToBytes(fixture.lastblockhash))) {
     throw new Disagreement('chain', `last block hash ${bytesToHex(last.hash())}, lastblockhash is ${fixture.lastblockhash}`, 'lastblockhash', number)
   }
-  await state.setStateRoot(last.header.stateRoot)
+  // After the last block ran here the state is at its root already (runBlock checked it), and its caches
+  // hold what the post-state check reads: resetting to the same root would empty them and make every slot
+  // of the check a walk down the trie (4.4 of `prefetch-greedy-30M`'s 12.5 CPU s). Same values either way.
+  if (!equalsBytes(await state.getStateRoot(), last.header.stateRoot)) await state.setStateRoot(last.header.stateRoot)
   if (fixture.postState !== undefined) await checkAccounts(state, fixture.postState)
   else if (fixture.postStateDiff !== undefined) await checkAccounts(state, fixture.postStateDiff)
   if (fixture.postStateHash !== undefined && !equalsBytes(await state.getStateRoot(), hexToBytes(fixture.postStateHash))) {
