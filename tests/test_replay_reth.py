@@ -22,9 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from balgen.clients.process import ClientProcess
+from balgen.commands.main import main
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
 
-from fill_runs import one_fixture_per_family, shared_earlier_amsterdam_fill, shared_sample_fill
+from fill_runs import one_fixture_per_family, shared_earlier_amsterdam_fill, shared_fill, shared_sample_fill
 
 pytestmark = [
     pytest.mark.integration,
@@ -97,3 +99,68 @@ def test_reth_replays_amsterdam_of_the_t8n_it_implements(tmp_path_factory: pytes
     (test,) = replayed_on_reth(earlier, "serial_chain-max-1M", tmp_path / "results", warmup=0)["tests"]
     assert test["test_id"] == "serial_chain-max-1M"
     assert test["verdict"] == "passed" and {e["status"] for e in test["executions"]} == {"VALID"}
+
+
+@pytest.fixture(scope="module")
+def genesis_placed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two 1M workloads of v1.17.5's Amsterdam with `--setup genesis`: one group, each test one block on its genesis."""
+    if not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file():
+        pytest.skip("go-ethereum v1.17.5's evm not built (make tools)")
+    completed, output = shared_fill(
+        tmp_path_factory, "--evm-bin", str(release_bin(EARLIER_AMSTERDAM_VERSION) / "evm"), "--gas-benchmark-values", "1",
+        "--setup", "genesis", "-k", "serial_chain-max or mixed_dep-max-group1",
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return output
+
+
+def replayed_counting_starts(
+    fixtures: Path, output: Path, monkeypatch: pytest.MonkeyPatch, *args: str
+) -> tuple[list[dict], int]:
+    """`balgen replay FIXTURES --client reth ARGS` in this process, which must succeed; its tests and how often a reth node was started."""
+    starts = []
+    spawn = ClientProcess._spawn_node
+
+    def counted(process: ClientProcess) -> None:
+        starts.append(process.preset.name)
+        spawn(process)
+
+    monkeypatch.setattr(ClientProcess, "_spawn_node", counted)
+    code = main(["replay", str(fixtures), "--format", "engine_x", "--client", "reth", "--agreement", "record", "--output", str(output), *args])
+    assert code == 0, (output / "results.json").read_text()[-3000:] if (output / "results.json").exists() else code
+    return json.loads((output / "results.json").read_text())["tests"], len(starts)
+
+
+def test_reth_tests_on_one_genesis_leave_the_head_there_and_no_node_is_restarted(
+    genesis_placed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    Every test of the group starts at its genesis, so the fixture's own block is checked by its VALID
+    and its hash and never made head: nothing to roll back, no datadir copy, no restart between tests.
+    """
+    tests, starts = replayed_counting_starts(
+        genesis_placed, tmp_path / "run", monkeypatch, "--modes", "full,full", "--warmup", "1", "--repeat", "2"
+    )
+    assert sorted((test["test_id"], test["mode"]) for test in tests) == [
+        (name, mode) for name in ("mixed_dep-max-group1-1M", "serial_chain-max-1M") for mode in ("full", "full#2")
+    ]
+    for test in tests:
+        assert test["verdict"] == "passed", test["failure"]
+        assert test["rollback_method"] == "head_kept"
+        benchmark = [e for e in test["executions"] if e["role"] != "setup"]
+        assert [e["variant"] for e in benchmark] == [0, 1, 2] and {e["status"] for e in benchmark} == {"VALID"}
+        assert not any(e["known_before_send"] for e in benchmark)
+    assert starts == 2, "one node per mode, started once for the whole group"
+
+
+def test_a_cold_replay_into_reth_restarts_it_before_every_measured_execution_at_the_expected_head(
+    genesis_placed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """reth aborts when stopped now and then (exit code -6): each restart goes on only where the head is the block's parent."""
+    tests, starts = replayed_counting_starts(genesis_placed, tmp_path / "run", monkeypatch, "--cold", "--warmup", "1", "--repeat", "2")
+    assert [test["verdict"] for test in tests] == ["passed", "passed"], [test["failure"] for test in tests]
+    for test in tests:
+        measured = [e for e in test["executions"] if e["role"] == "measured"]
+        assert len(measured) == 2 and all(e["restarted_before"] for e in measured)
+        assert all(e["own_timing"] is not None for e in measured), "reth's own timing read after each restart"
+    assert starts == 1 + 2 * 2

@@ -74,6 +74,15 @@ class ClientPreset:
     ignores_early_sigint: bool = False
     """Start it with SIGINT ignored and re-send until `stop_acknowledged` is logged."""
     stop_acknowledged: bytes | None = None
+    unclean_stop_checked_by_head: bool = False
+    """A restart after an unclean stop (the node aborted or was killed when asked to stop) goes on
+    when the restarted node shows the head it had (the caller checks it), instead of being refused:
+    for a client that writes every block it makes head to disk as it goes, so that what an abort
+    loses shows as a lower head (reth with `--engine.persistence-threshold 0`)."""
+    resident_restart_bytes: int | None = None
+    """A node whose resident memory exceeds this between tests is restarted there (its head checked
+    after): for a client that keeps every block it executed but did not make head in memory, which a
+    replay's sibling blocks pile up on one parent."""
     config_file: str | None = None
     """The text of a file written into the node's folder before it starts, at `{config}`."""
     verified: str = ""

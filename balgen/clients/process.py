@@ -469,15 +469,22 @@ class ClientProcess:
             log.seek(self._log_offset)
             return log.read()
 
-    def restart(self) -> None:
+    def restart(self) -> int:
         """
         Stop the node and start it again on the same datadir and ports, so
         that its in-process caches are empty while its chain stays (the
-        replay verifies the head afterwards).
+        replay verifies the head afterwards); the node's exit code. A node
+        that did not stop cleanly is refused (`ClientError`), unless its
+        preset says an unclean stop shows in its head
+        (`ClientPreset.unclean_stop_checked_by_head`): it is started again
+        and the caller's head check decides.
         """
         self._stop_node()
-        self._check_clean_stop()
+        code = self.returncode if self.returncode is not None else 0
+        if not self.preset.unclean_stop_checked_by_head:
+            self._check_clean_stop()
         self._run_node(keep_ports=True)
+        return code
 
     def _check_clean_stop(self) -> None:
         """A node killed instead of stopped may have lost what it kept in memory (geth's state layers)."""

@@ -47,15 +47,20 @@ def _meminfo(field: str) -> int | None:
     return None
 
 
-def _own_status(field: str) -> int:
-    """A size field (VmSize, VmData) of /proc/self/status in bytes, 0 where there is none."""
+def _own_status(field: str, process: str = "self") -> int:
+    """A size field (VmSize, VmData, VmRSS) of /proc/PROCESS/status in bytes, 0 where there is none."""
     try:
-        for line in (_PROC / "self" / "status").read_text().splitlines():
+        for line in (_PROC / process / "status").read_text().splitlines():
             if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def resident_bytes(pid: int) -> int:
+    """The resident memory of process `pid` (VmRSS) in bytes; 0 where it cannot be read (gone, not Linux)."""
+    return _own_status("VmRSS", str(pid))
 
 
 def _rlimit_headroom() -> list[MemoryLimit]:

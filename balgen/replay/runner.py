@@ -180,7 +180,7 @@ def replay_test(
             ref, genesis_hash, replay.failure, test=test, replay=replay, started=started,
             ratio_width=None if index == 0 else ratio_interval_width(replays[0].executions, replay.executions),
         ).model_copy(
-            update={"rollback_method": str(replay.client.rollback_method)}
+            update={"rollback_method": replay.position.rollback_record}
         )
         for index, replay in enumerate(replays)
     ]

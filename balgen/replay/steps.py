@@ -141,7 +141,8 @@ class TestReplay:
         """Bring the head to the test's start, keep a way back to it, send the setup payloads."""
         self.client_threads = client_threads(self.client.process_id)
         self.pre_test = self.position.start_point()
-        self.position.remember(*self.pre_test)
+        if not self.position.keeps_head:
+            self.position.remember(*self.pre_test)
         for directive in self.test.setup:
             self.send(directive, Role.SETUP, 0, restarted=False, dropped=False)
         time_rejections(self, self.test.rejected, self.rejection_executions())
@@ -202,17 +203,24 @@ class TestReplay:
         return wrong and self.repetitions.may_replace(self.options.repeat)
 
     def finish(self) -> None:
-        """The fixture's own block made head (`lastblockhash`); the agreement checked; the mode proven from the client's log."""
+        """
+        The fixture's own block made head (`lastblockhash`), or where it is
+        not (`Positioning.own_block_made_head`) checked by its VALID and its hash;
+        the agreement checked; the mode proven from the client's log.
+        """
         if self.siblings is None:
             self.position.check_last_block(Role.MEASURED.value, len(self.executions) - 1)
             return
-        benchmark = self.test.benchmark
-        try:
-            reply = self.client.engine.forkchoice_updated(benchmark.forkchoice_updated_version, benchmark.block_hash)
-        except RpcError as error:
-            raise CheckFailed(f"making the benchmark block head: {failure_reason(error)}") from None
-        check_forkchoice(f"payload {benchmark.index} (block {benchmark.block_number})", benchmark, reply.result)
-        self.position.check_last_block(Role.MEASURED.value, len(self.executions) - 1)
+        if self.position.own_block_made_head:
+            benchmark = self.test.benchmark
+            try:
+                reply = self.client.engine.forkchoice_updated(benchmark.forkchoice_updated_version, benchmark.block_hash)
+            except RpcError as error:
+                raise CheckFailed(f"making the benchmark block head: {failure_reason(error)}") from None
+            check_forkchoice(f"payload {benchmark.index} (block {benchmark.block_number})", benchmark, reply.result)
+            self.position.check_last_block(Role.MEASURED.value, len(self.executions) - 1)
+        else:
+            self.position.check_own_block(next((e.status for e in self.executions if e.variant == 0), None))
         if self.checks_agreement and (problem := disagreement(self.executions, self.intake_ms)) is not None:
             raise CheckFailed(problem)
         self.prove_mode()

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..plumbing.errors import BadInput
+from ..plumbing.memory_limit import resident_bytes
 from ..clients.genesis_files import write_client_genesis
 from ..clients.kind import ClientKind
 from ..clients.chain_config import network_fork
@@ -62,8 +63,11 @@ class ReplayClient(Protocol):
     def process_id(self) -> int | None:
         """The client's process id when balgen started it (for its read counters), else None."""
 
-    def restart(self) -> None:
-        """Restart the client on the same data (for `--cold`)."""
+    def restart(self) -> int:
+        """Restart the client on the same data (for `--cold`); the exit code of its stop (0: clean)."""
+
+    def memory_restart_due(self) -> bool:
+        """Whether the client's resident memory is past what its preset lets it keep between tests (`ClientPreset.resident_restart_bytes`)."""
 
     def remember(self, number: int, block_hash: str) -> None:
         """Keep what a later `rewind` to this block (the current head) needs."""
@@ -135,10 +139,15 @@ class _ManagedClient:
         self.rpc.close()
         self.engine.close()
 
-    def restart(self) -> None:
+    def restart(self) -> int:
         self.close()
-        self.process.restart()
+        code = self.process.restart()
         self._connect()
+        return code
+
+    def memory_restart_due(self) -> bool:
+        bound, pid = self.process.preset.resident_restart_bytes, self.process.pid
+        return bound is not None and pid is not None and resident_bytes(pid) > bound
 
     def remember(self, number: int, block_hash: str) -> None:
         """
@@ -290,8 +299,11 @@ class _UserClient:
         self.rpc.close()
         self.engine.close()
 
-    def restart(self) -> None:
+    def restart(self) -> int:
         raise RuntimeError("a client balgen did not start cannot be restarted")
+
+    def memory_restart_due(self) -> bool:
+        return False
 
     def remember(self, number: int, block_hash: str) -> None:
         del number, block_hash  # debug_setHead needs nothing kept

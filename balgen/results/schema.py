@@ -114,7 +114,7 @@ class FixtureResult(BaseModel):
     """geth's slow-block counters checked against the workload model, e.g.
     `writes.storage_slots 37 in [35, 67] (slots_written)`; what was not checked and why."""
     rollback_method: str | None = None
-    """How the chain was rolled back between tests (`debug_setHead`, `restart_from_copy`); None if it did not run."""
+    """How the chain was rolled back between tests (`debug_setHead`, `restart_from_copy`, or `head_kept`: nothing to roll back, `replay.positioning.keeps_head`); None if it did not run."""
     isolation: str | None = None
     """How each execution of the benchmark payload was made a true one: `sibling_blocks` (a new
     sibling of the block per execution, no rollback) or `single_send` (a payload the fixture expects
