@@ -53,6 +53,16 @@ def test_the_engine_import_is_judged_once_by_the_replay_of_the_same_engine_x_fix
     assert replay[0] == str(demo.OUTPUT / "blockchain_tests_engine_x")
 
 
+def test_the_demo_replay_measures_each_payload_an_odd_number_of_times_for_its_median(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fewer measured executions than a benchmark replay's 5, but a median no single outlier moves."""
+    arguments: dict[str, list[str]] = {}
+    _phases(monkeypatch, {}, arguments)
+    assert demo.main() == 0
+    replay = arguments["replay"]
+    repeat = int(replay[replay.index("--repeat") + 1])
+    assert repeat >= 3 and repeat % 2 == 1
+
+
 def test_a_failing_phase_stops_the_demo_and_its_time_is_still_printed(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
