@@ -52,7 +52,7 @@ def main() -> int:
     records = []
     for text in args.recipes:
         recipe = parse_recipe(text)
-        record_path = states_folder(cache) / recipe.hash / RECORD
+        record_path = states_folder(cache) / recipe.built_part().hash / RECORD  # built without its workload slots
         if not record_path.exists():
             print(f"building {text} ...", flush=True)
             subprocess.run([*BALGEN, "state", "build", text, "--cache", str(cache)], check=True)

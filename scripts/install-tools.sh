@@ -148,7 +148,8 @@ install_balgen_go_tool() {
   command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
   echo "install-tools: building $name with go-ethereum $version's $what into tools/bin"
   source="$(go_ethereum_source "$version")"
-  mkdir -p "$source/cmd/$name" && cp "$tool_source" "$source/cmd/$name/"
+  # Removed first: a worktree's tools/ may be hard links of another's, whose copy must not change.
+  mkdir -p "$source/cmd/$name" && rm -f "$source/cmd/$name/main.go" && cp "$tool_source" "$source/cmd/$name/"
   go_build "$source" "./cmd/$name" "$bin/$name" "$bin/.$name-" "$stamp"
 }
 

@@ -157,7 +157,7 @@ def test_the_small_preset_of_a_million_accounts_builds_and_geth_starts_on_it(tmp
     stdout, stderr = build.communicate(timeout=1800)
     assert build.returncode == 0, stderr[-2000:]
     recipe = PRESETS["small"].recipe
-    folder = states_folder(tmp_path / "cache") / recipe.hash
+    folder = states_folder(tmp_path / "cache") / recipe.built_part().hash  # built without its workload slots
     record = json.loads((folder / RECORD).read_text())
     assert (record["accounts"], record["slots"]) == (1_000_000, 2_000_000)
     # A million random keys put every account at least six nodes below the root.
@@ -284,7 +284,7 @@ def test_the_trie_over_a_built_state_keeps_its_root_when_an_account_is_put_back_
                                 "balance": hex(int.from_bytes(balance_word[2:14], "big"))}}  # fmt: skip
     for name, alloc in {"empty": {}, "same": same, "changed": {address(3, plain): {"balance": "0x1"}}}.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(alloc))
-    roots = StateRoots(state_root_tool(), tmp_path / "empty.json", state.datadir)
+    roots = StateRoots(state_root_tool(), tmp_path / "empty.json", state.background)
     try:
         assert roots.base_root == state.state_root
         assert roots.with_accounts(tmp_path / "same.json") == state.state_root
@@ -310,7 +310,7 @@ def test_geth_over_the_background_state_with_the_groups_accounts_accepts_every_e
     alloc.write_text(json.dumps(json.loads(group_path.read_text())["pre"]))
     copy = tmp_path / "overlaid"
     copy_datadir(state.datadir, copy, DATADIR_LINKABLE)
-    root, genesis_hash = overlay_accounts(state_build_tool(), copy, alloc, empty_genesis(AMSTERDAM))
+    root, genesis_hash = overlay_accounts(state_build_tool(), copy, alloc, empty_genesis(AMSTERDAM), parse_recipe(TINY))
     assert "0x" + root.hex() == sidecar["genesis-state-root"]
     fixture = _fixture(tiny / ENGINE_X_FILE)
     assert fixture["engineNewPayloads"][0]["params"][0]["parentHash"] == "0x" + genesis_hash.hex()
@@ -371,3 +371,93 @@ def test_an_exported_genesis_file_gives_geth_the_same_state_without_balgen(tmp_p
     assert len(json.loads(exported.read_text())["alloc"]) == 2000
     with ClientProcess(GETH, pinned_geth(), exported, temp_parent=tmp_path) as geth:
         assert rpc(geth, "eth_getBlockByNumber", "0x0", False)["hash"] == "0x" + state.genesis_hash.hex()  # type: ignore[index]
+
+
+PLAIN_RECIPE = "accounts=2000,slots=4000"
+DEEP_RECIPE = "accounts=2000,slots=4000,workload-slots=256"
+DEEP_WORKLOADS = "serial_chain-max or mixed_dep-max-group1"
+
+
+@pytest.fixture(scope="module")
+def setup_genesis_fills(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two workloads whose contracts and slots are in the genesis (`--setup genesis`), over one state without
+    and with workload slots."""
+    root = tmp_path_factory.mktemp("workload-slots")
+    outputs = {"plain": root / "plain", "deep": root / "deep"}
+    for name, recipe in (("plain", PLAIN_RECIPE), ("deep", DEEP_RECIPE)):
+        completed = subprocess.run(
+            [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "-k", DEEP_WORKLOADS,
+             "--setup", "genesis", "--state", recipe, "--output", str(outputs[name])],
+            capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(root / "cache")},
+        )  # fmt: skip
+        assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    return outputs
+
+
+def _engine_x_fixtures(output: Path) -> dict[str, dict]:
+    folder = output / "blockchain_tests_engine_x"
+    return {path.name: _fixture(path) for path in sorted(folder.rglob("*.json")) if path.parent.name != "pre_alloc"}
+
+
+@pytest.mark.integration
+def test_workload_slots_put_the_blocks_slots_in_deep_storage_tries_and_change_nothing_the_block_does(
+    setup_genesis_fills: dict[str, Path],
+) -> None:
+    plain, deep = setup_genesis_fills["plain"], setup_genesis_fills["deep"]
+    for fmt in ("blockchain_tests", "blockchain_tests_engine"):  # on the workload's own genesis: as without
+        for path in sorted((plain / fmt).rglob("*.json")):
+            assert path.read_text() == (deep / path.relative_to(plain)).read_text()
+    system = {bytes.fromhex(address[2:]) for address in system_addresses(AMSTERDAM)}
+    without, over = _engine_x_fixtures(plain), _engine_x_fixtures(deep)
+    assert sorted(without) == sorted(over) and len(over) == 2
+    for name, fixture in over.items():
+        record, before = fixture["_info"]["background-state"], without[name]["_info"]["background-state"]
+        assert record["recipe-hash"] == parse_recipe(DEEP_RECIPE).hash != before["recipe-hash"]
+        assert record["recipe"].endswith(",workload_slots=256") and record["state-root"] == before["state-root"]
+        assert record["genesis-state-root"] != before["genesis-state-root"]
+        # The accounts lie where they lay; the slots the benchmark block names now lie a few levels
+        # down storage tries of 256 slots more, where without they were a trie's root or next to it.
+        assert record["benchmark-account-depths"] == before["benchmark-account-depths"]
+        slots, slots_before = record["benchmark-slot-depths"], before["benchmark-slot-depths"]
+        assert slots["slots"] == slots_before["slots"] > 10
+        assert slots_before["max"] <= 1 and slots["min"] >= 2 and slots["mean"] >= slots_before["mean"] + 2
+        # What the block does is the same: transactions, gas, its access list but for the system
+        # contracts' entries (the parent hash each block stores differs), its dependency graph.
+        assert fixture["_info"]["dependency-graph"] == without[name]["_info"]["dependency-graph"]
+        for mine, theirs in zip(fixture["engineNewPayloads"], without[name]["engineNewPayloads"], strict=True):
+            ours, others = mine["params"][0], theirs["params"][0]
+            assert (ours["transactions"], ours["gasUsed"]) == (others["transactions"], others["gasUsed"])
+            assert [a for a in iter_block_access_list(bytes.fromhex(ours["blockAccessList"][2:])) if a.address not in system] == [
+                a for a in iter_block_access_list(bytes.fromhex(others["blockAccessList"][2:])) if a.address not in system
+            ]
+
+
+@pytest.mark.integration
+def test_geth_commits_the_same_workload_slots_as_the_fill_and_replays_the_fixtures_over_them(
+    setup_genesis_fills: dict[str, Path], tmp_path: Path
+) -> None:
+    # The second path to the genesis: go-ethereum's StateDB commits the group's `pre` with its
+    # workload slots over a copy of the built state; its root must be the fill's, and geth on it
+    # must accept every payload (balgen replay checks the genesis hash, then replays).
+    deep = setup_genesis_fills["deep"]
+    recipe = parse_recipe(DEEP_RECIPE)
+    cache = deep.parent / "cache"
+    state = built_state(recipe, DEEP_RECIPE, empty_genesis(AMSTERDAM), cache)
+    (group_path,) = (deep / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json")
+    alloc = tmp_path / "pre.json"
+    alloc.write_text(json.dumps(json.loads(group_path.read_text())["pre"]))
+    copy = tmp_path / "overlaid"
+    copy_datadir(state.datadir, copy, DATADIR_LINKABLE)
+    root, _ = overlay_accounts(state_build_tool(), copy, alloc, empty_genesis(AMSTERDAM), recipe)
+    assert "0x" + root.hex() == json.loads(group_path.with_suffix(".background").read_text())["genesis-state-root"]
+    # Without the workload slots the same `pre` gives another root: the overlay did put them in.
+    plain_copy = tmp_path / "plain"
+    copy_datadir(state.datadir, plain_copy, DATADIR_LINKABLE)
+    assert overlay_accounts(state_build_tool(), plain_copy, alloc, empty_genesis(AMSTERDAM), recipe.built_part())[0] != root
+    completed = subprocess.run(
+        [sys.executable, "-m", "balgen.commands.main", "replay", str(deep), "--output", str(tmp_path / "replay")],
+        capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(cache)},
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    results = json.loads((tmp_path / "replay" / "results.json").read_text())["tests"]
+    assert len(results) == 2 and {result["verdict"] for result in results} == {"passed"}

@@ -228,3 +228,25 @@ def test_a_replay_interrupted_while_reth_builds_its_datadir_leaves_nothing_half_
     # Whatever is left is complete (reth init may have finished first): its record names the group.
     for record in reth_states.rglob(reth.RECORD):
         assert json.loads(record.read_text())["genesis-hash"] == record.parent.name
+
+
+@pytest.mark.integration
+def test_reth_init_writes_the_workload_slots_geths_overlay_and_the_fill_put_under_the_groups_contracts(
+    tmp_path: Path,
+) -> None:
+    # `--setup genesis` puts the workloads' contracts and slots in the group's `pre`; with workload
+    # slots each contract gets 256 more in its storage trie. reth's genesis file streams them from the
+    # same generator as geth's overlay and the fill's roots: reth init must write the genesis the
+    # fixtures chain from (background_datadir checks it), and reth must then accept every payload.
+    recipe = f"{RECIPE},workload-slots=256"
+    fixtures = tmp_path / "fixtures"
+    completed = _balgen(
+        "fill", "--evm-bin", str(EARLIER_EVM), "--setup", "genesis", "--state", recipe, "--gas-benchmark-values", "1",
+        "-k", WORKLOADS, "--output", str(fixtures), cache=tmp_path / "cache",
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    results = _replay(fixtures, tmp_path / "replay", "--client", "reth")
+    assert len(results) == 2 and {result["verdict"] for result in results} == {"passed"}
+    cached = states_folder(tmp_path / "cache") / f"reth-{reth.version_digest(_reth())}" / parse_recipe(recipe).hash
+    (folder,) = cached.iterdir()
+    assert folder.name == _group(fixtures).genesis_hash

@@ -38,7 +38,7 @@ def test_the_hash_changes_with_every_field_and_with_the_generation_rules(monkeyp
         base.model_copy(update={field: value})
         for field, value in {
             "seed": 1, "accounts": 1001, "contracts": 11, "slots": 101, "distribution": SlotDistribution.UNIFORM,
-            "zipf_exponent": 1.1, "code_min": 257, "code_max": 8193,
+            "zipf_exponent": 1.1, "code_min": 257, "code_max": 8193, "workload_slots": 1,
         }.items()
     ]  # fmt: skip
     hashes = {base.hash, *(variant.hash for variant in variants)}
@@ -48,9 +48,23 @@ def test_the_hash_changes_with_every_field_and_with_the_generation_rules(monkeyp
 
 
 def test_the_hash_of_a_recipe_is_what_caches_and_fixtures_already_name_it_by() -> None:
-    # A built state is found by this hash, and fixtures will carry it: it must not move unless
+    # A built state is found by this hash, and fixtures carry it: it must not move unless
     # the generation rules do (then GENERATION is raised, and every hash moves on purpose).
-    assert PRESETS["small"].recipe.hash == "c2d77df446308e06"
+    # The presets' workload slots are not part of what is built: their builds keep their names.
+    small = PRESETS["small"].recipe
+    assert small.workload_slots > 0 and small.built_part().hash == "c2d77df446308e06"
+    assert small.hash != small.built_part().hash  # the fixtures over it say it has workload slots
+    # A recipe without the key has the hash and inline form it had before the key existed.
+    plain = parse_recipe("accounts=2000,slots=4000")
+    assert plain.hash == plain.built_part().hash == "f4333c92028993f0"
+    assert "workload" not in plain.inline()
+
+
+def test_workload_slots_are_read_inline_under_either_spelling_and_bounded() -> None:
+    assert parse_recipe("accounts=2000,slots=4000,workload-slots=256").workload_slots == 256
+    assert parse_recipe("accounts=2000,slots=4000,workload_slots=1k").workload_slots == 1000
+    with pytest.raises(BadInput, match="workload_slots"):
+        parse_recipe("accounts=2000,workload_slots=2M")
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +36,7 @@ from ..model.state_recipe import GENERATION, StateRecipe
 from ..plumbing import processes
 from ..plumbing.errors import BadInput
 from ..plumbing.toolchain import required_tool
+from .state_roots import Background
 
 STATE_BUILD_TOOL = "balgen-state-build"
 RECORD = "built.json"
@@ -111,6 +112,11 @@ class BuiltState:
     def genesis_hash(self) -> bytes:
         return bytes.fromhex(self.record["genesis-hash"][2:])
 
+    @property
+    def background(self) -> Background:
+        """What `balgen-state-root` puts a group's accounts into: this state, with the recipe's workload slots."""
+        return Background(self.datadir, self.recipe.workload_slots, self.recipe.seed)
+
     def description(self) -> dict[str, Any]:
         """What a fixture over this state says of it: enough to build the same state elsewhere."""
         return {
@@ -123,11 +129,12 @@ class BuiltState:
         }
 
 
-def load_built(folder: Path) -> BuiltState:
-    """The state built in `folder` (a `built_state` folder), from its record; `BadInput` if it has none."""
+def load_built(folder: Path, workload_slots: int = 0) -> BuiltState:
+    """The state built in `folder` (a `built_state` folder), from its record, its recipe with `workload_slots`
+    (which the build does not record: `built_state`); `BadInput` if it has none."""
     try:
         record = json.loads((folder / RECORD).read_text())
-        recipe = StateRecipe(**record["recipe"])
+        recipe = StateRecipe(**{**record["recipe"], "workload_slots": workload_slots})
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise BadInput(f"{folder}: not a built background state ({error})") from None
     return BuiltState(recipe, folder, record)
@@ -199,22 +206,25 @@ def built_state(
     `recipe`'s state as a geth datadir whose genesis is `genesis` (a geth
     genesis document with an empty alloc), from the cache or built now.
     `name` is how messages call the recipe (a preset's name or its inline form);
-    `progress` is given the builder's progress lines.
+    `progress` is given the builder's progress lines. The build, its folder
+    and its record are of the recipe without its workload slots (which only
+    a group's pre-state gets): one build serves every value of it.
     """
+    full, recipe = recipe, recipe.built_part()
     tool = tool or state_build_tool()
     builder = builder_version(tool)
     states = states_folder(cache)
     folder = states / recipe.hash
     found = read_built(folder, recipe, genesis, builder)
     if found is not None:
-        return found
+        return BuiltState(full, found.folder, found.record)
     leftovers = lambda: list(states.glob(f".building-{recipe.hash}-*")) + ([folder] if folder.exists() else [])
     check_free_disk(recipe, states, name, sum(tree_bytes(path) for path in leftovers()))
     states.mkdir(parents=True, exist_ok=True)
     with _locked(states / f"{recipe.hash}.lock"):
         found = read_built(folder, recipe, genesis, builder)
         if found is not None:
-            return found  # another process built it while this one waited
+            return BuiltState(full, found.folder, found.record)  # another process built it while this one waited
         for leftover in leftovers():
             # An interrupted build's (never complete), or one under other rules or another genesis.
             shutil.rmtree(leftover, ignore_errors=True)
@@ -236,7 +246,7 @@ def built_state(
             building.rename(folder)
         finally:
             shutil.rmtree(building, ignore_errors=True)
-    return BuiltState(recipe, folder, record)
+    return BuiltState(full, folder, record)
 
 
 def _run_builder(
@@ -288,16 +298,19 @@ def _run_builder(
     return summary
 
 
-def overlay_accounts(tool: Path, datadir: Path, alloc: Path, genesis: Mapping[str, Any]) -> tuple[bytes, bytes]:
+def overlay_accounts(
+    tool: Path, datadir: Path, alloc: Path, genesis: Mapping[str, Any], recipe: StateRecipe
+) -> tuple[bytes, bytes]:
     """
     Put the accounts of the allocation at `alloc` (t8n's JSON, as a pre-alloc
-    group's `pre`) into the built state at `datadir` (a copy: it is changed)
-    and make that its genesis (`balgen-state-build --overlay`: go-ethereum's
-    StateDB commits them as geth commits a genesis alloc); the new state root
-    and genesis hash.
+    group's `pre`), each that has code with `recipe`'s workload slots,
+    into the built state at `datadir` (a copy: it is changed) and make that
+    its genesis (`balgen-state-build --overlay`: go-ethereum's StateDB
+    commits them as geth commits a genesis alloc); the new state root and
+    genesis hash.
     """
     job = datadir.parent / f"{datadir.name}-overlay.json"
-    job.write_text(json.dumps({"datadir": str(datadir), "alloc": str(alloc), "genesis": genesis}))
+    job.write_text(json.dumps({"datadir": str(datadir), "alloc": str(alloc), "genesis": genesis, "recipe": recipe.builder_json()}))
     try:
         completed = processes.run([str(tool), "--overlay", str(job)], deadline=OVERLAY_SECONDS)
     except processes.DeadlineExceeded as error:
@@ -315,17 +328,17 @@ OVERLAY_SECONDS = 3600.0
 """An overlay writes the group's accounts and the paths above them: seconds, but pebble may compact first."""
 
 
-def _export_accounts(
-    tool: Path, recipe: StateRecipe, how: str, stream: IO[str], skip: Collection[str] = (), continues: bool = False
-) -> None:
+def _export_accounts(tool: Path, recipe: StateRecipe, how: str, stream: IO[str], alloc: Path | None = None) -> None:
     """
     Stream the recipe's accounts onto `stream` with `balgen-state-build
-    --export-alloc` or `--export-jsonl` (`how`), leaving out the addresses
-    (0x hex, lower case) in `skip` (`continues`: the alloc's members follow
-    others already written); `BadInput` with the tool's last line if it fails.
+    --export-alloc` or `--export-jsonl` (`how`); with `alloc` (an allocation
+    file, for --export-alloc) its accounts first, with their workload slots,
+    in place of the recipe's at their addresses; `BadInput` with the tool's
+    last line if it fails.
     """
     job = Path(stream.name).parent / f"{Path(stream.name).name}.job.json"
-    job.write_text(json.dumps({"generation": GENERATION, "recipe": recipe.builder_json(), "datadir": "", "skip": sorted(skip), "continues": continues}))
+    request = {"generation": GENERATION, "recipe": recipe.builder_json(), "datadir": ""}
+    job.write_text(json.dumps(request | ({"alloc": str(alloc)} if alloc is not None else {})))
     try:
         stream.flush()
         completed = processes.run([str(tool), how, str(job)], deadline=EXPORT_SECONDS, stdout=stream, text=True)
@@ -358,16 +371,22 @@ def write_genesis_file(
     streams the accounts (`balgen-state-build --export-alloc`), so a client
     elsewhere starts from the same state and genesis hash without balgen.
     `accounts` (geth alloc entries by 0x address) take the place of the
-    recipe's at their addresses, as `overlay_accounts` puts a group's `pre`
-    into the built state.
+    recipe's at their addresses, each that has code with the recipe's
+    workload slots, as `overlay_accounts` puts a group's `pre` into the
+    built state.
     """
-    extra = accounts or {}
     with _written_atomically(path) as stream:
         top = {key: value for key, value in genesis.items() if key != "alloc"}
         stream.write(json.dumps(top, indent=1)[:-2] + ',\n "alloc": {')
-        members = (f"\n{json.dumps(address)}:{json.dumps(account, separators=(',', ':'))}" for address, account in extra.items())
-        stream.write(",".join(members))
-        _export_accounts(tool, recipe, "--export-alloc", stream, set(extra), continues=bool(extra))
+        extra = None
+        if accounts:
+            extra = path.parent / f".{path.name}.accounts.json"
+            extra.write_text(json.dumps(accounts, separators=(",", ":")))
+        try:
+            _export_accounts(tool, recipe, "--export-alloc", stream, extra)
+        finally:
+            if extra is not None:
+                extra.unlink(missing_ok=True)
         stream.write("\n}}\n")
 
 

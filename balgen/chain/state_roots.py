@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -96,24 +97,39 @@ def check_reported_root(reported: bytes, alloc_path: Path, what: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Background:
+    """
+    The background state a `StateRoots` puts its base allocation into: the
+    go-ethereum datadir it was built into (`background_state`), and how many
+    workload slots, generated from the recipe's `seed`, each base account
+    that has code gets beside its own (docs/state.md).
+    """
+
+    datadir: Path
+    workload_slots: int = 0
+    seed: int = 0
+
+
 class StateRoots:
     """
     A running `balgen-state-root` over the allocation in `base_alloc`, in its
-    own process group; with `background` (a go-ethereum datadir a background
-    state was built into, `background_state`), over that state with the
-    allocation's accounts put into it.
+    own process group; with `background`, over that state with the
+    allocation's accounts (and their workload slots) put into it.
     """
 
-    def __init__(self, binary: Path, base_alloc: Path, background: Path | None = None) -> None:
+    def __init__(self, binary: Path, base_alloc: Path, background: Background | None = None) -> None:
         self.binary = binary
         self.base_alloc = base_alloc
         self._pending = b""
-        self._view = None if background is None else read_only_view(background)
+        self._view = None if background is None else read_only_view(background.datadir)
         """The background's database as this process's own hard-linked folder: go-ethereum's database
         locks its folder even when it only reads, and every fill worker reads the same state."""
         command = [str(binary), str(base_alloc)]
-        if self._view is not None:
+        if background is not None and self._view is not None:
             command[1:1] = ["--background", str(self._view)]
+            if background.workload_slots:
+                command[1:1] = ["--workload-slots", f"{background.workload_slots}:{background.seed}"]
         try:
             self._process = processes.start(
                 command,
@@ -144,11 +160,25 @@ class StateRoots:
 
     def depths(self, addresses: Iterable[bytes], scratch: Path) -> list[int]:
         """How many trie nodes a read of each address walks from the base state's root (a file in `scratch` asks)."""
-        listed = scratch / "depth-addresses.txt"
-        listed.write_text("".join(f"0x{address.hex()}\n" for address in addresses))
+        return self._depths("depth", "".join(f"0x{address.hex()}\n" for address in addresses), scratch)
+
+    def slot_depths(self, slots: Iterable[tuple[bytes, int]], scratch: Path) -> list[int]:
+        """
+        How many trie nodes a read of each slot (an address and a key) walks
+        from the root of its account's storage trie in the base state (0 where
+        the base account has no storage).
+        """
+        return self._depths("storage-depth", "".join(f"0x{address.hex()} {key:#066x}\n" for address, key in slots), scratch)
+
+    def _depths(self, request: str, listed_text: str, scratch: Path) -> list[int]:
+        """The tool's answer to a depth request over the lines `listed_text` (a file in `scratch` holds them)."""
+        if not listed_text:
+            return []
+        listed = scratch / f"{request}-list.txt"
+        listed.write_text(listed_text)
         stdin = self._pipe(self._process.stdin)
         try:
-            stdin.write(f"depth {listed}\n".encode())
+            stdin.write(f"{request} {listed}\n".encode())
             stdin.flush()
         except BrokenPipeError:
             pass

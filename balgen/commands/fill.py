@@ -129,7 +129,8 @@ def check_fork_has_what_the_selection_needs(args: argparse.Namespace) -> None:
 
 
 def background_state_folder(text: str, fork: Fork) -> Path:
-    """The built background state `--state` names, built now if it is not in the cache (progress on stderr)."""
+    """The built background state `--state` names, built now if it is not in the cache (progress on stderr);
+    its recipe's workload slots go to the plugin beside it (`--state-workload-slots`)."""
     recipe = parse_recipe(text)
     if not has_block_access_list(fork):
         raise BadInput(f"--state: {fork.name} has no block access lists; the chains over a background state are applied from them")
@@ -172,6 +173,7 @@ def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str
     ]
     if getattr(args, "state_folder", None) is not None:
         arguments.append(f"--state-folder={args.state_folder}")
+        arguments.append(f"--state-workload-slots={parse_recipe(args.state).workload_slots}")
     if args.evm_bin:
         arguments.append(f"--evm-bin={args.evm_bin}")
     if args.keyword:

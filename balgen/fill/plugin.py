@@ -136,6 +136,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a built background state's folder (balgen fill --state builds it and gives it here)",
     )
     group.addoption(
+        "--state-workload-slots",
+        type=int,
+        default=0,
+        help="the --state recipe's workload slots: each group account that has code gets that many more",
+    )
+    group.addoption(
         "--code-sizes",
         default=",".join(DEFAULT_CODE_SIZES),
         help="contract set sizes in KB for the extcode* families, e.g. 0.5,24,64, or all (default 0.5)",
@@ -154,7 +160,9 @@ def read_options(config: pytest.Config) -> FillOptions:
         placement=Placement(config.getoption("setup")),
         code_sizes=parse_code_sizes(config.getoption("code_sizes"), fork),
         state_root_bin=state_root_tool() if has_block_access_list(fork) else None,
-        background=None if config.getoption("state_folder") is None else load_built(Path(config.getoption("state_folder"))),
+        background=None
+        if config.getoption("state_folder") is None
+        else load_built(Path(config.getoption("state_folder")), config.getoption("state_workload_slots")),
     )
     return options
 

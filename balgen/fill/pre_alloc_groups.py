@@ -20,7 +20,7 @@ from pathlib import Path
 from ..chain.alloc import alloc_json, genesis_accounts, iter_fixture_alloc, write_alloc
 from ..chain.builder import BuiltChain, genesis_header
 from ..chain.header import Header
-from ..chain.state_roots import StateRoots
+from ..chain.state_roots import Background, StateRoots
 from ..ethereum.forks import Fork
 from ..fixtures.files import PRE_ALLOC_FOLDER
 from ..fixtures.models import BlockchainEngineXFixture
@@ -64,15 +64,15 @@ GROUP_SUMMARY = "group.json"
 
 
 def build_group_genesis(
-    fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path, background: Path | None = None
+    fork: Fork, planned: Sequence[PlannedWorkload], folder: Path, state_root_bin: Path, background: Background | None = None
 ) -> StateRoots:
     """
     Write the group genesis of `planned` (its alloc, and a summary of its test
     ids and state root) into `folder`; give back `balgen-state-root` over it,
     whose root the summary holds (go-ethereum's trie, as t8n's: the tests
     check the two agree, and a client importing the group checks it again).
-    With `background` (a built background state's datadir) the genesis is
-    that state with the group's accounts put into it.
+    With `background` (a built background state) the genesis is that state
+    with the group's accounts (and their workload slots) put into it.
     """
     # Only each workload's pre-state is kept: at a billion gas a workload's
     # transactions take tens of MB, and the group holds every workload's.
@@ -115,7 +115,7 @@ def take_group_genesis(
     folder: Path,
     state_root_bin: Callable[[], Path],
     wait: bool,
-    background: Path | None = None,
+    background: Background | None = None,
 ) -> tuple[PreAllocGroupState, StateRoots | None] | None:
     """
     The group genesis of `planned` in `folder`, built under the folder's lock

@@ -31,7 +31,7 @@ from ..chain.header import has_block_access_list
 from ..chain.applied_chain import AppliedGenesis, apply_blocks
 from ..chain.bal import access_list_changers
 from ..chain.background_state import INFO_KEY as BACKGROUND_INFO_KEY, BuiltState
-from ..chain.state_roots import StateRoots, state_root_tool
+from ..chain.state_roots import Background, StateRoots, state_root_tool
 from ..chain.builder import BuiltChain, build_chain
 from ..chain.t8n import TransitionTool
 from ..analysis import ACCESS_TRACER, INFO_KEY, DependencyGraph
@@ -306,27 +306,27 @@ class FillSession:
         return self.state_root_bin or state_root_tool()
 
     @property
-    def _background_datadir(self) -> Path | None:
-        return None if self.background is None else self.background.datadir
+    def _background_datadir(self) -> Background | None:
+        return None if self.background is None else self.background.background
 
     def background_info(self, workload: Workload, shared: BuiltChain, group: PreAllocGroupState, work: Path) -> dict[str, Any]:
         """
         `_info["background-state"]` of an engine_x fixture over the background
         state: the recipe and roots, and how many trie nodes a read of each
-        account the benchmark block's access list names walks from the root.
+        account the benchmark block's access list names walks from the root,
+        and of each storage slot it names from its account's storage root.
         """
         assert self.background is not None
-        addresses = [account.address for account in shared.blocks[-1].access_list_accounts()]
-        depths = self.applied_genesis(workload.fork, group).roots.depths(addresses, work) if addresses else []
+        accounts = list(shared.blocks[-1].access_list_accounts())
+        roots = self.applied_genesis(workload.fork, group).roots
+        depths = roots.depths([account.address for account in accounts], work)
+        slots = [(account.address, key) for account in accounts for key in (*account.storage_changes, *account.storage_reads)]
+        slot_depths = roots.slot_depths(slots, work)
         return {
             **self.background.description(),
             "genesis-state-root": "0x" + group.genesis.state_root.hex(),
-            "benchmark-account-depths": {
-                "accounts": len(depths),
-                "min": min(depths, default=0),
-                "mean": round(sum(depths) / len(depths), 2) if depths else 0,
-                "max": max(depths, default=0),
-            },
+            "benchmark-account-depths": depth_summary("accounts", depths),
+            "benchmark-slot-depths": depth_summary("slots", slot_depths),
         }
 
     def _info(self, workload: Workload) -> dict[str, Any]:
@@ -405,6 +405,16 @@ class FillSession:
         return tuple(path for path, _ in pending)
 
 
+
+
+def depth_summary(what: str, depths: Sequence[int]) -> dict[str, int | float]:
+    """How many paths were measured (`what`: accounts or slots) and how many trie nodes they walk: min, mean, max."""
+    return {
+        what: len(depths),
+        "min": min(depths, default=0),
+        "mean": round(sum(depths) / len(depths), 2) if depths else 0,
+        "max": max(depths, default=0),
+    }
 
 
 def fixture_chunks(

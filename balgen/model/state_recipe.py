@@ -56,6 +56,10 @@ class StateRecipe(BaseModel):
     zipf_exponent: float = Field(1.0, gt=0, le=4)
     code_min: int = Field(256, ge=1, le=65536)
     code_max: int = Field(8192, ge=1, le=65536)
+    workload_slots: int = Field(0, ge=0, le=2**20)
+    """Not part of the built state: how many generated slots each account of a group's pre-state that has
+    code gets beside its own when the pre-state is put into the state (`balgen fill --state`), so that
+    the slots the benchmark block reads and writes lie in a storage trie of real depth."""
 
     @model_validator(mode="after")
     def _consistent(self) -> StateRecipe:
@@ -74,23 +78,36 @@ class StateRecipe(BaseModel):
     @property
     def hash(self) -> str:
         """The recipe's name in caches and fixtures: the first 16 hex digits of sha256 over its canonical
-        JSON and the generation rules."""
-        canonical = json.dumps({"generation": GENERATION, **self.builder_json()}, sort_keys=True, separators=(",", ":"))
+        JSON and the generation rules. `workload_slots` is in it only when set, so a recipe without it
+        keeps the hash (and the cached builds) it had before the key existed."""
+        fields = self.builder_json()
+        if not self.workload_slots:
+            del fields["workload_slots"]
+        canonical = json.dumps({"generation": GENERATION, **fields}, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
+    def built_part(self) -> StateRecipe:
+        """The recipe of the state `balgen-state-build` builds: this one without its workload slots, which
+        are added per group when its pre-state is put into the state (one build serves every value)."""
+        return self.model_copy(update={"workload_slots": 0})
+
     def inline(self) -> str:
-        """The recipe in the inline form `parse_recipe` reads, every key given."""
+        """The recipe in the inline form `parse_recipe` reads, every key given (`workload_slots` only when set,
+        as in `hash`)."""
         values = self.builder_json()
-        return ",".join(f"{key}={values[field]}" for key, field in INLINE_KEYS.items())
+        return ",".join(
+            f"{key}={values[field]}" for key, field in INLINE_KEYS.items() if values[field] or field != "workload_slots"
+        )
 
     def describe(self) -> str:
         """One line a person reads: its size, the way its slots are shared out, its hash."""
         shape = (
             f"zipf {self.zipf_exponent:g}" if self.distribution is SlotDistribution.ZIPF else self.distribution.value
         )
+        workload = f", {self.workload_slots:,} workload slots per contract" if self.workload_slots else ""
         return (
             f"{self.accounts:,} accounts ({self.contracts:,} contracts, code {self.code_min}-{self.code_max} B), "
-            f"{self.slots:,} slots ({shape}), seed {self.seed} [{self.hash}]"
+            f"{self.slots:,} slots ({shape}){workload}, seed {self.seed} [{self.hash}]"
         )
 
     @property
@@ -119,19 +136,19 @@ PRESETS: dict[str, Preset] = {
             "small",
             "the smallest state with a realistic shape: 1M accounts make a 6-level account trie, "
             "a small testnet's; the tests build it",
-            accounts=1_000_000, contracts=100_000, slots=2_000_000,
+            accounts=1_000_000, contracts=100_000, slots=2_000_000, workload_slots=256,
         ),
         _preset(
             "devnet",
             "a long-running devnet or young testnet: 7-8 levels of account trie, a few contracts with 100k+ slots",
-            accounts=3_000_000, contracts=300_000, slots=20_000_000,
+            accounts=3_000_000, contracts=300_000, slots=20_000_000, workload_slots=512,
         ),
         _preset(
             "mainnet-tenth",
             "mainnet's shape at a smaller scale: 10M accounts (mainnet has about 300M) and 100M slots "
             "(about 1.5 billion), a tenth of the accounts being contracts whose storage follows Zipf's law, "
             "so the largest hold millions of slots like mainnet's big token contracts",
-            accounts=10_000_000, contracts=1_000_000, slots=100_000_000,
+            accounts=10_000_000, contracts=1_000_000, slots=100_000_000, workload_slots=1024,
         ),
     )
 }
@@ -146,6 +163,7 @@ INLINE_KEYS: dict[str, str] = {
     "zipf": "zipf_exponent",
     "code_min": "code_min",
     "code_max": "code_max",
+    "workload_slots": "workload_slots",
 }
 """The keys of the inline form and the recipe fields they set."""
 
@@ -169,7 +187,7 @@ def _inline_fields(text: str) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for item in text.split(","):
         key, equals, value = item.partition("=")
-        key = key.strip().lower()
+        key = key.strip().lower().replace("-", "_")  # workload-slots is workload_slots
         if not equals or key not in INLINE_KEYS:
             raise BadInput(
                 f"state recipe: {item.strip()!r}: expected KEY=VALUE with KEY one of {', '.join(INLINE_KEYS)} "

@@ -30,13 +30,17 @@
 // go-ethereum genesis alloc, account by account in the recipe's order: what
 // a client without balgen's builder starts from (`geth init` reads it as
 // `alloc`). --export-jsonl JOB.json writes the same accounts as the lines of
-// `reth init-state`'s JSON-lines dump (without its root line). Both leave
-// out the addresses of JOB.json's optional `skip` list.
+// `reth init-state`'s JSON-lines dump (without its root line).
+// JOB.json's optional `alloc` (a path to an allocation, for --export-alloc)
+// is written first, with its workload slots, in place of the recipe's
+// accounts at its addresses.
 //
 // --overlay puts accounts into a copy of a built state and makes that its
-// genesis: OVERLAY.json holds {"datadir", "alloc", "genesis"}, the copy's
-// datadir, a path to an allocation (t8n's alloc JSON, as a pre-alloc
-// group's `pre`), and the genesis document. The accounts are committed over
+// genesis: OVERLAY.json holds {"datadir", "alloc", "genesis", "recipe"}, the
+// copy's datadir, a path to an allocation (t8n's alloc JSON, as a pre-alloc
+// group's `pre`), the genesis document and the recipe, whose
+// `workload_slots` and `seed` give each account of the allocation that has
+// storage that many more slots (withWorkloadSlots). The accounts are committed over
 // the built state with go-ethereum's StateDB and path database, as geth
 // commits a genesis alloc, and the genesis block is written anew over the
 // resulting root. It prints {"state-root", "genesis-hash"}.
@@ -95,15 +99,21 @@ type recipe struct {
 	ZipfExponent float64 `json:"zipf_exponent"`
 	CodeMin      uint64  `json:"code_min"`
 	CodeMax      uint64  `json:"code_max"`
+	// WorkloadSlots is not part of the built state: it is how many slots
+	// each account of a group's pre-state that has code gets beside its
+	// own when that pre-state is put into the state (withWorkloadSlots).
+	WorkloadSlots uint64 `json:"workload_slots"`
 }
 
 type job struct {
-	Generation int              `json:"generation"`
-	Recipe     recipe           `json:"recipe"`
-	Genesis    json.RawMessage  `json:"genesis"`
-	Datadir    string           `json:"datadir"`
-	Skip       []common.Address `json:"skip,omitempty"`
-	Continues  bool             `json:"continues,omitempty"`
+	Generation int             `json:"generation"`
+	Recipe     recipe          `json:"recipe"`
+	Genesis    json.RawMessage `json:"genesis"`
+	Datadir    string          `json:"datadir"`
+	// Alloc (--export-alloc) is an allocation written first, with its
+	// accounts' workload slots, in place of the recipe's accounts at the same
+	// addresses: a group's pre-state, as --overlay puts it into the state.
+	Alloc string `json:"alloc,omitempty"`
 }
 
 // summary is what the builder reports on standard output.
@@ -228,6 +238,43 @@ func slotValue(hashed common.Hash) []byte {
 	value := common.CopyBytes(hashed[:length])
 	value[0] |= 1
 	return value
+}
+
+// workloadSlotKey is the j-th workload slot of the account at address: a
+// hash of its own domain, so it is never a key a workload's code reads or
+// writes (those are small numbers or other hashes' preimages' images).
+func workloadSlotKey(seed uint64, address common.Address, j uint64) common.Hash {
+	buffer := make([]byte, 0, 64)
+	buffer = append(buffer, "balgen/state/workload-slot"...)
+	buffer = binary.BigEndian.AppendUint64(buffer, seed)
+	buffer = append(buffer, address[:]...)
+	buffer = binary.BigEndian.AppendUint64(buffer, j)
+	return crypto.Keccak256Hash(buffer)
+}
+
+// withWorkloadSlots adds the recipe's workload slots to every account of
+// alloc that has code (a workload's contracts, whose storage the block
+// reads and writes, and the system contracts), so that the slots the block
+// touches lie in a storage trie of some depth, as a real contract's do; the
+// added slots are never read or written by the workload, so its execution,
+// gas and access list are the same. The same rule is in balgen-state-root
+// (scripts/state_root).
+func withWorkloadSlots(r recipe, alloc types.GenesisAlloc) {
+	for address, account := range alloc {
+		if r.WorkloadSlots == 0 || len(account.Code) == 0 {
+			continue
+		}
+		storage := make(map[common.Hash]common.Hash, len(account.Storage)+int(r.WorkloadSlots))
+		for j := uint64(0); j < r.WorkloadSlots; j++ {
+			key := workloadSlotKey(r.Seed, address, j)
+			storage[key] = common.BytesToHash(slotValue(crypto.Keccak256Hash(key[:])))
+		}
+		for key, value := range account.Storage {
+			storage[key] = value // the workload's own, should a key ever coincide
+		}
+		account.Storage = storage
+		alloc[address] = account
+	}
 }
 
 // code is contract c's code: it starts with STOP, so a call runs nothing.
@@ -466,10 +513,11 @@ func build(r recipe, genesis *core.Genesis, datadir string) (*summary, error) {
 // the members of a genesis alloc JSON object (`"0xaddress":{...}`, each on a
 // line of its own, separated by commas; the caller writes the braces) or,
 // with jsonl, as the lines of the JSON-lines dump `reth init-state` reads
-// after its root line (one account a line, its address a member). The
-// job's `skip` addresses are left out: the caller writes accounts of its own
-// in their place, before these (`continues`: the first member too follows a
-// comma).
+// after its root line (one account a line, its address a member). With the
+// job's `alloc` (genesis alloc members only), its accounts come first, in
+// address order and with their workload slots (withWorkloadSlots), and the
+// recipe's accounts at their addresses are left out, as --overlay replaces
+// them.
 func exportAccounts(path string, jsonl bool) error {
 	blob, err := os.ReadFile(path)
 	if err != nil {
@@ -486,13 +534,41 @@ func exportAccounts(path string, jsonl bool) error {
 	if err := check(r); err != nil {
 		return fmt.Errorf("%s: recipe: %v", path, err)
 	}
-	skip := make(map[common.Address]bool, len(task.Skip))
-	for _, address := range task.Skip {
-		skip[address] = true
-	}
-	counts := storageCounts(r)
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
 	written := 0
+	skip := make(map[common.Address]bool)
+	if task.Alloc != "" {
+		if jsonl {
+			return fmt.Errorf("%s: alloc: only a genesis alloc export takes one", path)
+		}
+		allocBlob, err := os.ReadFile(task.Alloc)
+		if err != nil {
+			return err
+		}
+		var alloc types.GenesisAlloc
+		if err := alloc.UnmarshalJSON(allocBlob); err != nil {
+			return fmt.Errorf("%s: %v", task.Alloc, err)
+		}
+		withWorkloadSlots(r, alloc)
+		addresses := make([]common.Address, 0, len(alloc))
+		for address := range alloc {
+			addresses = append(addresses, address)
+			skip[address] = true
+		}
+		slices.SortFunc(addresses, func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
+		for _, address := range addresses {
+			member, err := json.Marshal(alloc[address])
+			if err != nil {
+				return fmt.Errorf("%s: account %s: %v", task.Alloc, address.Hex(), err)
+			}
+			if written > 0 {
+				out.WriteString(",")
+			}
+			fmt.Fprintf(out, "\n\"%s\":%s", strings.ToLower(address.Hex()), member)
+			written++
+		}
+	}
+	counts := storageCounts(r)
 	for index := uint64(0); index < r.Accounts; index++ {
 		address := accountAddress(r.Seed, index)
 		if skip[address] {
@@ -501,7 +577,7 @@ func exportAccounts(path string, jsonl bool) error {
 		switch {
 		case jsonl:
 			fmt.Fprintf(out, "{\"address\":\"%s\",", strings.ToLower(address.Hex()))
-		case written > 0 || task.Continues:
+		case written > 0:
 			fmt.Fprintf(out, ",\n\"%s\":{", strings.ToLower(address.Hex()))
 		default:
 			fmt.Fprintf(out, "\n\"%s\":{", strings.ToLower(address.Hex()))
@@ -533,6 +609,7 @@ type overlayJob struct {
 	Datadir string          `json:"datadir"`
 	Alloc   string          `json:"alloc"`
 	Genesis json.RawMessage `json:"genesis"`
+	Recipe  recipe          `json:"recipe"`
 }
 
 type overlaid struct {
@@ -563,6 +640,7 @@ func overlay(path string) (*overlaid, error) {
 	if err := alloc.UnmarshalJSON(allocBlob); err != nil {
 		return nil, fmt.Errorf("%s: %v", task.Alloc, err)
 	}
+	withWorkloadSlots(task.Recipe, alloc)
 	chaindata := filepath.Join(task.Datadir, "geth", "chaindata")
 	kv, err := pebble.New(chaindata, 512, 1024, "", false)
 	if err != nil {

@@ -23,11 +23,23 @@
 // a file of addresses, one per line) prints, comma-separated, how many
 // nodes a read of each address walks from the root of the base state.
 //
+// --workload-slots N:SEED gives every account of BASE_ALLOC that has
+// code N slots more, generated as balgen-state-build's workload slots
+// (scripts/state_build: workloadSlotKey, slotValue) from the recipe's seed:
+// the workload's own slots then lie in a storage trie of real depth. The
+// added slots are never set by a replacement (only the account's own slots
+// are), so each account's storage trie is built once and only the paths of
+// the slots a replacement changes are hashed again. A request line
+// `storage-depth PATH` (PATH a file of `ADDRESS SLOT` lines) prints,
+// comma-separated, how many nodes a read of each slot walks from the root
+// of its account's storage trie in the base state.
+//
 // scripts/install-tools.sh builds it from the pinned go-ethereum's source.
 package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,14 +61,35 @@ import (
 	"github.com/holiman/uint256"
 )
 
+// storages holds the storage trie of every account of the base allocation
+// that has code or storage, with its workload slots, built once: a replacement of
+// such an account changes a few of its own slots, and only their paths are
+// hashed again.
+type storages struct {
+	workloadSlots, seed uint64
+	tries               map[common.Address]*trie.Trie
+	own                 map[common.Address]map[common.Hash]common.Hash
+}
+
 func main() {
 	args := os.Args[1:]
 	var background string
-	if len(args) == 3 && args[0] == "--background" {
-		background, args = args[1], args[2:]
+	held := &storages{tries: map[common.Address]*trie.Trie{}, own: map[common.Address]map[common.Hash]common.Hash{}}
+	for len(args) == 3 || len(args) == 5 {
+		switch args[0] {
+		case "--background":
+			background = args[1]
+		case "--workload-slots":
+			if _, err := fmt.Sscanf(args[1], "%d:%d", &held.workloadSlots, &held.seed); err != nil {
+				fail(fmt.Errorf("--workload-slots %s: expected N:SEED", args[1]))
+			}
+		default:
+			fail(fmt.Errorf("%s: unknown option", args[0]))
+		}
+		args = args[2:]
 	}
 	if len(args) != 1 {
-		fail(errors.New("usage: balgen-state-root [--background DATADIR] BASE_ALLOC (then one replacement allocation path per line on stdin)"))
+		fail(errors.New("usage: balgen-state-root [--background DATADIR] [--workload-slots N:SEED] BASE_ALLOC (then one replacement allocation path per line on stdin)"))
 	}
 	state := trie.NewEmpty(nil)
 	if background != "" {
@@ -65,7 +98,7 @@ func main() {
 			fail(err)
 		}
 	}
-	if err := replaceAccounts(state, args[0], nil); err != nil {
+	if err := replaceAccounts(state, args[0], held, true, nil); err != nil {
 		fail(err)
 	}
 	out := bufio.NewWriter(os.Stdout)
@@ -74,6 +107,17 @@ func main() {
 	base := state.Copy()
 	requests := bufio.NewScanner(os.Stdin)
 	for requests.Scan() {
+		if path, ok := strings.CutPrefix(requests.Text(), "storage-depth "); ok {
+			depths, err := held.slotDepths(path)
+			if err != nil {
+				fail(err)
+			}
+			fmt.Fprintln(out, depths)
+			if err := out.Flush(); err != nil {
+				os.Exit(1)
+			}
+			continue
+		}
 		if path, ok := strings.CutPrefix(requests.Text(), "depth "); ok {
 			depths, err := pathDepths(base, path)
 			if err != nil {
@@ -93,7 +137,7 @@ func main() {
 				before[string(key)] = common.CopyBytes(state.MustGet(key))
 			}
 		}
-		if err := replaceAccounts(state, requests.Text(), remember); err != nil {
+		if err := replaceAccounts(state, requests.Text(), held, false, remember); err != nil {
 			fail(err)
 		}
 		answer(out, state.Hash())
@@ -160,8 +204,9 @@ func pathDepths(state *trie.Trie, path string) (string, error) {
 // replaceAccounts sets each account of the allocation at path in the state
 // trie, or removes it where the allocation gives null, first calling
 // remember (if given) with each leaf's key. The file is decoded one account
-// at a time, as t8n decodes its input allocation.
-func replaceAccounts(state *trie.Trie, path string, remember func(key []byte)) error {
+// at a time, as t8n decodes its input allocation. The base allocation's
+// (base) accounts that have storage get their storage tries built and held.
+func replaceAccounts(state *trie.Trie, path string, held *storages, base bool, remember func(key []byte)) error {
 	file, err := os.Open(path)
 	if err != nil {
 		return err
@@ -189,7 +234,16 @@ func replaceAccounts(state *trie.Trie, path string, remember func(key []byte)) e
 			state.MustDelete(key)
 			continue
 		}
-		leaf, err := rlp.EncodeToBytes(stateAccount(account))
+		var root common.Hash
+		switch {
+		case base && (len(account.Code) > 0 || hasStorage(account.Storage)):
+			root = held.hold(address, account.Storage, len(account.Code) > 0)
+		case held.tries[address] != nil:
+			root = held.rootWith(address, account.Storage)
+		default:
+			root = storageRoot(account.Storage)
+		}
+		leaf, err := rlp.EncodeToBytes(stateAccount(account, root))
 		if err != nil {
 			return fmt.Errorf("%s: account %s: %v", path, address.Hex(), err)
 		}
@@ -201,9 +255,9 @@ func replaceAccounts(state *trie.Trie, path string, remember func(key []byte)) e
 	return nil
 }
 
-// stateAccount is the state trie's leaf for an allocation account: what
-// go-ethereum's StateDB commits for it.
-func stateAccount(account *types.Account) *types.StateAccount {
+// stateAccount is the state trie's leaf for an allocation account whose
+// storage root is root: what go-ethereum's StateDB commits for it.
+func stateAccount(account *types.Account, root common.Hash) *types.StateAccount {
 	balance := new(uint256.Int)
 	if account.Balance != nil {
 		balance = uint256.MustFromBig(account.Balance)
@@ -211,9 +265,134 @@ func stateAccount(account *types.Account) *types.StateAccount {
 	return &types.StateAccount{
 		Nonce:    account.Nonce,
 		Balance:  balance,
-		Root:     storageRoot(account.Storage),
+		Root:     root,
 		CodeHash: crypto.Keccak256(account.Code),
 	}
+}
+
+// hasStorage is whether an account holds a slot (a non-zero value).
+func hasStorage(storage map[common.Hash]common.Hash) bool {
+	for _, value := range storage {
+		if value != (common.Hash{}) {
+			return true
+		}
+	}
+	return false
+}
+
+// workloadSlotKey is balgen-state-build's: the j-th workload slot of the
+// account at address.
+func workloadSlotKey(seed uint64, address common.Address, j uint64) common.Hash {
+	buffer := make([]byte, 0, 64)
+	buffer = append(buffer, "balgen/state/workload-slot"...)
+	buffer = binary.BigEndian.AppendUint64(buffer, seed)
+	buffer = append(buffer, address[:]...)
+	buffer = binary.BigEndian.AppendUint64(buffer, j)
+	return crypto.Keccak256Hash(buffer)
+}
+
+// workloadSlotValue is balgen-state-build's slotValue of a workload slot's
+// hashed key: 1 to 32 bytes, never zero, as stored (RLP).
+func workloadSlotValue(hashed common.Hash) []byte {
+	value := common.CopyBytes(hashed[:1+int(hashed[31]%32)])
+	value[0] |= 1
+	encoded, _ := rlp.EncodeToBytes(value)
+	return encoded
+}
+
+// storageLeaf is a slot's value as its storage trie stores it: an RLP
+// string without leading zeros.
+func storageLeaf(value common.Hash) []byte {
+	encoded, _ := rlp.EncodeToBytes(common.TrimLeftZeroes(value[:]))
+	return encoded
+}
+
+// hold builds the storage trie of the base account at address, its own
+// slots and, if it has code (balgen-state-build's rule), its workload
+// slots, keeps it, and gives its root.
+func (h *storages) hold(address common.Address, storage map[common.Hash]common.Hash, code bool) common.Hash {
+	slots := trie.NewEmpty(nil)
+	for j := uint64(0); code && j < h.workloadSlots; j++ {
+		key := workloadSlotKey(h.seed, address, j)
+		hashed := crypto.Keccak256Hash(key[:])
+		slots.MustUpdate(hashed[:], workloadSlotValue(hashed))
+	}
+	own := make(map[common.Hash]common.Hash, len(storage))
+	for slot, value := range storage {
+		if value != (common.Hash{}) {
+			own[slot] = value // the workload's own, should a key ever coincide
+			slots.MustUpdate(crypto.Keccak256(slot[:]), storageLeaf(value))
+		}
+	}
+	h.tries[address], h.own[address] = slots, own
+	return slots.Hash()
+}
+
+// rootWith is the storage root of the held account at address with its own
+// slots replaced by storage (its workload slots stay): the trie is changed
+// where they differ, hashed, and put back as it was.
+func (h *storages) rootWith(address common.Address, storage map[common.Hash]common.Hash) common.Hash {
+	slots, own := h.tries[address], h.own[address]
+	set := func(slot, value common.Hash) {
+		hashed := crypto.Keccak256(slot[:])
+		if value == (common.Hash{}) {
+			slots.MustDelete(hashed)
+		} else {
+			slots.MustUpdate(hashed, storageLeaf(value))
+		}
+	}
+	var changed []common.Hash
+	for slot, value := range storage {
+		if own[slot] != value {
+			changed = append(changed, slot)
+			set(slot, value)
+		}
+	}
+	for slot := range own {
+		if _, kept := storage[slot]; !kept {
+			changed = append(changed, slot)
+			set(slot, common.Hash{})
+		}
+	}
+	root := slots.Hash()
+	for _, slot := range changed {
+		set(slot, own[slot])
+	}
+	return root
+}
+
+// slotDepths is, for each `ADDRESS SLOT` line of the file at path, the
+// number of nodes from the root of the account's storage trie in the base
+// state to where the slot is (or would be); 0 for an account without
+// storage there.
+func (h *storages) slotDepths(path string) (string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer file.Close()
+	var depths []string
+	lines := bufio.NewScanner(file)
+	for lines.Scan() {
+		fields := strings.Fields(lines.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) != 2 {
+			return "", fmt.Errorf("%s: %q: expected ADDRESS SLOT", path, lines.Text())
+		}
+		slots := h.tries[common.HexToAddress(fields[0])]
+		if slots == nil {
+			depths = append(depths, "0")
+			continue
+		}
+		proof := memorydb.New()
+		if err := slots.Prove(crypto.Keccak256(common.HexToHash(fields[1]).Bytes()), proof); err != nil {
+			return "", fmt.Errorf("%s: %v", path, err)
+		}
+		depths = append(depths, strconv.Itoa(proof.Len()))
+	}
+	return strings.Join(depths, ","), lines.Err()
 }
 
 // storageRoot is the root of an account's storage trie: zero values are not
@@ -221,11 +400,9 @@ func stateAccount(account *types.Account) *types.StateAccount {
 func storageRoot(storage map[common.Hash]common.Hash) common.Hash {
 	slots := trie.NewEmpty(nil)
 	for slot, value := range storage {
-		if value == (common.Hash{}) {
-			continue
+		if value != (common.Hash{}) {
+			slots.MustUpdate(crypto.Keccak256(slot[:]), storageLeaf(value))
 		}
-		encoded, _ := rlp.EncodeToBytes(common.TrimLeftZeroes(value[:]))
-		slots.MustUpdate(crypto.Keccak256(slot[:]), encoded)
 	}
 	return slots.Hash()
 }

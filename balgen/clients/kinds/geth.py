@@ -496,7 +496,7 @@ def background_datadir(
             for index, (address, account) in enumerate(accounts):
                 stream.write(("," if index else "") + json.dumps(data_hex(address)) + ":" + json.dumps(geth_alloc_account(account)))
             stream.write("}")
-        _, made = overlay_accounts(state_build_tool(), building / "datadir", alloc, genesis)
+        _, made = overlay_accounts(state_build_tool(), building / "datadir", alloc, genesis, recipe)
         alloc.unlink()
         if "0x" + made.hex() != genesis_hash:
             raise BadInput(
