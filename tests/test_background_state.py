@@ -461,3 +461,35 @@ def test_geth_commits_the_same_workload_slots_as_the_fill_and_replays_the_fixtur
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     results = json.loads((tmp_path / "replay" / "results.json").read_text())["tests"]
     assert len(results) == 2 and {result["verdict"] for result in results} == {"passed"}
+
+
+@pytest.mark.integration
+def test_benchmarkoors_genesis_tree_holds_the_whole_state_a_client_starts_from_alone(
+    setup_genesis_fills: dict[str, Path], tmp_path: Path
+) -> None:
+    # benchmarkoor's EEST source starts each client on genesis/<preHash>/go-ethereum/genesis.json
+    # alone (geth with --override.genesis, reth with --chain; docs/formats.md cites its code): over
+    # a background state that file must hold the whole state, the group's `pre` with its workload
+    # slots in it, and geth's own genesis code must give the genesis the fixtures chain from.
+    deep = setup_genesis_fills["deep"]
+    (group_path,) = (deep / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json")
+    pre = json.loads(group_path.read_text())["pre"]
+    tree = tmp_path / "tree"
+    command = [sys.executable, "-m", "balgen.commands.main", "genesis", str(deep), "--layout", "benchmarkoor", "--output"]
+    completed = subprocess.run([*command, str(tree), "--client", "geth,reth"], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    written = tree / "genesis" / group_path.stem / "go-ethereum" / "genesis.json"
+    alloc = json.loads(written.read_text())["alloc"]
+    assert len(alloc) >= 2000 and set(pre) <= set(alloc)
+    contract = next(address for address, account in pre.items() if account.get("code", "0x") != "0x")
+    assert len(alloc[contract]["storage"]) == len(pre[contract].get("storage", {})) + 256
+    with ClientProcess(GETH, pinned_geth(), written, temp_parent=tmp_path) as geth:
+        block = rpc(geth, "eth_getBlockByNumber", "0x0", False)
+    assert block["hash"] == _fixture(next((deep / "blockchain_tests_engine_x").rglob("serial_chain-max-1M.json")))[  # type: ignore[index]
+        "engineNewPayloads"
+    ][0]["params"][0]["parentHash"]
+    # A format that cannot hold it is refused in one line naming the group, and nothing is written.
+    refused = subprocess.run([*command, str(tmp_path / "other"), "--client", "nethermind"], capture_output=True, text=True)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert f"{group_path.name}: its genesis is a background state" in refused.stderr and "go-ethereum's format only" in refused.stderr
+    assert not (tmp_path / "other").exists()

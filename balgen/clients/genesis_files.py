@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..chain.background_state import state_build_tool, write_genesis_file
 from ..chain.state_roots import StateRoots, state_root_tool
+from ..model.state_recipe import parse_recipe
+from ..plumbing.errors import BadInput
 from ..ethereum.chain_constants import CHAIN_ID, EMPTY_TRIE_ROOT
 from ..fixtures.models import FixtureAccount, FixtureGenesisHeader
 from ..ethereum.hextypes import data_hex
@@ -94,6 +97,41 @@ def write_client_genesis(
     top = genesis_format.top_level(network_fork(network), network, genesis_header_fields(network, header), chain_id)
     with atomic_text_writer(Path(path)) as stream:
         _write_streamed(stream, top, genesis_format.alloc_key, accounts)
+
+
+WHOLE_STATE_FORMAT = "geth"
+"""The one format a group over a background state is written in: go-ethereum's `genesis.json`, which geth
+and reth read (`write_genesis_file` streams the recipe's accounts into its alloc)."""
+
+
+def write_background_genesis(
+    path: Path,
+    genesis_format: GenesisFormat,
+    network: str,
+    header: FixtureGenesisHeader,
+    accounts: Iterable[tuple[bytes, FixtureAccount]],
+    background: Mapping[str, Any],
+    where: str,
+    *,
+    chain_id: int = CHAIN_ID,
+) -> None:
+    """
+    Write the genesis file of a group over a background state (`background`,
+    its `.background` record) atomically: the whole state as the alloc, the
+    recipe's accounts streamed by the generator with the group's `accounts`
+    (its `pre`) in their place and their workload slots, so that a client
+    started on the file alone (as benchmarkoor starts one) computes the
+    fixtures' genesis. `BadInput` naming the group (`where`) for a format
+    other than go-ethereum's.
+    """
+    if genesis_format.name != WHOLE_STATE_FORMAT:
+        raise BadInput(
+            f"{where}: its genesis is a background state ({background.get('recipe')}), whose whole-state "
+            f"genesis file balgen writes in go-ethereum's format only (geth, reth), not {genesis_format}'s"
+        )
+    top = genesis_format.top_level(network_fork(network), network, genesis_header_fields(network, header), chain_id)
+    pre = {data_hex(address): geth_alloc_account(account) for address, account in accounts}
+    write_genesis_file(state_build_tool(), parse_recipe(str(background["recipe"])), top, path, pre)
 
 
 def alloc_state_root(accounts: Iterable[tuple[bytes, FixtureAccount]]) -> bytes:

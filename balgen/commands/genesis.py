@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..clients.genesis_files import GenesisFormat, write_client_genesis
+from ..clients.genesis_files import GenesisFormat, write_background_genesis, write_client_genesis
 from ..clients import benchmarkoor_config
 from ..clients.kind import ClientKind
 from ..clients.presets import ClientPreset, start_instructions
@@ -173,10 +173,16 @@ def write_genesis_files(
             target = staged.staging / item.relative_path
             target.parent.mkdir(parents=True, exist_ok=True)
             genesis = item.group.genesis
-            write_client_genesis(
-                target, item.genesis_format, genesis.network, genesis.header, genesis.accounts(),
-                chain_id=genesis.chain_id,
-            )  # fmt: skip
+            if genesis.background is not None:
+                write_background_genesis(
+                    target, item.genesis_format, genesis.network, genesis.header, genesis.accounts(),
+                    genesis.background, genesis.where, chain_id=genesis.chain_id,
+                )  # fmt: skip
+            else:
+                write_client_genesis(
+                    target, item.genesis_format, genesis.network, genesis.header, genesis.accounts(),
+                    chain_id=genesis.chain_id,
+                )  # fmt: skip
         write_text_atomically(staged.staging / extra, text)
     return staged.moved
 
