@@ -5,8 +5,7 @@ Each recipe is built (or found in the cache) with `balgen state build`; the
 table gives, from each build's record, the accounts, slots, code, the disk
 its geth datadir takes, the builder's CPU and wall seconds, its peak memory
 and the account trie's leaf depth. A least-squares fit of CPU seconds and
-disk over the builds (per account, per slot, per code byte where the recipes
-tell them apart) then scales to mainnet's size (about 300M accounts and 1.5
+disk over the builds (per account with its share of code, and per slot) then scales to mainnet's size (about 300M accounts and 1.5
 billion slots), with the memory the sort of its account keys needs.
 
     .venv/bin/python benchmarks/state_build.py                     # 100k, small (1M), mainnet-tenth (10M/100M)
@@ -33,8 +32,6 @@ from balgen.plumbing.toolchain import cache_root
 BALGEN = [sys.executable, "-m", "balgen.commands.main"]
 MAINNET_ACCOUNTS = 300_000_000
 MAINNET_SLOTS = 1_500_000_000
-MAINNET_CONTRACT_SHARE = 0.1
-"""The recipes' default: a tenth of the accounts have code."""
 ACCOUNT_KEY_BYTES = 36
 """What the builder holds per account while it walks them in hashed-key order (a hash and an index)."""
 
@@ -66,16 +63,16 @@ def main() -> int:
             f"{record['disk-bytes'] / 1e9:>8.2f} {record['cpu-seconds']:>8.0f} {record['wall-seconds']:>8.0f} "
             f"{record['peak-memory-bytes'] / 2**20:>9,.0f} {mean_depth(depths):>5.1f}/{len(depths) - 1:<5}"
         )
-    # Each build as a sum of per-account, per-slot and per-code-byte costs; with fewer builds than
-    # terms the fit takes the least-norm solution, so it is a rough scale, not a model.
-    terms = numpy.array([[r["accounts"], r["slots"], r["code-bytes"]] for _, _, r in records], dtype=float)
+    # Each build as a sum of a per-account cost (the account with its share of code, which every recipe
+    # scales with the accounts) and a per-slot cost, fitted by least squares; builds with as many slots
+    # per account cannot tell the two apart, so the fit needs one with another ratio (mainnet-tenth's 10).
+    terms = numpy.array([[r["accounts"], r["slots"]] for _, _, r in records], dtype=float)
     cpu = numpy.linalg.lstsq(terms, numpy.array([r["cpu-seconds"] for _, _, r in records]), rcond=None)[0]
     disk = numpy.linalg.lstsq(terms, numpy.array([r["disk-bytes"] for _, _, r in records]), rcond=None)[0]
-    code_per_contract = max(r["code-bytes"] / max(1, r["contracts"]) for _, _, r in records)
-    mainnet = numpy.array([MAINNET_ACCOUNTS, MAINNET_SLOTS, MAINNET_ACCOUNTS * MAINNET_CONTRACT_SHARE * code_per_contract])
+    mainnet = numpy.array([MAINNET_ACCOUNTS, MAINNET_SLOTS])
     print()
-    print(f"fit: CPU {cpu[0] * 1e6:.1f} us/account, {cpu[1] * 1e6:.1f} us/slot, {cpu[2] * 1e9:.2f} ns/code byte; "
-          f"disk {disk[0]:.0f} B/account, {disk[1]:.0f} B/slot, {disk[2]:.2f} B/code byte")
+    print(f"fit: CPU {cpu[0] * 1e6:.1f} us/account, {cpu[1] * 1e6:.1f} us/slot; "
+          f"disk {disk[0]:.0f} B/account (its code included), {disk[1]:.0f} B/slot")
     print(
         f"mainnet ({MAINNET_ACCOUNTS / 1e6:.0f}M accounts, {MAINNET_SLOTS / 1e9:.1f}B slots): about "
         f"{float(mainnet @ cpu) / 3600:.1f} CPU hours, {float(mainnet @ disk) / 1e9:.0f} GB of disk, and "
