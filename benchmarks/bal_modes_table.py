@@ -8,8 +8,9 @@ as docs/bal-modes.md says why), replay it as one modes run, take the floor of it
 (per-round ratios), then `balgen report RUN --noise-threshold FLOOR` writes the tables, every test's
 verdict and the pictures to `WORK/<client>-report/`. It ends with a summary per client: the floor, and
 the significant regressions against `sequential` beyond it. Runs take the machine to themselves: one
-after the other, nothing else running (geth's run took 5 minutes, reth's 35 on 2 cores before the
-noise controls; expect more rounds now).
+after the other, nothing else running (geth's run took 17 minutes with `--repeat-cap 12`; reth's took 35
+for 4 rounds while each node was restarted after every test, about 10 expected with `--repeat-cap 12` now
+that its head stays on the genesis: docs/bal-modes.md, "Towards a 5% floor").
 
 With `--state RECIPE` the suite is filled over that background state (docs/state.md) and replayed into
 each client over it; `--cold` restarts each node before every measured execution and `--drop-caches`

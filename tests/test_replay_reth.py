@@ -4,11 +4,13 @@ its preset on 127.0.0.1, replays an Osaka fixture with every check.
 
 reth answers `debug_setHead` with null and keeps its head, so its rollback
 is the universal one: restart from a copy of the datadir taken at the block.
-The test sends the benchmark payload twice (warm-up + measured) so that
-copies are taken at the genesis and after the setup block, and restored
-inside the test and at its end; the replay verifies the head after each
-restore and that the resent block was unknown, and reth's own slow-block
-timing must be read for every block. The reth build here is unoptimised
+The Osaka test has a setup block: a copy is taken at the genesis, the
+benchmark block's executions are siblings on the setup block, and the copy is
+restored at the test's end, the head verified. A `--setup genesis` group
+needs no copy at all: every test starts at the genesis and the head never
+leaves it (`head_kept`), so each node is started once; and `--cold` restarts
+reth before every measured execution, its head checked each time (reth
+aborts when stopped now and then). The reth build here is unoptimised
 (`../shared/clients/README.md`) and spends seconds on the first payload
 after each start: one test keeps this near a minute.
 """
