@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -42,9 +43,28 @@ def state_root_tool() -> Path:
     return required_tool(STATE_ROOT_TOOL, "build it with scripts/install-tools.sh")
 
 
-def answer_deadline(read_bytes: int) -> float:
-    """Seconds the tool may take to answer a question whose allocation file holds `read_bytes`."""
-    return ANSWER_BASE_SECONDS + ANSWER_SECONDS_PER_MB * read_bytes / 1e6
+ANSWER_SECONDS_PER_WORKLOAD_SLOT = 50e-6
+"""A base answer over a background also builds every workload slot's storage (about 4.4 us a slot on
+one quiet core, docs/state.md): ten times that, so a loaded machine is not taken for a hang."""
+
+CODE_IN_ALLOCATION = re.compile(rb'"code"\s*:\s*"0x[0-9a-fA-F]')
+"""An account with code in an allocation file: each gets the workload slots."""
+
+
+def answer_deadline(read_bytes: int, workload_slots: int = 0) -> float:
+    """Seconds the tool may take to answer a question whose allocation file holds `read_bytes` and which
+    generates `workload_slots` slots."""
+    return ANSWER_BASE_SECONDS + ANSWER_SECONDS_PER_MB * read_bytes / 1e6 + ANSWER_SECONDS_PER_WORKLOAD_SLOT * workload_slots
+
+
+def workload_slots_generated(alloc: Path, background: Background | None) -> int:
+    """How many workload slots the tool generates over `alloc`: the background's per account with code."""
+    if background is None or not background.workload_slots:
+        return 0
+    try:
+        return background.workload_slots * len(CODE_IN_ALLOCATION.findall(alloc.read_bytes()))
+    except OSError:
+        return 0  # the tool says why it cannot read it
 
 
 def _file_size(path: Path) -> int:
@@ -142,7 +162,8 @@ class StateRoots:
                 shutil.rmtree(self._view, ignore_errors=True)
             raise TransitionToolError(f"cannot run {binary}: {error.strerror}") from None
         try:
-            self.base_root = self._answer(answer_deadline(_file_size(base_alloc)))
+            generated = workload_slots_generated(base_alloc, background)
+            self.base_root = self._answer(answer_deadline(_file_size(base_alloc), generated))
             """The state root of the base allocation itself."""
         except BaseException:
             self.close()

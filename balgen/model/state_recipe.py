@@ -148,7 +148,7 @@ PRESETS: dict[str, Preset] = {
             "mainnet's shape at a smaller scale: 10M accounts (mainnet has about 300M) and 100M slots "
             "(about 1.5 billion), a tenth of the accounts being contracts whose storage follows Zipf's law, "
             "so the largest hold millions of slots like mainnet's big token contracts",
-            accounts=10_000_000, contracts=1_000_000, slots=100_000_000, workload_slots=1024,
+            accounts=10_000_000, contracts=1_000_000, slots=100_000_000, workload_slots=512,
         ),
     )
 }
