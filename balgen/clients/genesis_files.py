@@ -51,6 +51,9 @@ class GenesisFormat:
     top_level: TopLevel
     alloc_key: str = "alloc"
     """The key the accounts go under."""
+    whole_state: bool = False
+    """Whether a group over a background state can be written in it: the whole state as its alloc, which
+    `balgen-state-build --export-alloc` streams in go-ethereum's format (read by geth and reth)."""
 
     def __str__(self) -> str:
         return self.name
@@ -99,11 +102,6 @@ def write_client_genesis(
         _write_streamed(stream, top, genesis_format.alloc_key, accounts)
 
 
-WHOLE_STATE_FORMAT = "geth"
-"""The one format a group over a background state is written in: go-ethereum's `genesis.json`, which geth
-and reth read (`write_genesis_file` streams the recipe's accounts into its alloc)."""
-
-
 def write_background_genesis(
     path: Path,
     genesis_format: GenesisFormat,
@@ -124,7 +122,7 @@ def write_background_genesis(
     fixtures' genesis. `BadInput` naming the group (`where`) for a format
     other than go-ethereum's.
     """
-    if genesis_format.name != WHOLE_STATE_FORMAT:
+    if not genesis_format.whole_state:
         raise BadInput(
             f"{where}: its genesis is a background state ({background.get('recipe')}), whose whole-state "
             f"genesis file balgen writes in go-ethereum's format only (geth, reth), not {genesis_format}'s"

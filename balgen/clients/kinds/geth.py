@@ -105,7 +105,9 @@ def genesis_top_level(fork: Fork, network: str, fields: dict[str, Any], chain_id
     return {"config": chain_config(fork, chain_id), **fields}
 
 
-GENESIS = GenesisFormat(name="geth", file_name="genesis.json", benchmarkoor_folder="go-ethereum", top_level=genesis_top_level)
+GENESIS = GenesisFormat(
+    name="geth", file_name="genesis.json", benchmarkoor_folder="go-ethereum", top_level=genesis_top_level, whole_state=True
+)
 """go-ethereum's `genesis.json`, which reth (`--chain`), erigon (`init`) and ethrex (`--network`) read too."""
 
 
