@@ -74,7 +74,7 @@ def main() -> int:
         controls += [option, value] if value else []
     controls += ["--cold"] * args.cold + ["--drop-caches"] * args.drop_caches
     state = ["--state", args.state] if args.state else []
-    state_name = [re.sub(r"[^A-Za-z0-9.]+", "_", args.state)] if args.state else []
+    state_name = [re.sub(r"[^A-Za-z0-9.-]+", "_", args.state)] if args.state else []
     summary = []
     for client in args.clients.split(","):
         fixtures = args.work / "-".join([client, *state_name, "fx"])
