@@ -36,16 +36,15 @@ ANSWER_SECONDS_PER_MB = 1.0
 """An answer's deadline grows with the allocation the tool reads for it (the base once, then each
 replacement file): go-ethereum's trie loads and hashes tens of MB a second (the default suite's 19 MB
 group takes well under a second), so only a tool that hangs meets it."""
+ANSWER_SECONDS_PER_WORKLOAD_SLOT = 50e-6
+"""A base answer over a background also builds every workload slot's storage (about 4.4 us a slot on
+one quiet core, docs/state.md): ten times that, so a loaded machine is not taken for a hang."""
 
 
 def state_root_tool() -> Path:
     """The `balgen-state-root` binary on balgen's tool search path."""
     return required_tool(STATE_ROOT_TOOL, "build it with scripts/install-tools.sh")
 
-
-ANSWER_SECONDS_PER_WORKLOAD_SLOT = 50e-6
-"""A base answer over a background also builds every workload slot's storage (about 4.4 us a slot on
-one quiet core, docs/state.md): ten times that, so a loaded machine is not taken for a hang."""
 
 CODE_IN_ALLOCATION = re.compile(rb'"code"\s*:\s*"0x[0-9a-fA-F]')
 """An account with code in an allocation file: each gets the workload slots."""
