@@ -95,6 +95,16 @@ def test_too_few_executions_give_no_verdict() -> None:
     assert change.estimate == pytest.approx((51 / 100.5 - 1) * 100)
 
 
+def test_a_phase_timed_at_zero_milliseconds_gives_a_bounded_verdict_without_warnings() -> None:
+    """reth reports some phases in whole milliseconds: a phase of 0 ms in most executions must not turn
+    the bootstrap into 0/0 (NaN, numpy's RuntimeWarning) but into an interval that says 'no change'."""
+    baseline, same = [0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0]
+    with numpy.errstate(all="raise"):
+        change = change_between(baseline, same)
+    assert change.verdict is ChangeVerdict.NO_CHANGE
+    assert change.low <= 0 <= change.high and not math.isnan(change.low)
+
+
 def test_the_bootstrap_is_seeded_so_reports_repeat_exactly() -> None:
     baseline, values = [10.0, 12.0, 11.0, 13.0, 9.0], [11.0, 14.0, 12.0, 10.0, 13.0]
     assert change_between(baseline, values) == change_between(baseline, values)

@@ -149,7 +149,18 @@ def median_ratio_interval(
     rng = numpy.random.default_rng(seed)
     base_medians = _resampled_medians(rng, baseline, resamples)  # drawn first: the seeded intervals stay as they were
     other_medians = _resampled_medians(rng, values, resamples)
-    return _percentile_interval(other_medians / base_medians, confidence)
+    if (base_medians > 0).all():
+        return _percentile_interval(other_medians / base_medians, confidence)
+    return _percentile_interval(_ratios_over_zero(other_medians, base_medians), confidence, bounded=False)
+
+
+def _ratios_over_zero(numerators: numpy.ndarray, denominators: numpy.ndarray) -> numpy.ndarray:
+    """Ratios where some denominators are zero (a phase timed at 0 ms in most of a resample: the client's
+    clock is coarser than the phase): 0/0 is no change (1), more than nothing is unbounded (inf)."""
+    ratios = numpy.full(numerators.shape, numpy.inf)
+    numpy.divide(numerators, denominators, out=ratios, where=denominators > 0)
+    ratios[(denominators <= 0) & (numerators <= 0)] = 1.0
+    return ratios
 
 
 def _resampled_medians(rng: numpy.random.Generator, values: Sequence[float], resamples: int) -> numpy.ndarray:
@@ -158,10 +169,14 @@ def _resampled_medians(rng: numpy.random.Generator, values: Sequence[float], res
     return numpy.median(data[rng.integers(0, data.size, (resamples, data.size))], axis=1)
 
 
-def _percentile_interval(samples: numpy.ndarray, confidence: float) -> tuple[float, float]:
-    """The central `confidence` interval of bootstrap `samples` (percentile method)."""
+def _percentile_interval(samples: numpy.ndarray, confidence: float, bounded: bool = True) -> tuple[float, float]:
+    """The central `confidence` interval of bootstrap `samples` (percentile method); with unbounded samples
+    (infinities) each bound is a sample itself, as interpolating between two infinities has no value."""
     tail = (1 - confidence) / 2 * 100
-    low, high = numpy.percentile(samples, [tail, 100 - tail])
+    if bounded:
+        low, high = numpy.percentile(samples, [tail, 100 - tail])
+    else:
+        low, high = numpy.percentile(samples, tail, method="lower"), numpy.percentile(samples, 100 - tail, method="higher")
     return float(low), float(high)
 
 
