@@ -140,16 +140,19 @@ install_go_ethereum "$version" "$bin"
 install_go_ethereum "$earlier_version" "$root/tools/$earlier_version/bin"
 
 # A balgen Go tool (scripts/DIR/main.go) built inside the go-ethereum copy at `version` as cmd/NAME, so it
-# uses that release's own packages; rebuilt when its source changes.
+# uses that release's own packages, with balgen's shared package scripts/statekeys beside them as
+# github.com/ethereum/go-ethereum/balgen/statekeys; rebuilt when its source or that package changes.
+statekeys_source="$root/scripts/statekeys"
 install_balgen_go_tool() {
   local name="$1" dir="$2" what="$3" tool_source="$root/scripts/$2/main.go" stamp source
-  stamp="$bin/.$name-$version-$(sha256sum "$tool_source" | cut -c1-12)"
+  stamp="$bin/.$name-$version-$(cat "$tool_source" "$statekeys_source"/*.go | sha256sum | cut -c1-12)"
   [[ -x "$bin/$name" && -f "$stamp" ]] && return 0
   command -v go >/dev/null || { echo "install-tools: the Go toolchain is needed (go not found)" >&2; exit 2; }
   echo "install-tools: building $name with go-ethereum $version's $what into tools/bin"
   source="$(go_ethereum_source "$version")"
   # Removed first: a worktree's tools/ may be hard links of another's, whose copy must not change.
   mkdir -p "$source/cmd/$name" && rm -f "$source/cmd/$name/main.go" && cp "$tool_source" "$source/cmd/$name/"
+  rm -rf "$source/balgen/statekeys" && mkdir -p "$source/balgen/statekeys" && cp "$statekeys_source"/*.go "$source/balgen/statekeys/"
   go_build "$source" "./cmd/$name" "$bin/$name" "$bin/.$name-" "$stamp"
 }
 

@@ -62,6 +62,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/balgen/statekeys"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
@@ -231,34 +232,13 @@ func slotKey(seed, contract, slot uint64) common.Hash {
 	return common.BytesToHash(derived("balgen/state/slot", seed, contract, slot))
 }
 
-// slotValue is the value of the slot whose hashed key is `hashed`: 1 to 32
-// bytes, never zero (a zero value is no slot).
-func slotValue(hashed common.Hash) []byte {
-	length := 1 + int(hashed[31]%32)
-	value := common.CopyBytes(hashed[:length])
-	value[0] |= 1
-	return value
-}
-
-// workloadSlotKey is the j-th workload slot of the account at address: a
-// hash of its own domain, so it is never a key a workload's code reads or
-// writes (those are small numbers or other hashes' preimages' images).
-func workloadSlotKey(seed uint64, address common.Address, j uint64) common.Hash {
-	buffer := make([]byte, 0, 64)
-	buffer = append(buffer, "balgen/state/workload-slot"...)
-	buffer = binary.BigEndian.AppendUint64(buffer, seed)
-	buffer = append(buffer, address[:]...)
-	buffer = binary.BigEndian.AppendUint64(buffer, j)
-	return crypto.Keccak256Hash(buffer)
-}
-
 // withWorkloadSlots adds the recipe's workload slots to every account of
 // alloc that has code (a workload's contracts, whose storage the block
 // reads and writes, and the system contracts), so that the slots the block
 // touches lie in a storage trie of some depth, as a real contract's do; the
 // added slots are never read or written by the workload, so its execution,
-// gas and access list are the same. The same rule is in balgen-state-root
-// (scripts/state_root).
+// gas and access list are the same. The rule is scripts/statekeys', which
+// balgen-state-root uses too.
 func withWorkloadSlots(r recipe, alloc types.GenesisAlloc) {
 	for address, account := range alloc {
 		if r.WorkloadSlots == 0 || len(account.Code) == 0 {
@@ -266,8 +246,8 @@ func withWorkloadSlots(r recipe, alloc types.GenesisAlloc) {
 		}
 		storage := make(map[common.Hash]common.Hash, len(account.Storage)+int(r.WorkloadSlots))
 		for j := uint64(0); j < r.WorkloadSlots; j++ {
-			key := workloadSlotKey(r.Seed, address, j)
-			storage[key] = common.BytesToHash(slotValue(crypto.Keccak256Hash(key[:])))
+			key := statekeys.WorkloadSlotKey(r.Seed, address, j)
+			storage[key] = common.BytesToHash(statekeys.SlotValue(crypto.Keccak256Hash(key[:])))
 		}
 		for key, value := range account.Storage {
 			storage[key] = value // the workload's own, should a key ever coincide
@@ -445,7 +425,7 @@ func build(r recipe, genesis *core.Genesis, datadir string) (*summary, error) {
 					rawdb.WriteStorageTrieNode(w.batch, owner, path, blob)
 				})
 				for _, hashed := range slotHashes {
-					encoded, _ := rlp.EncodeToBytes(slotValue(hashed))
+					encoded, _ := rlp.EncodeToBytes(statekeys.SlotValue(hashed))
 					rawdb.WriteStorageSnapshot(w.batch, owner, hashed, encoded)
 					if err := storage.Update(hashed[:], encoded); err != nil {
 						return nil, err
@@ -593,7 +573,7 @@ func exportAccounts(path string, jsonl bool) error {
 					out.WriteString(",")
 				}
 				key := slotKey(r.Seed, index, j)
-				value := common.BytesToHash(slotValue(crypto.Keccak256Hash(key[:])))
+				value := common.BytesToHash(statekeys.SlotValue(crypto.Keccak256Hash(key[:])))
 				fmt.Fprintf(out, "\"%s\":\"%s\"", key.Hex(), value.Hex())
 			}
 			out.WriteString("}}")

@@ -25,7 +25,7 @@
 //
 // --workload-slots N:SEED gives every account of BASE_ALLOC that has
 // code N slots more, generated as balgen-state-build's workload slots
-// (scripts/state_build: workloadSlotKey, slotValue) from the recipe's seed:
+// (scripts/statekeys: WorkloadSlots) from the recipe's seed:
 // the workload's own slots then lie in a storage trie of real depth. The
 // added slots are never set by a replacement (only the account's own slots
 // are), so each account's storage trie is built once and only the paths of
@@ -39,7 +39,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +47,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ethereum/go-ethereum/balgen/statekeys"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -102,31 +102,23 @@ func main() {
 		fail(err)
 	}
 	out := bufio.NewWriter(os.Stdout)
-	answer(out, state.Hash())
+	answer(out, state.Hash().Hex())
 	// The base state's nodes as hashed, for the depth of a path: Prove walks them.
 	base := state.Copy()
 	requests := bufio.NewScanner(os.Stdin)
+	// The requests that ask for depths rather than a root, by their first word.
+	depthRequests := map[string]func(path string) (string, error){
+		"depth":         func(path string) (string, error) { return pathDepths(base, path) },
+		"storage-depth": held.slotDepths,
+	}
 	for requests.Scan() {
-		if path, ok := strings.CutPrefix(requests.Text(), "storage-depth "); ok {
-			depths, err := held.slotDepths(path)
+		word, path, _ := strings.Cut(requests.Text(), " ")
+		if depths := depthRequests[word]; depths != nil {
+			answered, err := depths(path)
 			if err != nil {
 				fail(err)
 			}
-			fmt.Fprintln(out, depths)
-			if err := out.Flush(); err != nil {
-				os.Exit(1)
-			}
-			continue
-		}
-		if path, ok := strings.CutPrefix(requests.Text(), "depth "); ok {
-			depths, err := pathDepths(base, path)
-			if err != nil {
-				fail(err)
-			}
-			fmt.Fprintln(out, depths)
-			if err := out.Flush(); err != nil {
-				os.Exit(1)
-			}
+			answer(out, answered)
 			continue
 		}
 		// The base's leaves the request replaces, to put back after: cheaper
@@ -140,7 +132,7 @@ func main() {
 		if err := replaceAccounts(state, requests.Text(), held, false, remember); err != nil {
 			fail(err)
 		}
-		answer(out, state.Hash())
+		answer(out, state.Hash().Hex())
 		for key, leaf := range before {
 			if leaf == nil {
 				state.MustDelete([]byte(key))
@@ -280,26 +272,6 @@ func hasStorage(storage map[common.Hash]common.Hash) bool {
 	return false
 }
 
-// workloadSlotKey is balgen-state-build's: the j-th workload slot of the
-// account at address.
-func workloadSlotKey(seed uint64, address common.Address, j uint64) common.Hash {
-	buffer := make([]byte, 0, 64)
-	buffer = append(buffer, "balgen/state/workload-slot"...)
-	buffer = binary.BigEndian.AppendUint64(buffer, seed)
-	buffer = append(buffer, address[:]...)
-	buffer = binary.BigEndian.AppendUint64(buffer, j)
-	return crypto.Keccak256Hash(buffer)
-}
-
-// workloadSlotValue is balgen-state-build's slotValue of a workload slot's
-// hashed key: 1 to 32 bytes, never zero, as stored (RLP).
-func workloadSlotValue(hashed common.Hash) []byte {
-	value := common.CopyBytes(hashed[:1+int(hashed[31]%32)])
-	value[0] |= 1
-	encoded, _ := rlp.EncodeToBytes(value)
-	return encoded
-}
-
 // storageLeaf is a slot's value as its storage trie stores it: an RLP
 // string without leading zeros.
 func storageLeaf(value common.Hash) []byte {
@@ -312,10 +284,10 @@ func storageLeaf(value common.Hash) []byte {
 // slots, keeps it, and gives its root.
 func (h *storages) hold(address common.Address, storage map[common.Hash]common.Hash, code bool) common.Hash {
 	slots := trie.NewEmpty(nil)
-	for j := uint64(0); code && j < h.workloadSlots; j++ {
-		key := workloadSlotKey(h.seed, address, j)
-		hashed := crypto.Keccak256Hash(key[:])
-		slots.MustUpdate(hashed[:], workloadSlotValue(hashed))
+	if code {
+		for _, slot := range statekeys.WorkloadSlots(h.seed, address, h.workloadSlots) {
+			slots.MustUpdate(slot.Hashed[:], slot.Stored)
+		}
 	}
 	own := make(map[common.Hash]common.Hash, len(storage))
 	for slot, value := range storage {
@@ -407,8 +379,10 @@ func storageRoot(storage map[common.Hash]common.Hash) common.Hash {
 	return slots.Hash()
 }
 
-func answer(out *bufio.Writer, root common.Hash) {
-	fmt.Fprintln(out, root.Hex())
+// answer writes one answer line and flushes it: the caller waits for it
+// before its next request.
+func answer(out *bufio.Writer, line string) {
+	fmt.Fprintln(out, line)
 	if err := out.Flush(); err != nil {
 		os.Exit(1)
 	}
