@@ -119,36 +119,20 @@ def _group(fixtures: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.integration
-def test_reth_replays_over_the_background_state_from_a_datadir_it_built_itself(fills: dict[str, Path], tmp_path: Path) -> None:
-    fixtures = fills["reth"]
-    results = _replay(fixtures, tmp_path / "warm", "--client", "reth", "--modes", "sequential,full")
-    # Every payload VALID and the head at lastblockhash, in each mode's own copy of the datadir.
-    assert len(results) == 4 and {(result["mode"], result["verdict"]) for result in results} == {
-        ("sequential", "passed"), ("full", "passed")
-    }
-    genesis = _group(fixtures)
-    cached = states_folder(fixtures.parent / "cache") / f"reth-{reth.version_digest(_reth())}" / parse_recipe(RECIPE).hash
-    (folder,) = cached.iterdir()
-    record = json.loads((folder / reth.RECORD).read_text())
-    # The genesis hash reth wrote is the fixtures': the record holds what was checked.
-    assert folder.name == record["genesis-hash"] == genesis.genesis_hash
-    assert record["recipe-hash"] == parse_recipe(RECIPE).hash
-    # Built once: a second replay finds it (reth init is not run again, the datadir is the same files).
-    inode = (folder / "datadir" / "db" / "mdbx.dat").stat().st_ino
-    _replay(fixtures, tmp_path / "again", "--client", "reth")
-    assert (folder / "datadir" / "db" / "mdbx.dat").stat().st_ino == inode
-
-
-@pytest.mark.integration
-def test_reth_replays_over_the_background_state_in_modes_cold(fills: dict[str, Path], tmp_path: Path) -> None:
+def test_reth_replays_over_the_background_state_from_a_datadir_it_built_itself_in_modes_cold(
+    fills: dict[str, Path], tmp_path: Path
+) -> None:
     """
+    reth builds the group's datadir over the state once, and each mode's node replays from its own copy.
     `--cold` restarts each mode's node before every measured execution; reth aborts when stopped now
     and then (exit code -6), and each restart goes on only where the node is back at the benchmark
     block's parent: here the setup block it made head and wrote to disk (`--setup blocks`).
     """
+    fixtures = fills["reth"]
     results = _replay(
-        fills["reth"], tmp_path / "cold", "--client", "reth", "--modes", "sequential,full", "--cold", "--warmup", "0", "--repeat", "2"
+        fixtures, tmp_path / "cold", "--client", "reth", "--modes", "sequential,full", "--cold", "--warmup", "0", "--repeat", "2"
     )  # fmt: skip
+    # Every payload VALID and the head at lastblockhash, in each mode's own copy of the datadir.
     assert len(results) == 4 and {(result["mode"], result["verdict"]) for result in results} == {
         ("sequential", "passed"), ("full", "passed")
     }
@@ -156,15 +140,32 @@ def test_reth_replays_over_the_background_state_in_modes_cold(fills: dict[str, P
         measured = [e for e in result["executions"] if e["role"] == "measured"]
         assert len(measured) == 2 and all(e["restarted_before"] for e in measured)
         assert any(e["role"] == "setup" for e in result["executions"]), "the parent is a setup block, not the genesis"
+    genesis = _group(fixtures)
+    cached = states_folder(fixtures.parent / "cache") / f"reth-{reth.version_digest(_reth())}" / parse_recipe(RECIPE).hash
+    (folder,) = cached.iterdir()
+    record = json.loads((folder / reth.RECORD).read_text())
+    # The genesis hash reth wrote is the fixtures': the record holds what was checked.
+    assert folder.name == record["genesis-hash"] == genesis.genesis_hash
+    assert record["recipe-hash"] == parse_recipe(RECIPE).hash
+    # Built once: a second replay, warm, finds it (reth init is not run again, the datadir is the same files).
+    inode = (folder / "datadir" / "db" / "mdbx.dat").stat().st_ino
+    again = _replay(fixtures, tmp_path / "again", "--client", "reth", "--warmup", "0", "--repeat", "1")
+    assert {result["verdict"] for result in again} == {"passed"}
+    assert (folder / "datadir" / "db" / "mdbx.dat").stat().st_ino == inode
 
 
 @pytest.mark.integration
 def test_geth_replays_over_the_background_state_in_modes_warm_and_cold(fills: dict[str, Path], tmp_path: Path) -> None:
     for cold in ((), ("--cold",)):
-        results = _replay(fills["geth"], tmp_path / ("cold" if cold else "warm"), "--modes", "sequential,full", *cold)
+        results = _replay(
+            fills["geth"], tmp_path / ("cold" if cold else "warm"), "--modes", "sequential,full", *cold, "--warmup", "0", "--repeat", "2"
+        )  # fmt: skip
         assert len(results) == 4 and {(result["mode"], result["verdict"]) for result in results} == {
             ("sequential", "passed"), ("full", "passed")
         }
+        for result in results:
+            measured = [e for e in result["executions"] if e["role"] == "measured"]
+            assert [e["restarted_before"] for e in measured] == [bool(cold)] * 2
 
 
 @pytest.mark.integration
@@ -245,7 +246,7 @@ def test_reth_init_writes_the_workload_slots_geths_overlay_and_the_fill_put_unde
         "-k", WORKLOADS, "--output", str(fixtures), cache=tmp_path / "cache",
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
-    results = _replay(fixtures, tmp_path / "replay", "--client", "reth")
+    results = _replay(fixtures, tmp_path / "replay", "--client", "reth", "--warmup", "0", "--repeat", "1")
     assert len(results) == 2 and {result["verdict"] for result in results} == {"passed"}
     cached = states_folder(tmp_path / "cache") / f"reth-{reth.version_digest(_reth())}" / parse_recipe(recipe).hash
     (folder,) = cached.iterdir()

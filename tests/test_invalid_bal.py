@@ -1,13 +1,11 @@
 """
 `invalid_bal_<family>`: each lie is the named difference and nothing else, the fixtures carry it as
-execution-spec-tests expects, and the replay times and checks the rejection.
+execution-spec-tests expects, and the replay times and checks the rejection (reth's: test_invalid_bal_reth.py).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from balgen.ethereum.forks import AMSTERDAM
 from balgen.model.invalid_access_list import Corruption, HeaderHash, InvalidAccessList, every_invalid_access_list
 from balgen.model.workload import FillLevel, Placement, WorkloadParams
 from balgen.plumbing.errors import BadInput
-from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, pinned_geth_bal_switch, release_bin
+from balgen.plumbing.toolchain import pinned_geth_bal_switch
 from balgen.replay.engine_payloads import parse_payload_directives
 from balgen.replay.rejections import NOT_REPEATED, rejection_executions, rejection_reason_problem, time_rejections
 from balgen.commands.report import run_report
@@ -30,6 +28,7 @@ from balgen.results.measurements import Execution, Role, benchmark_statistics, r
 from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 
 from fill_runs import shared_fill
+from replay_runs import replayed_engine_x
 
 SYSTEM = b"\x00" * 19 + b"\x02"
 SENDER_A = b"\x10" * 20
@@ -304,20 +303,10 @@ executing in parallel from the list, it runs the chase on the lying post-value a
 wrong before it compares the list."""
 
 
-def replayed(fixtures: Path, output: Path, *args: str) -> dict:
-    """`balgen replay FIXTURES ARGS` as a user runs it; its results.json (exit 0 or 1: failures are judged by the caller)."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", "replay", str(fixtures), "--format", "engine_x",
-         "--agreement", "record", "--output", str(output), *args],
-        capture_output=True, text=True, timeout=1800, check=False,
-    )  # fmt: skip
-    assert completed.returncode in (0, 1), completed.stdout[-3000:] + completed.stderr[-2000:]
-    return json.loads((output / "results.json").read_text())
-
-
 @pytest.mark.integration
-def test_geth_rejects_every_lie_and_the_rejection_is_timed(lies_for_geth: Path, tmp_path: Path) -> None:
-    run = replayed(lies_for_geth, tmp_path / "results", "--warmup", "1", "--repeat", "1")
+def test_geth_rejects_every_lie(lies_for_geth: Path, tmp_path: Path) -> None:
+    """Each lie once, on one node: timing it (warm-up, restarts) is the every-mode test's, on geth-bal-switch."""
+    run = replayed_engine_x(lies_for_geth, tmp_path / "results", "--warmup", "0", "--repeat", "1")
     assert len(run["tests"]) == 18
     for test in run["tests"]:
         rejections = [e for e in test["executions"] if e["role"].startswith("rejection")]
@@ -328,48 +317,9 @@ def test_geth_rejects_every_lie_and_the_rejection_is_timed(lies_for_geth: Path, 
             assert test["verdict"] == "failed" and finding in test["failure"], test["failure"]
             continue
         assert test["verdict"] == "passed", test["failure"]
-        assert [e["role"] for e in rejections] == ["rejection-warmup", "rejection"]
-        assert rejections[1]["restarted_before"], "geth forgets a rejected block only when restarted"
+        assert [e["role"] for e in rejections] == ["rejection"]
         assert test["time_to_reject_ns"]["count"] == 1
         assert test["statistics"]["new_payload_ns"]["count"] == 1, "the valid block is measured after the lie"
-
-
-RETH_SAMPLE = "invalid_bal_prefetch-max and (missing_read_rehashed or out_of_order or undecodable_stale_hash)"
-"""Lies reth must execute to refute, one it could refute by the list's order alone (it executes), and
-an undecodable list under a stale hash: a minute of reth's slow first payloads."""
-
-RETH_MODES_SAMPLE = "invalid_bal_prefetch-max and (missing_read_rehashed or wrong_value_rehashed or out_of_order_rehashed)"
-"""Lies every reth mode must refute: two it must execute to see, one the list's order refutes."""
-
-requires_reth = pytest.mark.skipif(
-    not bundled_reth().is_file() or not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file(),
-    reason="no reth build, or no go-ethereum v1.17.5 evm (make tools)",
-)
-
-
-@pytest.fixture(scope="module")
-def lies_for_reth(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """
-    Both reth samples, filled once with go-ethereum v1.17.5's t8n (the Amsterdam the reth build
-    implements); each test replays its own sample of it with `-k`. Read only.
-    """
-    completed, output = shared_fill(
-        tmp_path_factory, "--gas-benchmark-values", "1", "-k", f"({RETH_SAMPLE}) or ({RETH_MODES_SAMPLE})",
-        "--evm-bin", str(release_bin(EARLIER_AMSTERDAM_VERSION) / "evm"),
-    )  # fmt: skip
-    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
-    return output
-
-
-@pytest.mark.integration
-@requires_reth
-def test_reth_rejects_the_lies_of_its_amsterdam(lies_for_reth: Path, tmp_path: Path) -> None:
-    run = replayed(lies_for_reth, tmp_path / "results", "-k", RETH_SAMPLE, "--client", "reth", "--warmup", "0", "--repeat", "1")
-    assert len(run["tests"]) == 4
-    for test in run["tests"]:
-        assert test["verdict"] == "passed", test["failure"]
-        (rejection,) = [e for e in test["executions"] if e["role"] == "rejection"]
-        assert rejection["status"] == "INVALID"
 
 
 EVERY_MODE_SAMPLE = (
@@ -390,13 +340,13 @@ EXECUTIONLESS_ACCEPTS = {"missing_read_rehashed", "wrong_value_rehashed"}
 def test_every_geth_mode_refuses_every_lie_but_executionless_takes_those_its_root_cannot_see(
     lies_for_geth: Path, tmp_path: Path
 ) -> None:
-    run = replayed(
-        lies_for_geth, tmp_path / "results", "-k", EVERY_MODE_SAMPLE, "--modes", "sequential,full,nobatchio,executionless", "--warmup", "0", "--repeat", "2"
+    run = replayed_engine_x(
+        lies_for_geth, tmp_path / "results", "-k", EVERY_MODE_SAMPLE, "--modes", "sequential,full,nobatchio,executionless", "--warmup", "1", "--repeat", "1"
     )  # fmt: skip
     assert len(run["tests"]) == 5 * 4
     for test in run["tests"]:
         lie = test["test_id"].removeprefix("invalid_bal_prefetch-max-").removesuffix("-1M")
-        rejection, *_ = rejections = [e for e in test["executions"] if e["role"] == "rejection"]
+        rejection, *_ = rejections = [e for e in test["executions"] if e["role"].startswith("rejection")]
         if test["mode"] == "executionless" and lie in EXECUTIONLESS_ACCEPTS:
             assert rejection["status"] == "VALID" and "returned VALID, the fixture expects INVALID" in test["failure"]
             continue
@@ -406,23 +356,15 @@ def test_every_geth_mode_refuses_every_lie_but_executionless_takes_those_its_roo
             assert finding in rejection["validation_error"], rejection["validation_error"]
             continue
         assert test["verdict"] == "passed", (test["mode"], test["failure"])
+        # The rejection is timed as a block is: a warm-up, then the measured one on a node restarted to forget it.
+        assert [e["role"] for e in rejections] == ["rejection-warmup", "rejection"]
+        assert rejections[1]["restarted_before"], "geth forgets a rejected block only when restarted"
+        assert test["time_to_reject_ns"]["count"] == 1
+        assert test["statistics"]["new_payload_ns"]["count"] == 1, "the valid block is measured after the lie"
         executed = [line for line in test["mode_proof"] if line.startswith(("execution on", "execution off"))]
         assert executed and executed[0].startswith("execution off") == (test["mode"] == "executionless"), test["mode_proof"]
         if test["mode"] == "executionless" and lie == "missing_account_rehashed":
             assert "invalid merkle root of the block access list applied without execution" in rejection["validation_error"]
-
-
-@pytest.mark.integration
-@requires_reth
-def test_every_reth_mode_refuses_the_lies(lies_for_reth: Path, tmp_path: Path) -> None:
-    run = replayed(
-        lies_for_reth, tmp_path / "results", "-k", RETH_MODES_SAMPLE, "--client", "reth", "--modes", "sequential,full,nobatchio", "--warmup", "0", "--repeat", "2"
-    )  # fmt: skip
-    assert len(run["tests"]) == 3 * 3
-    for test in run["tests"]:
-        assert test["verdict"] == "passed", (test["mode"], test["failure"])
-        assert {e["status"] for e in test["executions"] if e["role"] == "rejection"} == {"INVALID"}
-        assert test["mode_proof"], "reth's execution path proves each mode"
 
 
 # -- the report -----------------------------------------------------------------

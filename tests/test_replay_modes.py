@@ -16,7 +16,7 @@ import pytest
 
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, located, release_bin, required_tool
 
-from fill_runs import shared_earlier_amsterdam_fill, shared_fill
+from fill_runs import shared_earlier_amsterdam_fill
 from processes_left import processes_mentioning
 
 pytestmark = pytest.mark.integration
@@ -78,16 +78,12 @@ def test_reth_modes_run_in_rotating_rounds_and_each_mode_is_proven(
 
 @pytest.mark.skipif(located("geth-bal-switch") is None, reason="no tools/bin/geth-bal-switch (make tools builds it)")
 def test_geth_modes_are_proven_by_its_parallel_line_read_cache_and_no_batch_io_line(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+    serial_chain_fill: Path, tmp_path: Path
 ) -> None:
     """The default geth of a modes run is geth-bal-switch; each of the report's modes shows in its log."""
-    completed, fixtures = shared_fill(
-        tmp_path_factory, "--gas-benchmark-values", "1", "-k", "mixed_dep-max-group1 or serial_chain-max"
-    )
-    assert completed.returncode == 0, completed.stderr[-2000:]
     output = tmp_path / "results"
     replay(
-        str(fixtures), "-k", "serial_chain-max", "--modes", "sequential,full,nobatchio",
+        str(serial_chain_fill), "-k", "serial_chain-max", "--modes", "sequential,full,nobatchio",
         "--warmup", "1", "--repeat", "3", "--agreement", "record", "--output", str(output),
     )  # fmt: skip
     run = json.loads((output / "results.json").read_text())

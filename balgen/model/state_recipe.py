@@ -135,7 +135,7 @@ PRESETS: dict[str, Preset] = {
         _preset(
             "small",
             "the smallest state with a realistic shape: 1M accounts make a 6-level account trie, "
-            "a small testnet's; the tests build it",
+            "a small testnet's; the tests build a state of its million accounts",
             accounts=1_000_000, contracts=100_000, slots=2_000_000, workload_slots=64,
         ),
         _preset(
