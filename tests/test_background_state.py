@@ -304,8 +304,8 @@ def test_the_trie_over_a_built_state_keeps_its_root_when_an_account_is_put_back_
 def test_geth_over_the_background_state_with_the_groups_accounts_accepts_every_engine_x_payload(
     fills: dict[str, Path], tmp_path: Path
 ) -> None:
-    # The group's accounts committed over a copy of the built state by go-ethereum's StateDB (another
-    # path than the fill's trie over the database) give the genesis the fixtures chain from, and geth
+    # The group's accounts written over a copy of the built state by the overlay (streamed storage
+    # tries and the account trie's changed paths: another path than the fill's trie over the database) give the genesis the fixtures chain from, and geth
     # on it accepts every payload: the engine_x fixtures over a background state are a valid chain.
     tiny = fills["tiny"]
     state = built_state(parse_recipe(TINY), TINY, empty_genesis(AMSTERDAM), tiny.parent / "cache")
@@ -441,8 +441,8 @@ def test_workload_slots_put_the_blocks_slots_in_deep_storage_tries_and_change_no
 def test_geth_commits_the_same_workload_slots_as_the_fill_and_replays_the_fixtures_over_them(
     setup_genesis_fills: dict[str, Path], tmp_path: Path
 ) -> None:
-    # The second path to the genesis: go-ethereum's StateDB commits the group's `pre` with its
-    # workload slots over a copy of the built state; its root must be the fill's, and geth on it
+    # The second path to the genesis: the overlay streams the group's `pre` with its workload
+    # slots into a copy of the built state; its root must be the fill's, and geth on it
     # must accept every payload (balgen replay checks the genesis hash, then replays).
     deep = setup_genesis_fills["deep"]
     recipe = parse_recipe(DEEP_RECIPE)

@@ -305,9 +305,10 @@ def overlay_accounts(
     Put the accounts of the allocation at `alloc` (t8n's JSON, as a pre-alloc
     group's `pre`), each that has code with `recipe`'s workload slots,
     into the built state at `datadir` (a copy: it is changed) and make that
-    its genesis (`balgen-state-build --overlay`: go-ethereum's StateDB
-    commits them as geth commits a genesis alloc); the new state root and
-    genesis hash.
+    its genesis (`balgen-state-build --overlay`: each storage trie streamed
+    into geth's database in hash order, as the builder writes the recipe's,
+    so memory stays bounded whatever the workload slots); the new state root
+    and genesis hash.
     """
     job = datadir.parent / f"{datadir.name}-overlay.json"
     job.write_text(json.dumps({"datadir": str(datadir), "alloc": str(alloc), "genesis": genesis, "recipe": recipe.builder_json()}))

@@ -136,19 +136,19 @@ PRESETS: dict[str, Preset] = {
             "small",
             "the smallest state with a realistic shape: 1M accounts make a 6-level account trie, "
             "a small testnet's; the tests build a state of its million accounts",
-            accounts=1_000_000, contracts=100_000, slots=2_000_000, workload_slots=64,
+            accounts=1_000_000, contracts=100_000, slots=2_000_000, workload_slots=256,
         ),
         _preset(
             "devnet",
             "a long-running devnet or young testnet: 7-8 levels of account trie, a few contracts with 100k+ slots",
-            accounts=3_000_000, contracts=300_000, slots=20_000_000, workload_slots=64,
+            accounts=3_000_000, contracts=300_000, slots=20_000_000, workload_slots=256,
         ),
         _preset(
             "mainnet-tenth",
             "mainnet's shape at a smaller scale: 10M accounts (mainnet has about 300M) and 100M slots "
             "(about 1.5 billion), a tenth of the accounts being contracts whose storage follows Zipf's law, "
             "so the largest hold millions of slots like mainnet's big token contracts",
-            accounts=10_000_000, contracts=1_000_000, slots=100_000_000, workload_slots=64,
+            accounts=10_000_000, contracts=1_000_000, slots=100_000_000, workload_slots=256,
         ),
     )
 }

@@ -40,10 +40,12 @@
 // copy's datadir, a path to an allocation (t8n's alloc JSON, as a pre-alloc
 // group's `pre`), the genesis document and the recipe, whose
 // `workload_slots` and `seed` give each account of the allocation that has
-// storage that many more slots (withWorkloadSlots). The accounts are committed over
-// the built state with go-ethereum's StateDB and path database, as geth
-// commits a genesis alloc, and the genesis block is written anew over the
-// resulting root. It prints {"state-root", "genesis-hash"}.
+// code that many more slots (scripts/statekeys). The accounts replace any
+// at their addresses in the built state: each storage trie is streamed into
+// the database as the builder writes the recipe's, the account trie's
+// changed paths and the flat state are written as geth's path database
+// commits them, and the genesis block is written anew over the resulting
+// root. It prints {"state-root", "genesis-hash"}.
 //
 // scripts/install-tools.sh builds it from the pinned go-ethereum's source.
 package main
@@ -55,6 +57,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -67,15 +71,13 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
-	"github.com/ethereum/go-ethereum/core/state"
-	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/ethdb/pebble"
-	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/trie"
+	"github.com/ethereum/go-ethereum/trie/trienode"
 	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/ethereum/go-ethereum/triedb/pathdb"
 	"github.com/ethereum/go-ethereum/version"
@@ -102,7 +104,8 @@ type recipe struct {
 	CodeMax      uint64  `json:"code_max"`
 	// WorkloadSlots is not part of the built state: it is how many slots
 	// each account of a group's pre-state that has code gets beside its
-	// own when that pre-state is put into the state (withWorkloadSlots).
+	// own when that pre-state is put into the state (withWorkloadSlots,
+	// storageSlots).
 	WorkloadSlots uint64 `json:"workload_slots"`
 }
 
@@ -328,6 +331,31 @@ func (w *writer) flushIfFull() error {
 	return nil
 }
 
+// writeStorage streams the slots of the account whose hashed address is
+// owner, given in the order of their hashed keys, through a StackTrie into
+// the database: each finished node where geth's path database keeps it
+// (and to onNode, if given), each slot in the flat state. Only the trie's
+// unfinished path is held, however many slots there are. It gives the
+// storage root.
+func (w *writer) writeStorage(owner common.Hash, slots iter.Seq[statekeys.Slot], onNode func(path, blob []byte)) (common.Hash, error) {
+	storage := trie.NewStackTrie(func(path []byte, hash common.Hash, blob []byte) {
+		if onNode != nil {
+			onNode(path, blob)
+		}
+		rawdb.WriteStorageTrieNode(w.batch, owner, path, blob)
+	})
+	for slot := range slots {
+		rawdb.WriteStorageSnapshot(w.batch, owner, slot.Hashed, slot.Stored)
+		if err := storage.Update(slot.Hashed[:], slot.Stored); err != nil {
+			return common.Hash{}, err
+		}
+		if err := w.flushIfFull(); err != nil {
+			return common.Hash{}, err
+		}
+	}
+	return storage.Hash(), nil
+}
+
 // depthCounter counts the leaves a StackTrie commits by their depth: the
 // nodes a read walks from the root to reach them.
 type depthCounter struct {
@@ -361,18 +389,12 @@ func (d *depthCounter) add(path, blob []byte) {
 
 func build(r recipe, genesis *core.Genesis, datadir string) (*summary, error) {
 	started := time.Now()
-	chaindata := filepath.Join(datadir, "geth", "chaindata")
-	kv, err := pebble.New(chaindata, 512, 1024, "", false)
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
-	}
 	// With its (empty) chain and state history freezers, as geth lays out a
 	// datadir: geth's offline tools (`geth snapshot verify-state`) open it
 	// read-only and need their files to be there.
-	db, err := rawdb.Open(kv, rawdb.OpenOptions{Ancient: filepath.Join(chaindata, "ancient")})
+	kv, db, chaindata, err := openChaindata(datadir)
 	if err != nil {
-		kv.Close()
-		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
+		return nil, err
 	}
 	defer db.Close()
 	states, err := rawdb.NewStateFreezer(filepath.Join(chaindata, "ancient"), false, false)
@@ -419,22 +441,17 @@ func build(r recipe, genesis *core.Genesis, datadir string) (*summary, error) {
 			}
 			slices.SortFunc(slotHashes, func(a, b common.Hash) int { return bytes.Compare(a[:], b[:]) })
 			if len(slotHashes) > 0 {
-				owner := account.hash
-				storage := trie.NewStackTrie(func(path []byte, hash common.Hash, blob []byte) {
-					storageDepths.add(path, blob)
-					rawdb.WriteStorageTrieNode(w.batch, owner, path, blob)
-				})
-				for _, hashed := range slotHashes {
-					encoded, _ := rlp.EncodeToBytes(statekeys.SlotValue(hashed))
-					rawdb.WriteStorageSnapshot(w.batch, owner, hashed, encoded)
-					if err := storage.Update(hashed[:], encoded); err != nil {
-						return nil, err
-					}
-					if err := w.flushIfFull(); err != nil {
-						return nil, err
+				slots := func(yield func(statekeys.Slot) bool) {
+					for _, hashed := range slotHashes {
+						encoded, _ := rlp.EncodeToBytes(statekeys.SlotValue(hashed))
+						if !yield(statekeys.Slot{Hashed: hashed, Stored: encoded}) {
+							return
+						}
 					}
 				}
-				state.Root = storage.Hash()
+				if state.Root, err = w.writeStorage(account.hash, slots, storageDepths.add); err != nil {
+					return nil, err
+				}
 				result.Slots += uint64(len(slotHashes))
 				result.LargestStorage = max(result.LargestStorage, uint64(len(slotHashes)))
 			}
@@ -597,8 +614,17 @@ type overlaid struct {
 	GenesisHash common.Hash `json:"genesis-hash"`
 }
 
-// overlay commits the accounts of an allocation over the genesis state of a
-// datadir and writes the genesis block of the resulting state.
+// overlay puts the accounts of an allocation, in place of any at their
+// addresses, into the genesis state of a datadir and writes the genesis
+// block of the resulting state. It writes what go-ethereum's StateDB and
+// path database would commit for them (their storage tries with the
+// workload slots, their code, the account trie's changed paths, the flat
+// state), but as the builder writes: each account's storage trie streamed
+// through a StackTrie in the order of its hashed keys, so memory holds one
+// account's slots at a time where the StateDB held every slot of every
+// account until its commit (512 workload slots for 13,214 contracts took 24
+// GB). The account trie is the built one with the accounts set, committed
+// in memory (a group's accounts, their paths) and written in place.
 func overlay(path string) (*overlaid, error) {
 	blob, err := os.ReadFile(path)
 	if err != nil {
@@ -620,55 +646,139 @@ func overlay(path string) (*overlaid, error) {
 	if err := alloc.UnmarshalJSON(allocBlob); err != nil {
 		return nil, fmt.Errorf("%s: %v", task.Alloc, err)
 	}
-	withWorkloadSlots(task.Recipe, alloc)
-	chaindata := filepath.Join(task.Datadir, "geth", "chaindata")
-	kv, err := pebble.New(chaindata, 512, 1024, "", false)
+	kv, db, chaindata, err := openChaindata(task.Datadir)
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
-	}
-	db, err := rawdb.Open(kv, rawdb.OpenOptions{Ancient: filepath.Join(chaindata, "ancient")})
-	if err != nil {
-		kv.Close()
-		return nil, fmt.Errorf("opening %s: %v", chaindata, err)
+		return nil, err
 	}
 	defer db.Close()
 	base := rawdb.ReadHeader(db, rawdb.ReadCanonicalHash(db, 0), 0)
 	if base == nil {
 		return nil, fmt.Errorf("%s: no genesis block", chaindata)
 	}
-	nodes := triedb.NewDatabase(db, &triedb.Config{PathDB: pathdb.Defaults})
-	statedb, err := state.New(base.Root, state.NewDatabase(nodes, nil))
+	// Read-only: the path database only resolves the built account trie's
+	// nodes; this function writes the changes itself.
+	nodes := triedb.NewDatabase(db, &triedb.Config{PathDB: pathdb.ReadOnly})
+	defer nodes.Close()
+	accounts, err := trie.New(trie.StateTrieID(base.Root), nodes)
 	if err != nil {
-		nodes.Close()
-		return nil, fmt.Errorf("%s: the genesis state: %v", chaindata, err)
+		return nil, fmt.Errorf("%s: the genesis state %s: %v", chaindata, base.Root.Hex(), err)
 	}
-	for address, account := range alloc {
+	w := &writer{db: db, batch: db.NewBatch()}
+	addresses := slices.SortedFunc(maps.Keys(alloc), func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
+	for _, address := range addresses {
+		account := alloc[address]
+		hashed := crypto.Keccak256Hash(address[:])
+		if err := checkReplaceable(accounts, hashed); err != nil {
+			return nil, fmt.Errorf("%s: account %s: %v", task.Alloc, address.Hex(), err)
+		}
+		state := types.StateAccount{Nonce: account.Nonce, Balance: new(uint256.Int), CodeHash: types.EmptyCodeHash.Bytes()}
 		if account.Balance != nil {
-			statedb.SetBalance(address, uint256.MustFromBig(account.Balance), tracing.BalanceIncreaseGenesisBalance)
+			state.Balance = uint256.MustFromBig(account.Balance)
 		}
-		statedb.SetCode(address, account.Code, tracing.CodeChangeGenesis)
-		statedb.SetNonce(address, account.Nonce, tracing.NonceChangeGenesis)
-		for key, value := range account.Storage {
-			statedb.SetState(address, key, value)
+		workloadSlots := uint64(0)
+		if len(account.Code) > 0 {
+			codeHash := crypto.Keccak256Hash(account.Code)
+			rawdb.WriteCode(w.batch, codeHash, account.Code)
+			state.CodeHash = codeHash.Bytes()
+			workloadSlots = task.Recipe.WorkloadSlots
+		}
+		slots := storageSlots(account.Storage, statekeys.WorkloadSlots(task.Recipe.Seed, address, workloadSlots))
+		if state.Root, err = w.writeStorage(hashed, slices.Values(slots), nil); err != nil {
+			return nil, err
+		}
+		rawdb.WriteAccountSnapshot(w.batch, hashed, types.SlimAccountRLP(state))
+		full, err := rlp.EncodeToBytes(&state)
+		if err != nil {
+			return nil, err
+		}
+		if err := accounts.Update(hashed[:], full); err != nil {
+			return nil, err
 		}
 	}
-	root, err := statedb.Commit(params.Rules{}, 0)
-	if err != nil {
-		nodes.Close()
-		return nil, err
+	root, changed := accounts.Commit(false)
+	if changed != nil {
+		changed.ForEachWithOrder(func(path string, node *trienode.Node) {
+			if node.IsDeleted() {
+				rawdb.DeleteAccountTrieNode(w.batch, []byte(path))
+			} else {
+				rawdb.WriteAccountTrieNode(w.batch, []byte(path), node.Blob)
+			}
+		})
 	}
-	if err := nodes.Commit(root, false); err != nil {
-		nodes.Close()
-		return nil, err
-	}
-	if err := nodes.Close(); err != nil {
+	// The flat state, now the new root's, stays complete (the builder's marker).
+	rawdb.WriteSnapshotRoot(w.batch, root)
+	if err := w.batch.Write(); err != nil {
 		return nil, err
 	}
 	block, err := writeGenesis(db, genesis, root)
 	if err != nil {
 		return nil, err
 	}
+	if err := kv.SyncKeyValue(); err != nil {
+		return nil, err
+	}
 	return &overlaid{StateRoot: root, GenesisHash: block.Hash()}, nil
+}
+
+// checkReplaceable refuses to replace an account of the built state that
+// has storage: its storage trie would have to be deleted node by node. The
+// recipe's contracts lie at addresses derived from its seed, which no
+// group's account has.
+func checkReplaceable(accounts *trie.Trie, hashed common.Hash) error {
+	leaf, err := accounts.Get(hashed[:])
+	if err != nil || leaf == nil {
+		return err
+	}
+	var existing types.StateAccount
+	if err := rlp.DecodeBytes(leaf, &existing); err != nil {
+		return err
+	}
+	if existing.Root != types.EmptyRootHash {
+		return errors.New("the background state holds a contract with storage at that address")
+	}
+	return nil
+}
+
+// storageSlots is an account's storage as its trie holds it, in the order
+// of the hashed keys: its own slots (zero values are no slot) and its
+// workload slots (in that order), its own winning should a key coincide, as
+// balgen-state-root builds it.
+func storageSlots(own map[common.Hash]common.Hash, workload []statekeys.Slot) []statekeys.Slot {
+	slots := make([]statekeys.Slot, 0, len(own)+len(workload))
+	mine := make(map[common.Hash]bool, len(own))
+	for key, value := range own {
+		if value == (common.Hash{}) {
+			continue
+		}
+		hashed := crypto.Keccak256Hash(key[:])
+		stored, _ := rlp.EncodeToBytes(common.TrimLeftZeroes(value[:]))
+		slots = append(slots, statekeys.Slot{Hashed: hashed, Stored: stored})
+		mine[hashed] = true
+	}
+	for _, slot := range workload {
+		if !mine[slot.Hashed] {
+			slots = append(slots, slot)
+		}
+	}
+	slices.SortFunc(slots, func(a, b statekeys.Slot) int { return bytes.Compare(a.Hashed[:], b.Hashed[:]) })
+	return slots
+}
+
+// openChaindata opens, to write, the database of the geth datadir at
+// datadir with its freezers: the key-value store (to sync it), the database
+// and the chaindata folder's path (for messages).
+func openChaindata(datadir string) (*pebble.Database, ethdb.Database, string, error) {
+	chaindata := filepath.Join(datadir, "geth", "chaindata")
+	kv, err := pebble.New(chaindata, 512, 1024, "", false)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("opening %s: %v", chaindata, err)
+	}
+	db, err := rawdb.Open(kv, rawdb.OpenOptions{Ancient: filepath.Join(chaindata, "ancient")})
+	if err != nil {
+		kv.Close()
+		return nil, nil, "", fmt.Errorf("opening %s: %v", chaindata, err)
+	}
+	return kv, db, chaindata, nil
 }
 
 // writeGenesis writes the genesis block of `genesis` over the state `root`
