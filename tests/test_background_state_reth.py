@@ -53,6 +53,9 @@ def test_a_state_whose_reth_init_would_not_fit_is_refused_before_anything_is_wri
         reth.check_init_resources(recipe, tmp_path)
     assert list(tmp_path.iterdir()) == []
     reth.check_init_resources(parse_recipe(RECIPE), tmp_path)  # a small one fits
+    # The group's workload slots are in the genesis file too: a billion of them would not fit either.
+    with pytest.raises(BadInput, match=r"reth init of it needs about \d+\.\d GB of memory"):
+        reth.check_init_resources(parse_recipe(RECIPE), tmp_path, workload_slots=10**9)
 
 
 @pytest.mark.integration

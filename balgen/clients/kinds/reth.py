@@ -304,21 +304,27 @@ INIT_MEMORY_PER_GENESIS_BYTE = 3.7
 genesis code holding the parsed alloc, docs/state.md)."""
 
 
-def genesis_file_bytes(recipe: StateRecipe) -> int:
-    """The size of the whole-state genesis file `reth init` reads for `recipe`, estimated from its counts."""
+def genesis_file_bytes(recipe: StateRecipe, workload_slots: int = 0) -> int:
+    """
+    The size of the whole-state genesis file `reth init` reads for `recipe`,
+    estimated from its counts and the `workload_slots` its group's contracts
+    get beside them (the recipe's `workload_slots` times the group's accounts
+    with code).
+    """
     return int(
-        recipe.accounts * GENESIS_BYTES_PER_ACCOUNT + recipe.slots * GENESIS_BYTES_PER_SLOT
+        recipe.accounts * GENESIS_BYTES_PER_ACCOUNT + (recipe.slots + workload_slots) * GENESIS_BYTES_PER_SLOT
         + 2 * recipe.contracts * recipe.mean_code_bytes
     )  # fmt: skip
 
 
-def check_init_resources(recipe: StateRecipe, folder: Path) -> None:
+def check_init_resources(recipe: StateRecipe, folder: Path, workload_slots: int = 0) -> None:
     """
     `BadInput` naming what is short when `reth init` of `recipe`'s whole
-    state could not finish here: the memory its genesis code holds the alloc
-    in, or the disk for the genesis file and the datadir under `folder`.
+    state, with a group's `workload_slots` generated slots, could not finish
+    here: the memory its genesis code holds the alloc in, or the disk for the
+    genesis file and the datadir under `folder`.
     """
-    file_bytes = genesis_file_bytes(recipe)
+    file_bytes = genesis_file_bytes(recipe, workload_slots)
     memory = int(file_bytes * INIT_MEMORY_PER_GENESIS_BYTE)
     limit = memory_limit()
     if limit is not None and memory > limit.available:
@@ -397,7 +403,8 @@ def background_datadir(
         found = None
     if found == expected:
         return folder / "datadir"
-    check_init_resources(recipe, folder)
+    accounts = list(accounts)
+    check_init_resources(recipe, folder, recipe.workload_slots * sum(1 for _, account in accounts if account.code))
     folder.parent.mkdir(parents=True, exist_ok=True)
     for leftover in folder.parent.glob(f".building-{genesis_hash[:18]}-*"):
         # An interrupted build's, if the process that made it is gone (its pid ends the name).
