@@ -50,6 +50,7 @@ def test_the_engine_import_is_judged_once_by_the_replay_of_the_same_engine_x_fix
     assert demo.main() == 0
     verify, replay = arguments["verify"], arguments["replay"]
     assert verify[verify.index("--without") + 1] == "engine"
+    assert verify[0] == str(demo.OUTPUT / "blockchain_tests"), "only blockchain_test files: no other format has a verifier left"
     assert replay[0] == str(demo.OUTPUT / "blockchain_tests_engine_x")
 
 
