@@ -43,7 +43,8 @@ from ..verify.engine_import import engine_outcomes, engine_suite
 from ..verify.evm_runners import RunningVerifiers
 from ..verify.applicability import REVME_VERSION, Filled, Specs
 from ..verify.ethereumjs import (
-    EthereumjsInstall, EthereumjsRuns, batches, deadline_for, fixture_block_gas, located_ethereumjs,
+    EthereumjsInstall, EthereumjsRuns, batches, deadline_for, fixture_block_gas, fixture_last_block_gas,
+    located_ethereumjs, work_from_bal,
 )
 from ..verify.outcomes import Outcome, Verifier
 from ..verify.verdicts_file import VERIFY_JSON, VerifyResult, sorted_verdicts
@@ -182,6 +183,9 @@ class Plan:
     """Per blockchain_test file, the gas its blocks use (every fixture of it: ethereumjs runs them all)."""
     setup_known: frozenset[Path] = frozenset()
     """blockchain_test files whose every fixture is balgen's: each block before the last is setup."""
+    work_from_bal: dict[Path, int] = field(default_factory=dict)
+    """Per file of `setup_known`, ethereumjs's work when it applies the setup from the BAL (`work_from_bal`):
+    how its batches are balanced, since the setup's gas (the contract sets' deployments) says little there."""
 
     @property
     def blockchain_count(self) -> int:
@@ -199,12 +203,14 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     has_engine = False
     filled: dict[str, Filled] = {}
     gas: dict[Path, int] = {}
+    executed: dict[Path, int] = {}
     others: set[Path] = set()
     for file in fixture_files(path):
         for test_id, fixture in read_fixture_document(file).items():
             readers = verifiers_of(fixture)
             if Verifier.ETHEREUMJS in readers:
                 gas[file] = gas.get(file, 0) + fixture_block_gas(fixture)
+                executed[file] = executed.get(file, 0) + fixture_last_block_gas(fixture)
                 if not balgens(fixture):
                     others.add(file)
             if not selection(test_id) or not readers:
@@ -222,7 +228,9 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
         what = f"-k {selection.keyword!r} matches no" if selection.keyword else f"{path}: no"
         verified = format_names(formats_where(lambda known: bool(known.verifiers)))
         raise BadInput(f"{what} {', '.join(verified[:-1])} or {verified[-1]} fixture to verify")
-    return Plan(blockchain, engine, len(ids), filled, gas, frozenset(gas.keys() - others))
+    setup_known = frozenset(gas.keys() - others)
+    from_bal = {file: work_from_bal(executed[file], file.stat().st_size) for file in setup_known}
+    return Plan(blockchain, engine, len(ids), filled, gas, setup_known, from_bal)
 
 
 def balgens(fixture: dict[str, Any]) -> bool:
@@ -319,7 +327,7 @@ def _queued_for_ethereumjs(
     checks: Plan, specs: Specs, runs: EthereumjsRuns, progress: _Progress, execute_setup: bool
 ) -> list[Path]:
     """
-    Queue every file with a test ethereumjs can judge, in batches of about equal gas, one node
+    Queue every file with a test ethereumjs can judge, in batches of about equal work, one node
     process each (`batches`), the heaviest first; the files queued.
     """
     judged = [
@@ -328,7 +336,7 @@ def _queued_for_ethereumjs(
     ]  # fmt: skip
     for setup_from_bal in (True, False):
         alike = [file for file in judged if (not execute_setup and file in checks.setup_known) == setup_from_bal]
-        for batch in batches(alike, checks.gas, runs.workers):
+        for batch in batches(alike, checks.work_from_bal if setup_from_bal else checks.gas, runs.workers):
             runs.submit(
                 batch, deadline_for(sum(checks.gas[file] for file in batch)),
                 names={file: checks.blockchain[file] for file in batch},

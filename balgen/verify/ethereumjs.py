@@ -177,6 +177,32 @@ def fixture_block_gas(fixture: Any) -> int:
     return headers + payloads
 
 
+def fixture_last_block_gas(fixture: Any) -> int:
+    """The gas one fixture's last block (or payload) uses; 0 for a non-fixture or an empty chain."""
+    if not isinstance(fixture, dict):
+        return 0
+    if blocks := fixture.get("blocks"):
+        return int(blocks[-1].get("blockHeader", {}).get("gasUsed", "0x0"), 16)
+    if payloads := fixture.get("engineNewPayloads"):
+        return int(payloads[-1]["params"][0].get("gasUsed", "0x0"), 16)
+    return 0
+
+
+WORK_PER_FILE_BYTE = 1
+"""What a byte of a fixture file costs ethereumjs when its setup blocks are applied from their BAL, in gas
+of an executed block: reading the file, decoding the setup blocks (each transaction's signature is
+checked), writing their BAL into the state and its root. Measured (2026-11-29, verify.mjs, CPU seconds per
+fixture): about 0.12 CPU-s per executed Mgas and 0.12 per MB of file, e.g. `extcodehash-greedy-60M`
+(60 Mgas executed, 43 MB, 18.6 Ggas of setup) 12.3 s, `mixed_dep-max-group1-60M` (60 Mgas, 15 MB) 10.5 s.
+The setup's own gas says little there: the contract sets' deployments are 141 Ggas of the suite's 145
+and are applied in seconds."""
+
+
+def work_from_bal(executed_gas: int, file_bytes: int) -> int:
+    """ethereumjs's work on a file whose setup it applies from the BAL: the gas it executes, plus its bytes' worth."""
+    return executed_gas + WORK_PER_FILE_BYTE * file_bytes
+
+
 def block_gas(files: Iterable[Path]) -> int:
     """The gas every block of every fixture in `files` uses."""
     return sum(fixture_block_gas(fixture) for path in files for fixture in read_fixture_document(path).values())
@@ -188,18 +214,19 @@ of the gas on two cores) and the progress bar moves, few enough that node's star
 (a third of the CPU of a 30M fixture run alone) are paid a few times, not once per file."""
 
 
-def batches(files: Sequence[Path], gas: Mapping[Path, int], workers: int) -> list[list[Path]]:
+def batches(files: Sequence[Path], work: Mapping[Path, int], workers: int) -> list[list[Path]]:
     """
-    `files` in at most `workers * BATCHES_PER_WORKER` batches of about equal gas (by `gas`, per file):
-    each file goes to the lightest batch so far, the most gas first. The batches come heaviest first and
-    each lists its files heaviest first, so the last runs to start are short ones.
+    `files` in at most `workers * BATCHES_PER_WORKER` batches of about equal work (by `work`, per file:
+    the gas ethereumjs executes, or `work_from_bal`): each file goes to the lightest batch so far, the
+    most work first. The batches come heaviest first and each lists its files heaviest first, so the
+    last runs to start are short ones.
     """
     count = min(len(files), max(1, workers) * BATCHES_PER_WORKER)
     filled: list[tuple[int, list[Path]]] = [(0, []) for _ in range(count)]
-    for file in sorted(files, key=lambda file: -gas[file]):
+    for file in sorted(files, key=lambda file: -work[file]):
         lightest = min(range(count), key=lambda index: filled[index][0])
         total, members = filled[lightest]
-        filled[lightest] = (total + gas[file], [*members, file])
+        filled[lightest] = (total + work[file], [*members, file])
     return [members for _, members in sorted(filled, key=lambda batch: -batch[0]) if members]
 
 
