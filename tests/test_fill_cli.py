@@ -1,5 +1,6 @@
 """
-`balgen fill` as a user runs it: a subprocess, small gas values, real t8n.
+`balgen fill` as a user runs it: a subprocess, small gas values, real t8n
+(the commands refused before pytest starts run in the test process).
 
 What a user relies on: the files land exactly where the documented layout
 says, in the right format for the right fork; the same command gives the same
@@ -25,6 +26,7 @@ from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_evm
 from balgen.model.workload import Placement
 
 from fill_runs import one_fixture_per_family, run_fill, shared_sample_fill, shared_suite_fill
+from in_process import balgen_in_process
 
 FORMATS = {
     "blockchain_tests": "blockchain_test",
@@ -225,9 +227,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path: Path, case: 
     crashing_t8n(tmp_path)
     (tmp_path / "plain-file").write_text("not a program\n")
     output = tmp_path / "out"
-    completed = run_fill(
-        "--output", output, *(a.format(tmp=tmp_path) for a in arguments), cwd=tmp_path
-    )
+    completed = balgen_in_process("fill", "--output", output, *(a.format(tmp=tmp_path) for a in arguments), cwd=tmp_path)
     assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
     lines = completed.stderr.splitlines()
     assert len(lines) == 1, f"want one line on stderr, got: {completed.stderr!r}"
@@ -243,7 +243,7 @@ def test_missing_pinned_evm_is_bad_input(tmp_path: Path) -> None:
     empty_tools.mkdir()
     output = tmp_path / "out"
     env = {**os.environ, "BALGEN_TOOLS": str(empty_tools)}
-    completed = run_fill("--gas-benchmark-values", "1", "--output", output, cwd=tmp_path, env=env)
+    completed = balgen_in_process("fill", "--gas-benchmark-values", "1", "--output", output, cwd=tmp_path, env=env)
     assert completed.returncode == 2
     lines = completed.stderr.splitlines()
     assert len(lines) == 1, completed.stderr
@@ -261,7 +261,7 @@ def test_unwritable_output_is_bad_input(tmp_path: Path, where: str) -> None:
     blocker = tmp_path / "afile"
     blocker.write_text("keep me\n")
     output = blocker / "out" if where == "under-a-file" else Path("/proc/balgen-fixtures")
-    completed = run_fill("--gas-benchmark-values", "1", "--output", output, cwd=tmp_path)
+    completed = balgen_in_process("fill", "--gas-benchmark-values", "1", "--output", output, cwd=tmp_path)
     assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
     lines = completed.stderr.splitlines()
     assert len(lines) == 1 and "--output" in lines[0] and str(output) in lines[0], completed.stderr
@@ -277,8 +277,8 @@ def test_gas_value_below_the_floor_is_refused_before_filling(tmp_path: Path) -> 
     its fixtures one by one at exit code 1 and leave an empty folder.
     """
     output = tmp_path / "out"
-    completed = run_fill(
-        "--gas-benchmark-values", "0.02,1", "--output", output, "-k", "serial_chain-max", cwd=tmp_path
+    completed = balgen_in_process(
+        "fill", "--gas-benchmark-values", "0.02,1", "--output", output, "-k", "serial_chain-max", cwd=tmp_path
     )
     assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
     assert completed.stderr == "balgen fill: --gas-benchmark-values: '0.02' is outside 1 to 1000 (millions of gas)\n"

@@ -35,6 +35,7 @@ from balgen.plumbing.errors import TransitionToolError
 from balgen.plumbing.toolchain import pinned_evm, pinned_geth
 from balgen.verify import evm_runners
 
+from in_process import balgen_in_process
 from processes_left import descendants, left_running
 from test_replay_harness import _header, _pre, write_genesis_of_dicts
 
@@ -45,7 +46,11 @@ COMMAND_TIMEOUT = 120
 
 
 def balgen_subprocess(*argv: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`balgen ARGV` as a user runs it, bounded by `COMMAND_TIMEOUT`."""
+    """
+    `balgen ARGV` as a user runs it, bounded by `COMMAND_TIMEOUT`: for the
+    inputs that would hang or exhaust the test process if balgen read them
+    (a FIFO, /dev/zero); the rest run in the test process (`balgen_in_process`).
+    """
     return subprocess.run(
         [sys.executable, "-m", "balgen.commands.main", *map(str, argv)],
         capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False, env=env, cwd=cwd,
@@ -243,7 +248,7 @@ def test_a_t8n_reporting_wrong_state_roots_is_refused_naming_the_block(tmp_path:
     """Before: fixtures with the wrong roots (two of three formats) and exit 0."""
     lying = script(tmp_path / "evm", LYING_T8N.format(evm=pinned_evm(), honest=honest, lie="11" * 32))
     output = tmp_path / "out"
-    completed = balgen_subprocess(
+    completed = balgen_in_process(
         "fill", "--gas-benchmark-values", "1", "-k", NAME, "--evm-bin", lying, "--output", output, env=tools_env()
     )
     line = one_line(completed.stderr, "fill")
@@ -272,7 +277,7 @@ def test_an_evm_without_the_access_tracer_is_refused_once_before_filling(tmp_pat
     """Before: one failure line per fixture (39 plus pytest's) for the default suite."""
     stock = script(tmp_path / "evm", STOCK_EVM.format(evm=pinned_evm()))
     output = tmp_path / "out"
-    completed = balgen_subprocess(
+    completed = balgen_in_process(
         "fill", "--gas-benchmark-values", "1", "-k", "serial_chain", "--evm-bin", stock, "--output", output, env=tools_env()
     )
     line = one_line(completed.stderr, "fill")
@@ -300,7 +305,7 @@ def test_a_missing_balgen_state_root_is_one_line_before_pytest_starts(tmp_path: 
     """Before: "7 errors during collection", "balgen fill: interrupted", exit 130."""
     env = _tools_without_state_root(tmp_path)
     output = tmp_path / "out"
-    completed = balgen_subprocess("fill", "--gas-benchmark-values", "1", "--output", output, env=env, cwd=tmp_path)
+    completed = balgen_in_process("fill", "--gas-benchmark-values", "1", "--output", output, env=env, cwd=tmp_path)
     line = one_line(completed.stderr, "fill")
     assert completed.returncode == 2, completed.stderr
     assert line.startswith(f"balgen fill: balgen-state-root: not found in BALGEN_TOOLS={tmp_path / 'tools'} (run `make tools`"), line
@@ -366,7 +371,7 @@ def test_replay_refuses_a_group_file_of_another_genesis_before_a_client_starts(t
     started = tmp_path / "client-started"
     client = script(tmp_path / "geth", f'touch {started}\nexec {pinned_geth()} "$@"\n')
     output = tmp_path / "results"
-    completed = balgen_subprocess("replay", suite, "--client-bin", client, "--output", output, env=tools_env())
+    completed = balgen_in_process("replay", suite, "--client-bin", client, "--output", output, env=tools_env())
     assert completed.returncode == 2, completed.stderr
     _refused_as_another_genesis(one_line(completed.stderr, "replay"), "replay", fixture, group, parent)
     assert not started.exists(), "a client was started"
@@ -378,7 +383,7 @@ def test_genesis_refuses_a_group_file_of_another_genesis_and_writes_nothing(tmp_
     """Before: exit 0, the file's genesis written into a folder and README named by the payloads' parent hash."""
     suite, fixture, group, parent = _group_of_another_genesis(tmp_path, serial_chain_fill)
     output = tmp_path / "genesis"
-    completed = balgen_subprocess("genesis", suite, "--client", "geth", "--output", output, env=tools_env())
+    completed = balgen_in_process("genesis", suite, "--client", "geth", "--output", output, env=tools_env())
     assert completed.returncode == 2, completed.stderr
     _refused_as_another_genesis(one_line(completed.stderr, "genesis"), "genesis", fixture, group, parent)
     assert not output.exists()
@@ -390,7 +395,7 @@ def test_a_group_file_without_balgen_state_root_is_one_line(tmp_path: Path, seri
     """The group's genesis hash needs the tool: without it, the missing-tool line, nothing written."""
     output = tmp_path / "genesis"
     env = _tools_without_state_root(tmp_path)
-    completed = balgen_subprocess("genesis", serial_chain_fill, "--client", "geth", "--output", output, env=env)
+    completed = balgen_in_process("genesis", serial_chain_fill, "--client", "geth", "--output", output, env=env)
     assert completed.returncode == 2, completed.stderr
     line = one_line(completed.stderr, "genesis")
     assert line.startswith(f"balgen genesis: balgen-state-root: not found in BALGEN_TOOLS={tmp_path / 'tools'} (run `make tools`"), line
@@ -549,7 +554,7 @@ def test_report_shows_an_output_path_with_control_characters_escaped(tmp_path: P
     baseline = write_run(tmp_path / "a", results_document("a", {NAME: 100.0, "other-1M": 50.0}))
     other = write_run(tmp_path / "b", results_document("b", {NAME: 110.0, "other-1M": 55.0}))
     output = tmp_path / "out\x1b[31mred"
-    completed = balgen_subprocess("report", baseline, other, "--output", output)
+    completed = balgen_in_process("report", baseline, other, "--output", output)
     assert completed.returncode == 0, completed.stderr
     assert "\x1b" not in completed.stdout + completed.stderr
     assert f"report written to {tmp_path}/out\\x1b[31mred/report.md" in completed.stdout, completed.stdout[-500:]

@@ -38,6 +38,7 @@ from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 from balgen.verify.ethereumjs import EthereumjsInstall, located_ethereumjs, run_ethereumjs
 
 from fill_runs import shared_fill
+from in_process import balgen_in_process
 from processes_left import processes_mentioning
 from simulated_chain import SimulatedChain, SimulatedSender, served
 from test_devnet_matching import ROOT_KEY
@@ -91,7 +92,7 @@ def test_two_runs_with_nothing_to_compare_are_still_refused(tmp_path: Path) -> N
     only_two["modes"] = [mode for mode in only_two["modes"] if mode["name"] in ("sequential", "full")]
     only_two["tests"] = [test for test in only_two["tests"] if test["mode"] in ("sequential", "full")]
     (run / "results.json").write_text(json.dumps(only_two))
-    completed = balgen_subprocess("report", run, "--output", tmp_path / "report")
+    completed = balgen_in_process("report", run, "--output", tmp_path / "report")
     assert completed.returncode == 2, completed.stderr
     assert one_line(completed.stderr, "report").endswith("have no passed, measured test in common: nothing to compare")
     assert not (tmp_path / "report").exists()
@@ -99,7 +100,7 @@ def test_two_runs_with_nothing_to_compare_are_still_refused(tmp_path: Path) -> N
 
 def test_a_mode_name_with_escape_sequences_reaches_neither_terminal_nor_stderr(tmp_path: Path) -> None:
     run = _edited_modes_run(tmp_path / "run", renamed=("full", "full\x1b[2J[bold]x[/x]"))
-    completed = balgen_subprocess("report", run, "--output", tmp_path / "report")
+    completed = balgen_in_process("report", run, "--output", tmp_path / "report")
     assert completed.returncode == 0, completed.stderr
     assert "\x1b" not in completed.stdout and "geth-modes-full\\x1b[2J[bold]x[/x]" in completed.stdout
     assert completed.stderr == "", "no matplotlib warning (a glyph its font lacks) on stderr"
@@ -145,7 +146,7 @@ def test_a_stop_signal_handled_inside_a_finalizer_still_stops_the_command(stop: 
 def test_more_modes_than_nodes_that_may_run_at_once_are_refused_before_any_starts(tmp_path: Path) -> None:
     output = tmp_path / "results"
     nine = ",".join(["sequential"] * 9)  # an A/A/A... run: sequential, sequential#2, ...
-    completed = balgen_subprocess(
+    completed = balgen_in_process(
         "replay", tmp_path, "--client", "reth", "--client-bin", sys.executable, "--modes", nine, "--output", output
     )
     assert completed.returncode == 2, completed.stderr
@@ -275,7 +276,7 @@ def test_a_verifier_printing_malformed_output_is_one_line(tmp_path: Path, stdout
 
 def test_invalid_bal_fixtures_for_a_fork_without_access_lists_are_refused_before_filling(tmp_path: Path) -> None:
     output = tmp_path / "out"
-    completed = balgen_subprocess(
+    completed = balgen_in_process(
         "fill", "--fork", "Osaka", "-k", "invalid_bal_mixed_dep", "--gas-benchmark-values", "1", "--output", output
     )
     assert completed.returncode == 2, completed.stderr
@@ -485,7 +486,7 @@ def test_ctrl_c_handled_inside_a_finalizer_during_a_fill_stops_it(tmp_path: Path
 def test_inspect_refuses_a_group_file_of_another_genesis(tmp_path: Path, serial_chain_fill: Path) -> None:
     """Before: inspect showed the graph over another group's state without a word (replay, genesis and verify refused it)."""
     suite, fixture, group, parent = _group_of_another_genesis(tmp_path, serial_chain_fill)
-    completed = balgen_subprocess("inspect", suite, env=tools_env())
+    completed = balgen_in_process("inspect", suite, env=tools_env())
     assert completed.returncode == 2, completed.stderr
     _refused_as_another_genesis(one_line(completed.stderr, "inspect"), "inspect", fixture, group, parent)
     assert completed.stdout == ""
@@ -498,7 +499,7 @@ def test_replay_output_on_a_symlink_loop_or_a_dangling_link_is_one_line(tmp_path
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "results")
     for output, complaint in ((tmp_path / "a", "a loop of symbolic links"),
                               (tmp_path / "dangling", f"a symbolic link to {tmp_path / 'nowhere' / 'results'}, which does not exist")):  # fmt: skip
-        completed = balgen_subprocess("replay", serial_chain_fill, "--output", output, env=tools_env())
+        completed = balgen_in_process("replay", serial_chain_fill, "--output", output, env=tools_env())
         assert completed.returncode == 2, completed.stderr
         assert one_line(completed.stderr, "replay") == f"balgen replay: --output {output}: {complaint}"
     assert not (tmp_path / "nowhere").exists()

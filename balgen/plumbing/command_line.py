@@ -12,11 +12,13 @@ another command or from the pytest plugin.
 from __future__ import annotations
 
 import argparse
+import functools
 import re
-from typing import Callable, NoReturn
+from typing import TYPE_CHECKING, Callable, NoReturn
 
-import pyparsing as pp
-from rich.console import Console
+if TYPE_CHECKING:
+    import pyparsing as pp
+    from rich.console import Console
 
 from .errors import BadInput
 
@@ -43,6 +45,8 @@ _IDENTIFIER_CHARACTERS = r"\w:+\-.\[\]\\/"
 
 def _operator(word: str) -> pp.Regex:
     """`and`/`or`/`not` as a whole word: `and-x` is one identifier, as in pytest."""
+    import pyparsing as pp
+
     return pp.Regex(f"{word}(?![{_IDENTIFIER_CHARACTERS}])")
 
 
@@ -66,14 +70,22 @@ def _any_of(tokens: pp.ParseResults) -> KeywordExpression:
     return lambda name: any(operand(name) for operand in operands)
 
 
-_AND, _OR, _NOT = _operator("and"), _operator("or"), _operator("not")
-_IDENTIFIER = ~(_AND | _OR | _NOT) + pp.Regex(f"[{_IDENTIFIER_CHARACTERS}]+")
-_IDENTIFIER.set_parse_action(_substring)
-_KEYWORD_GRAMMAR = pp.infix_notation(
-    _IDENTIFIER,
-    [(_NOT, 1, pp.OpAssoc.RIGHT, _negation), (_AND, 2, pp.OpAssoc.LEFT, _all_of), (_OR, 2, pp.OpAssoc.LEFT, _any_of)],
-)
-"""pytest's `-k` grammar: `not` binds tighter than `and`, `and` than `or`; parentheses group."""
+@functools.cache
+def _keyword_grammar() -> pp.ParserElement:
+    """
+    pytest's `-k` grammar: `not` binds tighter than `and`, `and` than `or`;
+    parentheses group. Built (and pyparsing imported, a tenth of a second)
+    the first time a command is given `-k`, not by every command that starts.
+    """
+    import pyparsing as pp
+
+    and_, or_, not_ = _operator("and"), _operator("or"), _operator("not")
+    identifier = ~(and_ | or_ | not_) + pp.Regex(f"[{_IDENTIFIER_CHARACTERS}]+")
+    identifier.set_parse_action(_substring)
+    return pp.infix_notation(
+        identifier,
+        [(not_, 1, pp.OpAssoc.RIGHT, _negation), (and_, 2, pp.OpAssoc.LEFT, _all_of), (or_, 2, pp.OpAssoc.LEFT, _any_of)],
+    )
 
 
 def keyword_matcher(expression: str | None) -> KeywordExpression | None:
@@ -84,8 +96,10 @@ def keyword_matcher(expression: str | None) -> KeywordExpression | None:
     """
     if expression is None or not expression.strip():
         return None
+    import pyparsing as pp
+
     try:
-        return _KEYWORD_GRAMMAR.parse_string(expression, parse_all=True)[0]
+        return _keyword_grammar().parse_string(expression, parse_all=True)[0]
     except pp.ParseBaseException as error:
         word = re.match(f"[{_IDENTIFIER_CHARACTERS}]+|\\S|$", expression[error.loc :])
         found = repr(word.group()) if word and word.group() else "end of expression"
@@ -115,5 +129,7 @@ def wide_console() -> Console:
     A console for tables: the terminal's width, or 200 columns when the
     output is a file or pipe (rich's 80 would truncate every cell).
     """
+    from rich.console import Console
+
     console = Console()
     return console if console.is_terminal else Console(width=200)
