@@ -37,7 +37,9 @@ import { Common, Hardfork, Mainnet, createCustomCommon } from '@ethereumjs/commo
 import { RLP } from '@ethereumjs/rlp'
 import { MerklePatriciaTrie } from '@ethereumjs/mpt'
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager'
+import { AccessList2930Tx, Blob4844Tx, EOACode7702Tx, FeeMarket1559Tx, LegacyTx } from '@ethereumjs/tx'
 import {
+  Address,
   bigIntToUnpaddedBytes,
   bytesToHex,
   concatBytes,
@@ -117,6 +119,31 @@ function useRememberedParamsCaches() {
   }
 }
 useRememberedParamsCaches()
+
+/**
+ * A signed transaction's sender address derived once. ethereumjs keeps a frozen transaction's recovered
+ * public key (`cache.senderPubKey`) but derives the address from it again at every `getSenderAddress`,
+ * hashing with noble's JavaScript keccak: block validation, `runTx` and EIP-2780's intrinsic gas each ask,
+ * a twentieth of the CPU time of a block of 2,000 transactions. A frozen transaction (ethereumjs's default;
+ * its signature cannot change) gets its address's bytes kept here on the first ask, and every ask a new
+ * `Address` of them, as before; an error (a bad signature) is thrown at every ask, as before.
+ */
+function useRememberedSenders() {
+  const senders = new WeakMap()
+  for (const transactionClass of [LegacyTx, AccessList2930Tx, FeeMarket1559Tx, Blob4844Tx, EOACode7702Tx]) {
+    const getSenderAddress = transactionClass.prototype.getSenderAddress
+    transactionClass.prototype.getSenderAddress = function rememberedSenderAddress() {
+      if (!Object.isFrozen(this)) return getSenderAddress.call(this)
+      let bytes = senders.get(this)
+      if (bytes === undefined) {
+        bytes = getSenderAddress.call(this).bytes.slice()
+        senders.set(this, bytes)
+      }
+      return new Address(bytes.slice())
+    }
+  }
+}
+useRememberedSenders()
 
 // keccak-256 and sender recovery in native code where it loads (native_crypto.mjs says why and how it is
 // checked); BALGEN_ETHEREUMJS_JS_CRYPTO=1 keeps ethereumjs's JavaScript ones, to compare verdicts.
