@@ -7,8 +7,6 @@ writing one file per group (or nothing, on bad input).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,8 @@ from balgen.fixtures.reading import held_accounts, validated
 from balgen.ethereum.forks import AMSTERDAM, OSAKA
 from balgen.replay.targets import preset_with_client_args
 from balgen.chain.system_calls import system_address
+
+from in_process import balgen_in_process
 
 HEADER = {
     "number": "0x00",
@@ -162,16 +162,10 @@ def test_a_preset_without_a_config_file_passes_config_on() -> None:
     assert preset_with_client_args("--config reth.toml", KINDS["reth"].preset) == (KINDS["reth"].preset, ("--config", "reth.toml"))
 
 
-def _balgen(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", *map(str, args)], capture_output=True, text=True, timeout=120, check=False
-    )
-
-
 @pytest.mark.integration
 def test_balgen_genesis_writes_one_file_per_group(serial_chain_fill: Path, tmp_path: Path) -> None:
     out = tmp_path / "genesis"
-    completed = _balgen("genesis", serial_chain_fill, "--client", "reth,nethermind", "--output", out)
+    completed = balgen_in_process("genesis", serial_chain_fill, "--client", "reth,nethermind", "--output", out)
     assert completed.returncode == 0, completed.stderr
     pre_alloc = next((serial_chain_fill / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json"))
     group = json.loads(pre_alloc.read_text())
@@ -185,14 +179,14 @@ def test_balgen_genesis_writes_one_file_per_group(serial_chain_fill: Path, tmp_p
     readme = (out / "README.md").read_text()
     assert "reth node --chain" in readme and genesis_hash in readme and "serial_chain-max-1M" in readme
 
-    again = _balgen("genesis", serial_chain_fill, "--client", "reth", "--output", out)
+    again = balgen_in_process("genesis", serial_chain_fill, "--client", "reth", "--output", out)
     assert again.returncode == 2 and "exists already" in again.stderr
 
 
 @pytest.mark.integration
 def test_benchmarkoor_layout_and_bad_input(serial_chain_fill: Path, tmp_path: Path) -> None:
     out = tmp_path / "bm"
-    completed = _balgen("genesis", serial_chain_fill, "--client", "all", "--layout", "benchmarkoor", "--output", out)
+    completed = balgen_in_process("genesis", serial_chain_fill, "--client", "all", "--layout", "benchmarkoor", "--output", out)
     assert completed.returncode == 0, completed.stderr
     pre_hash = next((serial_chain_fill / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json")).stem
     written = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
@@ -206,6 +200,6 @@ def test_benchmarkoor_layout_and_bad_input(serial_chain_fill: Path, tmp_path: Pa
         (("--client", "geth", "-k", "nothing_like_this"), "matches no replayable fixture"),
         (("--client", "parity"), "--client 'parity': unknown client"),
     ):
-        bad = _balgen("genesis", serial_chain_fill, *args, "--output", tmp_path / "bad")
+        bad = balgen_in_process("genesis", serial_chain_fill, *args, "--output", tmp_path / "bad")
         assert bad.returncode == 2 and message in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())

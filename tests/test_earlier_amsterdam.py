@@ -13,7 +13,6 @@ import json
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Iterator
@@ -31,6 +30,7 @@ from balgen.clients.jwt_auth import generate_jwt_secret_file
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin, tools_bin
 
 from fill_runs import shared_earlier_amsterdam_fill
+from in_process import balgen_in_process
 
 pytestmark = [
     pytest.mark.integration,
@@ -134,10 +134,7 @@ def test_reth_of_the_same_spec_imports_every_fixture(filled: Path, tmp_path: Pat
     # (debug_setHead is a no-op there), so every test is imported as a fork of
     # its own and made the head, without rollbacks in between.
     genesis_dir = tmp_path / "genesis"
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", "genesis", str(filled / "blockchain_tests_engine_x"), "--client", "reth",
-         "--output", str(genesis_dir)], capture_output=True, text=True, check=False,
-    )
+    completed = balgen_in_process("genesis", filled / "blockchain_tests_engine_x", "--client", "reth", "--output", genesis_dir)
     assert completed.returncode == 0, completed.stderr
     (genesis,) = genesis_dir.glob("*/genesis.json")
     engine_url, secret = reth_on(genesis)

@@ -21,7 +21,6 @@ import pytest
 from ..chain.background_state import built_state
 from ..chain.header import has_block_access_list
 from ..chain.t8n import TransitionTool
-from ..clients.kinds.geth import empty_genesis
 from ..model.state_recipe import parse_recipe
 from ..plumbing.command_line import BAD_INPUT_EXIT_CODE, OneLineParser, add_keyword_option, keyword_matcher, matches
 from ..plumbing.errors import BadInput
@@ -131,6 +130,8 @@ def check_fork_has_what_the_selection_needs(args: argparse.Namespace) -> None:
 def background_state_folder(text: str, fork: Fork) -> Path:
     """The built background state `--state` names, built now if it is not in the cache (progress on stderr);
     its recipe's workload slots go to the plugin beside it (`--state-workload-slots`)."""
+    from ..clients.kinds.geth import empty_genesis  # the client kinds (httpx, every client's module) only for --state
+
     recipe = parse_recipe(text)
     if not has_block_access_list(fork):
         raise BadInput(f"--state: {fork.name} has no block access lists; the chains over a background state are applied from them")
@@ -165,6 +166,12 @@ def pytest_arguments(args: argparse.Namespace, extra: Sequence[str]) -> list[str
         # balgen (an entry-point plugin's distribution) in every worker: a
         # second of CPU per process.
         "--assert=plain",
+        # Plugins of the venv the fillers do not use, a quarter of a CPU-second in every process and worker
+        # (hypothesis's observability module, anyio's trio support); blocking a name not installed is no error.
+        "-p",
+        "no:hypothesispytest",
+        "-p",
+        "no:anyio",
         f"--fork={args.fork}",
         f"--gas-benchmark-values={args.gas_benchmark_values}",
         f"--output={args.output}",
