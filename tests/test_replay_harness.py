@@ -10,11 +10,13 @@ field shows up as a hash mismatch, the way it would on a real import.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -731,9 +733,11 @@ def _build_payload(
     }
 
 
-def _geth_built_chain(
-    tmp_path: Path, network: str
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+GethBuiltChain = tuple[dict[str, Any], dict[str, dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
+"""`_geth_built_chain`'s genesis header, pre, two payloads and a sibling of the first."""
+
+
+def _geth_built_chain(tmp_path: Path, network: str) -> GethBuiltChain:
     """
     Genesis, pre, two consecutive payloads (block 1 carries a transfer) and a
     sibling of block 1, all built by one geth node.
@@ -777,6 +781,22 @@ def _geth_built_chain(
     return genesis, pre, [first, second], sibling
 
 
+@pytest.fixture(scope="module")
+def geth_built_chain(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], GethBuiltChain]:
+    """
+    `_geth_built_chain` of a network, built once per module: the tests replay the chain on nodes of their
+    own and never change it; a build is a geth start, a transfer and three payloads (about 2.3 CPU-s).
+    """
+    built: dict[str, GethBuiltChain] = {}
+
+    def of(network: str) -> GethBuiltChain:
+        if network not in built:
+            built[network] = _geth_built_chain(tmp_path_factory.mktemp(f"builder-{network}"), network)
+        return copy.deepcopy(built[network])
+
+    return of
+
+
 def _fixture(network: str, payloads: list[dict[str, Any]], last: str) -> dict[str, Any]:
     """A blockchain_test_engine_x fixture around `payloads`."""
     return {
@@ -790,8 +810,8 @@ def _fixture(network: str, payloads: list[dict[str, Any]], last: str) -> dict[st
 @integration
 @needs_geth
 @pytest.mark.parametrize("network", ["Prague", "Amsterdam"])
-def test_replay_of_geth_built_chains(tmp_path: Path, network: str) -> None:
-    genesis, pre, chain, sibling = _geth_built_chain(tmp_path, network)
+def test_replay_of_geth_built_chains(tmp_path: Path, network: str, geth_built_chain: Callable[[str], GethBuiltChain]) -> None:
+    genesis, pre, chain, sibling = geth_built_chain(network)
     last = chain[-1]["params"][0]["blockHash"]
     fixtures = [
         ("two_blocks", _fixture(network, chain, last)),
@@ -844,13 +864,15 @@ def test_replay_of_geth_built_chains(tmp_path: Path, network: str) -> None:
 
 @integration
 @needs_geth
-def test_where_the_agreement_is_checked_the_client_s_intake_of_the_payload_is_measured_first(tmp_path: Path) -> None:
+def test_where_the_agreement_is_checked_the_client_s_intake_of_the_payload_is_measured_first(
+    tmp_path: Path, geth_built_chain: Callable[[str], GethBuiltChain]
+) -> None:
     """
     Three misnamed siblings go before the benchmark executions: geth refuses each at its block hash
     (so nothing was executed), and their median time, the intake, is what the margin allows for on top
     of the client's own block time.
     """
-    genesis, pre, chain, _ = _geth_built_chain(tmp_path, "Amsterdam")
+    genesis, pre, chain, _ = geth_built_chain("Amsterdam")
     last = chain[-1]["params"][0]["blockHash"]
     folder = _write_engine_x(
         tmp_path / "engine_x", {"network": "Amsterdam", "chainId": "0x01", "genesis": genesis, "pre": pre},
