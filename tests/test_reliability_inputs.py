@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fill_runs import run_fill
+from in_process import balgen_in_process
 
 from balgen.commands.main import main as balgen_main
 from balgen.commands.inspect import run_inspect
@@ -655,12 +655,6 @@ FILL_OPTION_ERRORS = {
 
 @pytest.mark.parametrize("case", list(FILL_OPTION_ERRORS))
 def test_fill_option_errors_are_one_line(tmp_path: Path, case: str) -> None:
-    completed = run_fill("--output", tmp_path / "out", *FILL_OPTION_ERRORS[case], cwd=tmp_path)
+    completed = balgen_in_process("fill", "--output", tmp_path / "out", *FILL_OPTION_ERRORS[case], cwd=tmp_path)
     assert completed.returncode == 2 and "Traceback" not in completed.stderr, completed.stderr
     assert len(completed.stderr.splitlines()) == 1, completed.stderr
-
-
-def test_fill_k_matching_nothing_leaves_no_output_folder(tmp_path: Path) -> None:
-    completed = run_fill("--gas-benchmark-values", "1", "-k", "no_such_fixture", "--output", tmp_path / "out", cwd=tmp_path)
-    assert completed.returncode == 2
-    assert not (tmp_path / "out").exists()

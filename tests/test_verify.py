@@ -22,6 +22,7 @@ from balgen.verify.evm_runners import revm_outcomes
 from balgen.verify.outcomes import Verifier
 
 from fill_runs import run_fill
+from in_process import balgen_in_process
 
 NAME = "serial_chain-max-1M"
 requires_revme = pytest.mark.skipif(not pinned_revme().is_file(), reason="revme not built (make tools needs cargo)")
@@ -157,8 +158,8 @@ def test_fill_verify_without_revme_is_refused_before_filling(tmp_path: Path) -> 
     for binary in ("evm", "geth", "balgen-state-root"):  # everything but revme
         (tools / binary).symlink_to(tools_bin() / binary)
     output = tmp_path / "out"
-    completed = run_fill(
-        "--verify", "--gas-benchmark-values", "1", "--output", output, env={**os.environ, "BALGEN_TOOLS": str(tools)}
+    completed = balgen_in_process(
+        "fill", "--verify", "--gas-benchmark-values", "1", "--output", output, env={**os.environ, "BALGEN_TOOLS": str(tools)}
     )
     assert completed.returncode == 2, completed.stderr
     assert completed.stderr.count("\n") == 1 and f"revme: not found in BALGEN_TOOLS={tools} (" in completed.stderr
