@@ -31,7 +31,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 
-import { createBlock, createBlockFromExecutionPayload, createBlockFromRLP } from '@ethereumjs/block'
+import { Block, createBlock, createBlockFromExecutionPayload, createBlockFromRLP } from '@ethereumjs/block'
 import { createBlockchain } from '@ethereumjs/blockchain'
 import { Common, Hardfork, Mainnet, createCustomCommon } from '@ethereumjs/common'
 import { RLP } from '@ethereumjs/rlp'
@@ -144,6 +144,24 @@ function useRememberedSenders() {
   }
 }
 useRememberedSenders()
+
+/**
+ * A frozen block whose transactions passed `getTransactionsValidationErrors` passes again without the
+ * walk: `runBlock` validates the block's data and `putBlock` validates it again, each walk checking every
+ * transaction (its signature, intrinsic gas, fee cap) of the same block, whose transactions and common
+ * cannot change. A walk that found errors is walked again (no errors are kept).
+ */
+function useRememberedTransactionChecks() {
+  const passed = new WeakSet()
+  const getTransactionsValidationErrors = Block.prototype.getTransactionsValidationErrors
+  Block.prototype.getTransactionsValidationErrors = function rememberedTransactionsValidationErrors() {
+    if (passed.has(this)) return []
+    const errors = getTransactionsValidationErrors.call(this)
+    if (errors.length === 0 && Object.isFrozen(this)) passed.add(this)
+    return errors
+  }
+}
+useRememberedTransactionChecks()
 
 // keccak-256 and sender recovery in native code where it loads (native_crypto.mjs says why and how it is
 // checked); BALGEN_ETHEREUMJS_JS_CRYPTO=1 keeps ethereumjs's JavaScript ones, to compare verdicts.
