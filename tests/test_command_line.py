@@ -75,7 +75,11 @@ def pytest_selection(tmp_path: Path, keyword: str) -> list[str] | None:
 
     selected = Selected()
     arguments = [str(module), f"--rootdir={tmp_path}", "-p", "no:cacheprovider", "--import-mode=importlib", "--collect-only", "-q", "-k", keyword]
-    code = pytest.main(arguments, plugins=[selected])
+    # The venv's plugins (hypothesis, xdist, balgen's filler plugin) are no part of `-k`: loading each
+    # in every nested session was most of its cost.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        code = pytest.main(arguments, plugins=[selected])
     return None if code == pytest.ExitCode.USAGE_ERROR else selected.ids
 
 
