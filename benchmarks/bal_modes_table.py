@@ -88,13 +88,14 @@ def main() -> int:
         if replayed not in (0, 1):
             return 2
         runs = load_runs([output])
-        ((_, _, noise),) = compare(runs).noise_pairs
-        floor = noise.floor or 0.0
+        pairs = compare(runs).noise_pairs
+        floor = (pairs[0][2].floor or 0.0) if pairs else 0.0
+        pair_text = f"{pairs[0][2].significant}/{pairs[0][2].compared} tests called in the pair" if pairs else "no A/A pair in --modes: no floor"
         if run(["report", str(output), "--noise-threshold", f"{floor:.1f}", "--output", str(report)]) != 0:
             return 2
         judged = compare(runs, worst=1000, noise_threshold=floor)
         called = [f"{r.name.removeprefix(name + '-modes-')} {r.test_id} {r.delta:+.1f}%" for r in judged.worst]
-        summary.append(f"{name}: A/A floor {floor:.1f}% ({noise.significant}/{noise.compared} tests called in the pair); "
+        summary.append(f"{name}: A/A floor {floor:.1f}% ({pair_text}); "
                        f"regressions beyond it: {', '.join(called) or 'none'}; tables in {report / 'report.md'}")  # fmt: skip
     print("\n".join(summary))
     return 0
