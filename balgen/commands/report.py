@@ -23,29 +23,27 @@ import warnings
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import matplotlib
 import numpy
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
-matplotlib.use("Agg")  # no display: the chart is only ever written to a file
+from ..plumbing.command_line import OneLineParser, wide_console
+from ..plumbing.errors import BadInput
+from ..plumbing.output_files import check_writable, write_text_atomically
+from ..plumbing.printable import escaped
+from ..results.comparison import Comparison, DeltaSummary, LoadedRun, comparable_runs, compare, load_runs
+from ..results.phases import Phase, measured_phase_ms
+from ..results.confidence import COMPARISON_CONFIDENCE, Change, delta_text, interval_text
+from .runner import run_command
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
-from rich.text import Text  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-from ..plumbing.command_line import OneLineParser, wide_console  # noqa: E402
-from ..plumbing.errors import BadInput  # noqa: E402
-from ..plumbing.output_files import check_writable, write_text_atomically  # noqa: E402
-from ..plumbing.printable import escaped  # noqa: E402
-from ..pages.document import check_page_path, write_page  # noqa: E402
-from ..pages.page_model import Page  # noqa: E402
-from ..pages.sources import page_of  # noqa: E402
-from ..results.comparison import Comparison, DeltaSummary, LoadedRun, comparable_runs, compare, load_runs  # noqa: E402
-from ..results.phases import Phase, measured_phase_ms  # noqa: E402
-from ..results.confidence import COMPARISON_CONFIDENCE, Change, delta_text, interval_text  # noqa: E402
-from .runner import run_command  # noqa: E402
+    from ..pages.page_model import Page
 
 REPORT_MD = "report.md"
 REPORT_PNG = "report.png"
@@ -342,13 +340,27 @@ def _chart_title(what: str, shown: int, total: int) -> str:
     return f"{what}: the {shown} of {total} tests with the largest change (every test is in the tables)"
 
 
+def _pyplot() -> ModuleType:
+    """
+    matplotlib's pyplot on its file-only Agg backend (no display: a chart is
+    only ever written to a file), imported when a chart is drawn: about a
+    CPU-second that a refused command, or an `--html` page alone, need not pay.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
+
+
 def _save(figure: Figure, path: Path) -> None:
     partial = path.with_name(f".{path.name}.tmp")
     try:
         figure.savefig(partial, dpi=100, format="png")
         os.replace(partial, path)  # whole or not at all, like the other outputs
     finally:
-        plt.close(figure)
+        _pyplot().close(figure)
         partial.unlink(missing_ok=True)
 
 
@@ -366,7 +378,7 @@ def write_chart(comparison: Comparison, path: Path) -> None:
         key=lambda row: (row.deltas[0] is None, row.deltas[0] or 0.0),
     )
     labels = [row.test_id for row in rows]
-    figure, (left, right) = plt.subplots(
+    figure, (left, right) = _pyplot().subplots(
         1, 2, figsize=(14, TOP_INCHES + inches_per_test * len(rows)), sharey=True, layout="constrained"
     )
     bar = 0.8 / len(comparison.names)
@@ -414,7 +426,7 @@ def write_phase_chart(comparison: Comparison, runs: Sequence[LoadedRun], path: P
             moved[change.test_id] = moved.get(change.test_id, 0.0) + abs(change.ms - change.baseline_ms)
     inches_per_test = 0.3 * len(runs)
     tests = sorted(charted_tests([(test, ms, False) for test, ms in moved.items()], inches_per_test))
-    figure, axes = plt.subplots(figsize=(14, TOP_INCHES + inches_per_test * len(tests)), layout="constrained")
+    figure, axes = _pyplot().subplots(figsize=(14, TOP_INCHES + inches_per_test * len(tests)), layout="constrained")
     bar = 0.8 / len(runs)
     for run_index, run in enumerate(runs):
         by_test = {test.test_id: test for test in run.result.tests if test.passed}
@@ -454,6 +466,8 @@ def run_report(argv: Sequence[str], console: Console | None = None) -> int:
 
 
 def _write_page(page: Page, path: Path, console: Console) -> int:
+    from ..pages.document import write_page
+
     write_page(page, path)
     console.print(f"page written to {escaped(str(path))}", highlight=False, markup=False)
     return 0
@@ -468,6 +482,9 @@ def report(argv: Sequence[str], console: Console | None) -> int:
         raise BadInput(f"--noise-threshold {args.noise_threshold}: must be a percentage from 0 to below 100")
     console = console or wide_console()
     if args.html is not None:
+        from ..pages.document import check_page_path
+        from ..pages.sources import page_of  # the pages' sources (fixture pages, their graphs) only for --html
+
         check_page_path(args.html)
         page = page_of(args.runs, args.noise_threshold, args.worst)
         if args.output is None:
