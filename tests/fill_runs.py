@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +77,31 @@ def shared_suite_fill(
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The default suite at 1M for `fork` (plus ARGS), filled once per session (`shared_fill`)."""
     return shared_fill(tmp_path_factory, "--gas-benchmark-values", "1", "--fork", fork, *args)
+
+
+def copied_from_suite_fill(tmp_path_factory: pytest.TempPathFactory, test_ids: list[str]) -> Path:
+    """
+    The files of `test_ids` in the three formats, and their pre-alloc groups, copied from the session's
+    default-suite fill at 1M (`shared_suite_fill`) into a folder of a fill's layout. A module that
+    replays a few of the suite's tests copies them rather than filling them (a fill of a few is about 3
+    CPU-s, and `make test` makes the suite's anyway). A group's `testIds` still lists the suite's other
+    tests: replay needs each test listed, not each listed test present.
+    """
+    completed, suite = shared_suite_fill(tmp_path_factory)
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    folder = tmp_path_factory.mktemp("suite-copy")
+    for test_id in test_ids:
+        paths = sorted(suite.rglob(f"{test_id}.json"))
+        assert len(paths) == 3, (test_id, paths)
+        for path in paths:
+            fixture = json.loads(path.read_text())[test_id]
+            groups = suite / path.relative_to(suite).parts[0] / "pre_alloc"
+            pre_alloc = [groups / f"{fixture['preHash']}.json"] if "preHash" in fixture else []
+            for original in (path, *pre_alloc):
+                copy = folder / original.relative_to(suite)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(original, copy)
+    return folder
 
 
 def one_fixture_per_family() -> list[str]:

@@ -36,21 +36,21 @@ from balgen.results.confidence import ChangeVerdict
 from balgen.commands.report import run_report
 from balgen.plumbing.toolchain import pinned_geth
 
-from fill_runs import fill_fixtures
+from fill_runs import copied_from_suite_fill
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built"),
 ]
 
-SUITE_K = "serial_chain-max or state_root-max"
+SUITE = ["serial_chain-max-1M", "state_root-max-contract_per_tx-1M", "state_root-max-single_contract-1M"]
 """Three 1M fixtures in one pre-alloc group: a chain, and the two state_root variants (whose slot
 count geth's slow-block log confirms)."""
 
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return fill_fixtures(tmp_path_factory.mktemp("fill"), "--gas-benchmark-values", "1", "-k", SUITE_K)
+    return copied_from_suite_fill(tmp_path_factory, SUITE)
 
 
 def results_of(output: Path) -> dict[str, Any]:

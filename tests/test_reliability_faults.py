@@ -46,7 +46,7 @@ from balgen.replay.runner import ReplayOptions, replay_suite, without_modes
 from balgen.replay.targets import ManagedClient
 from balgen.plumbing.toolchain import pinned_geth
 
-from fill_runs import shared_suite_fill
+from fill_runs import copied_from_suite_fill
 from processes_left import processes_mentioning
 
 pytestmark = [
@@ -60,23 +60,7 @@ ORDER = ["keccak_chain-half-1M", "keccak_chain-max-1M", "serial_chain-half-1M", 
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """
-    The four tests' engine_x files and their pre-alloc group, copied from the session's default-suite fill
-    (other modules fill it anyway; a fill of the four is about 3 CPU-s). The group's `testIds` lists the
-    suite's other tests too: replay needs each test listed, not each listed test present.
-    """
-    completed, suite = shared_suite_fill(tmp_path_factory)
-    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
-    source = suite / "blockchain_tests_engine_x"
-    folder = tmp_path_factory.mktemp("faults") / "blockchain_tests_engine_x"
-    for test_id in ORDER:
-        (path,) = source.rglob(f"{test_id}.json")
-        pre_alloc = source / "pre_alloc" / f"{json.loads(path.read_text())[test_id]['preHash']}.json"
-        for original in (path, pre_alloc):
-            (folder / original.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(original, folder / original.relative_to(source))
-    assert sorted(p.stem for p in folder.rglob("*.json") if p.parent.name != "pre_alloc") == ORDER
-    return folder
+    return copied_from_suite_fill(tmp_path_factory, ORDER) / "blockchain_tests_engine_x"
 
 
 @pytest.fixture

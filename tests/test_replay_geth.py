@@ -22,7 +22,7 @@ import httpx
 import pandas as pd
 import pytest
 from benchmarkoor_fetch.parse.titles import parse_test_titles
-from fill_runs import fill_fixtures
+from fill_runs import copied_from_suite_fill
 
 from balgen.chain.header import Header
 from balgen.commands.replay import run_replay
@@ -42,13 +42,13 @@ pytestmark = [
     pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built"),
 ]
 
-SUITE_K = "keccak_chain or serial_chain-max"
+SUITE = ["keccak_chain-greedy-1M", "keccak_chain-half-1M", "keccak_chain-max-1M", "serial_chain-max-1M"]
 """A few fixtures of the default families keep the file fast; every check runs on each."""
 
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return fill_fixtures(tmp_path_factory.mktemp("fill"), "--gas-benchmark-values", "1", "-k", SUITE_K)
+    return copied_from_suite_fill(tmp_path_factory, SUITE)
 
 
 def results_of(output: Path) -> dict[str, Any]:
