@@ -37,7 +37,7 @@ from balgen.results.measurements import Execution
 from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 from balgen.verify.ethereumjs import EthereumjsInstall, located_ethereumjs, run_ethereumjs
 
-from fill_runs import shared_fill
+from fill_runs import copied_from_suite_fill
 from in_process import balgen_in_process
 from processes_left import processes_mentioning
 from simulated_chain import SimulatedChain, SimulatedSender, served
@@ -46,7 +46,7 @@ from test_report_modes import _modes_run
 from test_reliability_environment import (
     _group_of_another_genesis, _refused_as_another_genesis, balgen_subprocess, one_line, tools_env,
 )  # fmt: skip
-from test_reliability_faults import SUITE_K, kill
+from test_reliability_faults import ORDER, kill
 
 integration = pytest.mark.integration
 
@@ -187,7 +187,7 @@ def _cmdline(pid: int) -> bytes:
 def test_one_mode_s_node_dying_fails_that_mode_s_test_only_and_fresh_nodes_go_on(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
-    _, filled = shared_fill(tmp_path_factory, "--gas-benchmark-values", "1", "-k", SUITE_K)
+    filled = copied_from_suite_fill(tmp_path_factory, ORDER)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     geth = ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=scratch)
