@@ -38,6 +38,8 @@ from balgen.plumbing.toolchain import pinned_geth
 from balgen.replay.discovery import discover
 from balgen.replay.targets import ManagedClient
 
+from in_process import balgen_in_process
+
 TINY = "accounts=2000,contracts=200,slots=20k,seed=3"
 
 
@@ -466,6 +468,19 @@ def test_geth_commits_the_same_workload_slots_as_the_fill_and_replays_the_fixtur
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     results = json.loads((tmp_path / "replay" / "results.json").read_text())["tests"]
     assert len(results) == 2 and {result["verdict"] for result in results} == {"passed"}
+
+
+@pytest.mark.integration
+def test_balgen_verify_passes_the_fixtures_over_a_background_state_with_every_verifier(
+    setup_genesis_fills: dict[str, Path],
+) -> None:
+    # geth's evm, revme and ethereumjs judge the blockchain_test files (on the workload's own genesis, as
+    # without --state); the engine import judges the engine_x ones over the background with its workload
+    # slots, from the overlay's genesis: a wrong root there is a genesis-hash mismatch, not a pass.
+    deep = setup_genesis_fills["deep"]
+    completed = balgen_in_process("verify", deep, env={**os.environ, "BALGEN_CACHE": str(deep.parent / "cache")})
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
+    assert "2 fixtures: geth 2/2, revm 2/2, ethereumjs 2/2, engine 2/2" in completed.stdout
 
 
 @pytest.mark.integration
