@@ -19,7 +19,6 @@ deployer's nonces; spamoor is not installable here), then:
 from __future__ import annotations
 
 import contextlib
-import io
 import subprocess
 import time
 from collections.abc import Iterator
@@ -27,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from balgen.commands.main import main as balgen_main
 from balgen.devnet.exported import read_exported
 from balgen.clients.engine_client import RpcClient, RpcTransportError
 from balgen.clients.process import free_loopback_ports
 from balgen.plumbing.toolchain import pinned_geth
 from balgen.model.workload import TxSpec
+from in_process import balgen_in_process
 from devnet_sender import FUNDER, MAX_FEE, TIP, fund, fund_funder_from_dev_account, send_payload_file, send_signed
 
 pytestmark = pytest.mark.integration
@@ -41,18 +40,6 @@ ARCHIVE = ("--gcmode", "archive", "--state.scheme", "hash")
 """Every block's state kept at once, so that debug_traceTransaction can trace any transaction."""
 MIXED = "mixed_dep-max-group2-1M"
 SET = "extcodesize-max-0.5KB-1M"
-
-
-def balgen(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """
-    `balgen ARGS` in this process, its exit code and what it printed: the commands' output and exit codes are
-    what these tests judge, and a subprocess would spend about a CPU-second on imports this process has made.
-    """
-    argv = list(map(str, args))
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = balgen_main(argv)
-    return subprocess.CompletedProcess(["balgen", *argv], code, stdout.getvalue(), stderr.getvalue())
 
 
 @contextlib.contextmanager
@@ -89,13 +76,13 @@ def dev_chain(datadir: Path, *flags: str) -> Iterator[RpcClient]:
 
 
 def exported(folder: Path, pattern: str, *options: str, gas: str = "1") -> Path:
-    completed = balgen("export", "spamoor", "-k", pattern, "--gas-benchmark-values", gas, "--output", folder, *options)
+    completed = balgen_in_process("export", "spamoor", "-k", pattern, "--gas-benchmark-values", gas, "--output", folder, *options)
     assert completed.returncode == 0, completed.stderr
     return folder
 
 
 def check(export: Path, rpc: RpcClient, *options: str) -> subprocess.CompletedProcess[str]:
-    return balgen("devnet-check", export, "--rpc-url", rpc.url, *options)
+    return balgen_in_process("devnet-check", export, "--rpc-url", rpc.url, *options)
 
 
 def head(rpc: RpcClient) -> int:
@@ -254,7 +241,7 @@ def test_plain_geth_dev_is_refused_with_the_reason(amsterdam_export: Path, osaka
             assert completed.returncode == 1 and completed.stdout == ""
             (line,) = completed.stderr.splitlines()
             assert reason in line, line
-        refused = balgen("export", "spamoor", "-k", MIXED, "--gas-benchmark-values", "1", "--output", tmp_path / "not-written",
+        refused = balgen_in_process("export", "spamoor", "-k", MIXED, "--gas-benchmark-values", "1", "--output", tmp_path / "not-written",
                          "--check-chain", rpc.url)
         assert refused.returncode == 2 and not (tmp_path / "not-written").exists()
         assert refused.stderr.startswith("balgen export spamoor: --check-chain: ") and "--override.amsterdam 0" in refused.stderr
@@ -262,7 +249,7 @@ def test_plain_geth_dev_is_refused_with_the_reason(amsterdam_export: Path, osaka
 
 def test_a_pure_osaka_chain_runs_the_osaka_export(osaka_export: Path, tmp_path: Path) -> None:
     genesis = tmp_path / "genesis.json"
-    assert balgen("devnet-genesis", "--fork", "Osaka", "--fund", "0x" + FUNDER.address.hex(), "--output", genesis).returncode == 0
+    assert balgen_in_process("devnet-genesis", "--fork", "Osaka", "--fund", "0x" + FUNDER.address.hex(), "--output", genesis).returncode == 0
     datadir = tmp_path / "osaka-chain"
     init = subprocess.run(
         [str(pinned_geth()), "init", *ARCHIVE[2:], "--datadir", str(datadir), str(genesis)], capture_output=True, check=False

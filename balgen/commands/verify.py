@@ -43,7 +43,7 @@ from ..verify.engine_import import engine_outcomes, engine_suite
 from ..verify.evm_runners import RunningVerifiers
 from ..verify.applicability import REVME_VERSION, Filled, Specs
 from ..verify.ethereumjs import (
-    EthereumjsInstall, EthereumjsRuns, batches, deadline_for, fixture_block_gas, fixture_last_block_gas,
+    EthereumjsInstall, EthereumjsRuns, batches, deadline_for, fixture_blocks_gas,
     located_ethereumjs, work_from_bal,
 )
 from ..verify.outcomes import Outcome, Verifier
@@ -209,8 +209,9 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
         for test_id, fixture in read_fixture_document(file).items():
             readers = verifiers_of(fixture)
             if Verifier.ETHEREUMJS in readers:
-                gas[file] = gas.get(file, 0) + fixture_block_gas(fixture)
-                executed[file] = executed.get(file, 0) + fixture_last_block_gas(fixture)
+                blocks_gas = fixture_blocks_gas(fixture) or [0]
+                gas[file] = gas.get(file, 0) + sum(blocks_gas)
+                executed[file] = executed.get(file, 0) + blocks_gas[-1]  # the last block: the one ethereumjs executes
                 if not balgens(fixture):
                     others.add(file)
             if not selection(test_id) or not readers:

@@ -168,24 +168,13 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fixture_block_gas(fixture: Any) -> int:
-    """The gas every block of one fixture uses (its headers' or payloads' `gasUsed`); 0 for a non-fixture."""
+def fixture_blocks_gas(fixture: Any) -> list[int]:
+    """The gas each block of one fixture uses (its headers' or payloads' `gasUsed`), in order; none for a non-fixture."""
     if not isinstance(fixture, dict):
-        return 0
-    headers = sum(int(block.get("blockHeader", {}).get("gasUsed", "0x0"), 16) for block in fixture.get("blocks") or [])
-    payloads = sum(int(p["params"][0].get("gasUsed", "0x0"), 16) for p in fixture.get("engineNewPayloads") or [])
+        return []
+    headers = [int(block.get("blockHeader", {}).get("gasUsed", "0x0"), 16) for block in fixture.get("blocks") or []]
+    payloads = [int(p["params"][0].get("gasUsed", "0x0"), 16) for p in fixture.get("engineNewPayloads") or []]
     return headers + payloads
-
-
-def fixture_last_block_gas(fixture: Any) -> int:
-    """The gas one fixture's last block (or payload) uses; 0 for a non-fixture or an empty chain."""
-    if not isinstance(fixture, dict):
-        return 0
-    if blocks := fixture.get("blocks"):
-        return int(blocks[-1].get("blockHeader", {}).get("gasUsed", "0x0"), 16)
-    if payloads := fixture.get("engineNewPayloads"):
-        return int(payloads[-1]["params"][0].get("gasUsed", "0x0"), 16)
-    return 0
 
 
 WORK_PER_FILE_BYTE = 1
@@ -205,7 +194,7 @@ def work_from_bal(executed_gas: int, file_bytes: int) -> int:
 
 def block_gas(files: Iterable[Path]) -> int:
     """The gas every block of every fixture in `files` uses."""
-    return sum(fixture_block_gas(fixture) for path in files for fixture in read_fixture_document(path).values())
+    return sum(sum(fixture_blocks_gas(fixture)) for path in files for fixture in read_fixture_document(path).values())
 
 
 BATCHES_PER_WORKER = 4
