@@ -53,12 +53,6 @@ requires_ethereumjs = pytest.mark.skipif(_installed() is None, reason="ethereumj
 pytestmark = [pytest.mark.integration, requires_ethereumjs]
 
 
-def ethereumjs_outcomes(files: list[Path]) -> list[EthereumjsOutcome]:
-    run = run_ethereumjs(files, located_ethereumjs())
-    assert run.version is not None and run.version.version == f"@ethereumjs/vm {ETHEREUMJS_VERSION}"
-    return run.outcomes
-
-
 @pytest.fixture(scope="module")
 def default_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     completed, output = shared_suite_fill(tmp_path_factory)
@@ -176,30 +170,82 @@ def tampered_files(folder: Path) -> list[Path]:
     return [next((folder / name).rglob(f"{NAME}.json")) for name in ("blockchain_tests", "blockchain_tests_engine_x")]
 
 
-def passing_and_lying(fill: Path, tmp_path: Path, edit: Callable[[RawBal], str]) -> list[Path]:
-    """The fill's three files as they are, then its blockchain_test and engine_x copies whose benchmark
-    BAL `edit` changed and resealed: three verdicts that pass and two that must not."""
-    folder = Path(shutil.copytree(fill, tmp_path / "fixtures"))
-    resealed(folder, edit)
-    return fixture_files(fill) + tampered_files(folder)
+def lying_copy(fill: Path, folder: Path, edit: Callable[[RawBal], str]) -> list[Path]:
+    """NAME's blockchain_test and engine_x files copied from `fill` into `folder`, their benchmark BAL
+    changed by `edit` and resealed."""
+    copy = Path(shutil.copytree(fill, folder))
+    resealed(copy, edit)
+    return tampered_files(copy)
 
 
-@pytest.mark.parametrize(
-    ("edit", "field", "kind", "said"),
-    [
-        (drop_a_storage_read, "storageReads", "bal", "beyond balance changes"),
-        (change_a_written_value, "storageChanges", "bal", "beyond balance changes"),
-        (drop_an_account, "missing from the given BAL", "bal", "beyond balance changes"),
-        (change_a_balance, "balanceChanges", "fees", "only in balance changes (a gas-rule disagreement)"),
-    ],
-    ids=["storage-read-dropped", "written-value-changed", "account-dropped", "balance-changed"],
-)
-def test_a_resealed_bal_that_differs_from_execution_is_refused(
-    serial_chain_fill: Path, tmp_path: Path, edit: Callable[[RawBal], str], field: str, kind: str, said: str
-) -> None:
-    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
-    address = resealed(folder, edit)
-    outcomes = ethereumjs_outcomes(tampered_files(folder))
+RESEALED = {
+    "storage-read-dropped": (drop_a_storage_read, "storageReads", "bal", "beyond balance changes"),
+    "written-value-changed": (change_a_written_value, "storageChanges", "bal", "beyond balance changes"),
+    "account-dropped": (drop_an_account, "missing from the given BAL", "bal", "beyond balance changes"),
+    "balance-changed": (change_a_balance, "balanceChanges", "fees", "only in balance changes (a gas-rule disagreement)"),
+}
+"""Each BAL lie re-sealed into the benchmark block: what ethereumjs must name (the field, the kind, what it says)."""
+
+Refusals = dict[str, tuple[Any, list[EthereumjsOutcome]]]
+"""Per tampered copy, what was changed and ethereumjs's outcomes of its files, in file order."""
+
+
+def outcomes_by_case(cases: dict[str, tuple[Any, list[Path]]], setup_from_bal: bool = False) -> Refusals:
+    """
+    ethereumjs's outcomes of every case's files, from one run of them all: a run is a node start and
+    ethereumjs's imports (about 0.5 CPU-s beside 0.25 a file of this fill), and no file's verdict depends on another's.
+    """
+    files = [file for _, case_files in cases.values() for file in case_files]
+    run = run_ethereumjs(files, located_ethereumjs(), setup_from_bal=setup_from_bal)
+    assert run.version is not None and run.version.version == f"@ethereumjs/vm {ETHEREUMJS_VERSION}"
+    assert sorted(map(str, (o.path for o in run.outcomes))) == sorted(map(str, files)), "one outcome per file"
+    return {
+        case: (changed, sorted((o for o in run.outcomes if o.path in case_files), key=lambda o: case_files.index(o.path)))
+        for case, (changed, case_files) in cases.items()
+    }
+
+
+def changed_post_state(folder: Path) -> list[str]:
+    """One storage value of NAME's post-state raised by one, in its blockchain_test and engine_x files; the slots."""
+    changed: list[str] = []
+    for path, key in zip(tampered_files(folder), ("postState", "postStateDiff")):
+        document = json.loads(path.read_text())
+        address, account = next((a, acc) for a, acc in document[NAME][key].items() if acc and acc.get("storage"))
+        slot, value = next(iter(account["storage"].items()))
+        account["storage"][slot] = hex(int(value, 16) + 1)
+        changed.append(f"{address}.storage[{slot}]")
+        path.write_text(json.dumps(document))
+    return changed
+
+
+def changed_pre_state(folder: Path) -> list[Path]:
+    """One balance of NAME's pre-state raised by one in its blockchain_test file (the genesis header unchanged)."""
+    (path, _) = tampered_files(folder)
+    document = json.loads(path.read_text())
+    account = next(iter(document[NAME]["pre"].values()))
+    account["balance"] = hex(int(account["balance"], 16) + 1)
+    path.write_text(json.dumps(document))
+    return [path]
+
+
+@pytest.fixture(scope="module")
+def refusals(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) -> Refusals:
+    """Every tampered copy of the fill that ethereumjs must refuse executing every block, judged in one run."""
+    cases: dict[str, tuple[Any, list[Path]]] = {}
+    for case, (edit, *_) in RESEALED.items():
+        folder = Path(shutil.copytree(serial_chain_fill, tmp_path_factory.mktemp(case) / "fixtures"))
+        cases[case] = (resealed(folder, edit), tampered_files(folder))
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path_factory.mktemp("post-state") / "fixtures"))
+    cases["post-state"] = (changed_post_state(folder), tampered_files(folder))
+    folder = Path(shutil.copytree(serial_chain_fill, tmp_path_factory.mktemp("pre-state") / "fixtures"))
+    cases["pre-state"] = (None, changed_pre_state(folder))
+    return outcomes_by_case(cases)
+
+
+@pytest.mark.parametrize("case", list(RESEALED))
+def test_a_resealed_bal_that_differs_from_execution_is_refused(refusals: Refusals, case: str) -> None:
+    _, field, kind, said = RESEALED[case]
+    address, outcomes = refusals[case]
     assert [o.test_id for o in outcomes] == [NAME, NAME]
     for outcome in outcomes:
         assert not outcome.passed, f"{outcome.path}: ethereumjs accepted a BAL execution does not produce"
@@ -212,17 +258,9 @@ def test_a_resealed_bal_that_differs_from_execution_is_refused(
         assert field in outcome.first_difference
 
 
-def test_a_changed_post_state_value_is_refused_naming_the_slot(serial_chain_fill: Path, tmp_path: Path) -> None:
-    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
-    changed: list[str] = []
-    for path, key in zip(tampered_files(folder), ("postState", "postStateDiff")):
-        document = json.loads(path.read_text())
-        address, account = next((a, acc) for a, acc in document[NAME][key].items() if acc and acc.get("storage"))
-        slot, value = next(iter(account["storage"].items()))
-        account["storage"][slot] = hex(int(value, 16) + 1)
-        changed.append(f"{address}.storage[{slot}]")
-        path.write_text(json.dumps(document))
-    outcomes = ethereumjs_outcomes(tampered_files(folder))
+def test_a_changed_post_state_value_is_refused_naming_the_slot(refusals: Refusals) -> None:
+    changed, outcomes = refusals["post-state"]
+    assert len(outcomes) == len(changed) == 2
     for outcome, where in zip(outcomes, changed):
         assert not outcome.passed and outcome.kind == "post_state", outcome.difference
         assert outcome.first_difference == where
@@ -256,16 +294,8 @@ def test_a_run_past_its_deadline_is_killed_and_every_fixture_fails(serial_chain_
     assert verifier_processes(files[0]) == [], "the killed run left a process behind"
 
 
-def test_a_pre_state_that_is_not_the_genesis_headers_is_refused_before_any_block(
-    serial_chain_fill: Path, tmp_path: Path
-) -> None:
-    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
-    (path, _) = tampered_files(folder)
-    document = json.loads(path.read_text())
-    account = next(iter(document[NAME]["pre"].values()))
-    account["balance"] = hex(int(account["balance"], 16) + 1)
-    path.write_text(json.dumps(document))
-    (outcome,) = ethereumjs_outcomes([path])
+def test_a_pre_state_that_is_not_the_genesis_headers_is_refused_before_any_block(refusals: Refusals) -> None:
+    _, (outcome,) = refusals["pre-state"]
     assert not outcome.passed and outcome.kind == "genesis" and outcome.block == 0, outcome.difference
     assert outcome.first_difference == "genesis.stateRoot"
     assert "from pre, the genesis header has" in (outcome.difference or "")
@@ -285,7 +315,35 @@ def test_copy_on_write_checkpoints_leave_the_lists_ethereumjs_own_checkpoints_le
     assert report["sequences"] == 3000 and report["reverts"] > 10_000, "the sequences exercise reverts"
 
 
-def verdicts(
+Verdicts = Callable[..., list[dict[str, Any]]]
+"""verify.mjs's lines on `LIES_AND_TRUTH`'s files under the options given (`verdicts_of`), each run once."""
+
+LIES_AND_TRUTH = [True, True, True, False, False]
+"""The fill's three files pass; the copies of its blockchain_test and engine_x whose benchmark BAL says a
+written value execution does not write (`change_a_written_value`, resealed) do not."""
+
+
+@pytest.fixture(scope="module")
+def verdicts(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) -> Verdicts:
+    """
+    `verdicts_of` the fill's files and two lying copies, each set of options run once for the module: the
+    default run is compared with both other kinds of checkpoint and of setup block (two tests), and the
+    setup-from-BAL one with both kinds of crypto (a run is about 0.5 CPU-s of start and 0.25 a file).
+    """
+    lies = lying_copy(serial_chain_fill, tmp_path_factory.mktemp("lies") / "fixtures", change_a_written_value)
+    files = [*fixture_files(serial_chain_fill), *lies]
+    found: dict[tuple[bool, bool, bool], list[dict[str, Any]]] = {}
+
+    def of(*, cloning: bool = False, setup_from_bal: bool = False, js_crypto: bool = False) -> list[dict[str, Any]]:
+        key = (cloning, setup_from_bal, js_crypto)
+        if key not in found:
+            found[key] = verdicts_of(files, cloning=cloning, setup_from_bal=setup_from_bal, js_crypto=js_crypto)
+        return found[key]
+
+    return of
+
+
+def verdicts_of(
     files: list[Path], *, cloning: bool = False, setup_from_bal: bool = False, js_crypto: bool = False
 ) -> list[dict[str, Any]]:
     """
@@ -309,47 +367,52 @@ def verdicts(
     return [{key: value for key, value in line.items() if key not in ("seconds", "cpu_seconds")} for line in lines]
 
 
-def test_both_kinds_of_checkpoint_give_the_same_verdicts(serial_chain_fill: Path, tmp_path: Path) -> None:
-    files = passing_and_lying(serial_chain_fill, tmp_path, change_a_written_value)
-    found = verdicts(files, cloning=False)
-    assert [line["ok"] for line in found] == [True, True, True, False, False]
-    assert found == verdicts(files, cloning=True)
+def test_both_kinds_of_checkpoint_give_the_same_verdicts(verdicts: Verdicts) -> None:
+    found = verdicts(cloning=False)
+    assert [line["ok"] for line in found] == LIES_AND_TRUTH
+    assert found == verdicts(cloning=True)
 
 
 # --- keccak-256 and sender recovery in native code (scripts/ethereumjs/native_crypto.mjs) ----------
 
 
-def test_native_keccak_and_recovery_give_the_verdicts_ethereumjs_javascript_ones_give(
-    serial_chain_fill: Path, tmp_path: Path
-) -> None:
-    files = passing_and_lying(serial_chain_fill, tmp_path, drop_a_storage_read)
-    native = verdicts(files, setup_from_bal=True)
-    assert [line["ok"] for line in native] == [True, True, True, False, False]
+def test_native_keccak_and_recovery_give_the_verdicts_ethereumjs_javascript_ones_give(verdicts: Verdicts) -> None:
+    native = verdicts(setup_from_bal=True)
+    assert [line["ok"] for line in native] == LIES_AND_TRUTH
     assert [line["kind"] for line in native[3:]] == ["bal", "bal"]
-    assert native == verdicts(files, setup_from_bal=True, js_crypto=True)
+    assert native == verdicts(setup_from_bal=True, js_crypto=True)
 
 
 # --- setup blocks applied from their BAL (--setup-from-bal, what balgen verify asks for balgen's fixtures) ---
 
 
-def test_setup_blocks_applied_from_their_bal_give_the_verdicts_executing_them_gives(
-    serial_chain_fill: Path, tmp_path: Path
-) -> None:
-    files = passing_and_lying(serial_chain_fill, tmp_path, change_a_written_value)
-    applied = verdicts(files, setup_from_bal=True)
-    assert [line["ok"] for line in applied] == [True, True, True, False, False]
-    assert applied == verdicts(files)
+def test_setup_blocks_applied_from_their_bal_give_the_verdicts_executing_them_gives(verdicts: Verdicts) -> None:
+    applied = verdicts(setup_from_bal=True)
+    assert [line["ok"] for line in applied] == LIES_AND_TRUTH
+    assert applied == verdicts()
 
 
-@pytest.mark.parametrize("edit", [change_a_written_value, drop_an_account], ids=["written-value-changed", "account-dropped"])
+SETUP_LIES = {"written-value-changed": change_a_written_value, "account-dropped": drop_an_account}
+"""BAL lies re-sealed into the setup block, which `--setup-from-bal` applies rather than executes."""
+
+
+@pytest.fixture(scope="module")
+def setup_refusals(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) -> Refusals:
+    """Each of `SETUP_LIES` in a copy of its own, every copy judged in one run with setup blocks applied."""
+    cases: dict[str, tuple[Any, list[Path]]] = {}
+    for case, edit in SETUP_LIES.items():
+        folder = Path(shutil.copytree(serial_chain_fill, tmp_path_factory.mktemp(case) / "fixtures"))
+        cases[case] = (resealed(folder, edit, index=0), tampered_files(folder))
+    return outcomes_by_case(cases, setup_from_bal=True)
+
+
+@pytest.mark.parametrize("case", list(SETUP_LIES))
 def test_a_setup_block_whose_bal_does_not_give_its_state_root_is_refused_when_applied(
-    serial_chain_fill: Path, tmp_path: Path, edit: Callable[[RawBal], str]
+    setup_refusals: Refusals, case: str
 ) -> None:
-    folder = Path(shutil.copytree(serial_chain_fill, tmp_path / "fixtures"))
-    resealed(folder, edit, index=0)
-    run = run_ethereumjs(tampered_files(folder), located_ethereumjs(), setup_from_bal=True)
-    assert len(run.outcomes) == 2
-    for outcome in run.outcomes:
+    _, outcomes = setup_refusals[case]
+    assert len(outcomes) == 2
+    for outcome in outcomes:
         assert not outcome.passed and outcome.kind == "bal" and outcome.block == 1, outcome.difference
         assert outcome.first_difference == "stateRoot"
         assert "block 1 (setup, applied from its BAL): its BAL's changes give state root" in (outcome.difference or "")
