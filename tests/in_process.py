@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -89,3 +92,43 @@ def balgen_in_process(
         printed = stdout.getvalue() + out.read().decode(errors="replace")
         complained = stderr.getvalue() + err.read().decode(errors="replace")
     return subprocess.CompletedProcess(["balgen", *arguments], code, printed, complained)
+
+
+def balgen_forked(
+    *argv: str | Path, env: Mapping[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """
+    `balgen ARGV` run by a fork of this process, as `balgen_in_process` runs
+    it: a process of its own, so an input that would hang or exhaust the
+    process that reads it (a FIFO, /dev/zero) stalls only the fork, which is
+    killed at `timeout` (the test then fails, as `subprocess.run`'s timeout
+    would fail it), without the second of imports a new interpreter pays.
+    Not for tests of signals or of what a new process inherits.
+    """
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the fork: run the command, send the outcome, exit without the test process's clean-up
+        status = 70
+        try:
+            os.close(read_end)
+            completed = balgen_in_process(*argv, env=env, cwd=cwd)
+            with os.fdopen(write_end, "w", encoding="utf-8", errors="surrogateescape") as pipe:
+                json.dump([completed.returncode, completed.stdout, completed.stderr], pipe)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    outcome: str | None = None
+    try:
+        with os.fdopen(read_end, encoding="utf-8", errors="surrogateescape") as pipe:
+            readable, _, _ = select.select([pipe], [], [], timeout)
+            outcome = pipe.read() if readable else None
+        if outcome is None:
+            raise subprocess.TimeoutExpired(["balgen", *map(str, argv)], timeout)
+    finally:
+        if outcome is None:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert outcome, f"the fork running balgen {' '.join(map(str, argv))} ended without an outcome"
+    code, printed, complained = json.loads(outcome)
+    return subprocess.CompletedProcess(["balgen", *map(str, argv)], code, printed, complained)

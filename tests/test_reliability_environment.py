@@ -35,7 +35,7 @@ from balgen.plumbing.errors import TransitionToolError
 from balgen.plumbing.toolchain import pinned_evm, pinned_geth
 from balgen.verify import evm_runners
 
-from in_process import balgen_in_process
+from in_process import balgen_forked, balgen_in_process
 from processes_left import descendants, left_running
 from test_replay_harness import _header, _pre, write_genesis_of_dicts
 
@@ -47,14 +47,13 @@ COMMAND_TIMEOUT = 120
 
 def balgen_subprocess(*argv: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """
-    `balgen ARGV` as a user runs it, bounded by `COMMAND_TIMEOUT`: for the
-    inputs that would hang or exhaust the test process if balgen read them
-    (a FIFO, /dev/zero); the rest run in the test process (`balgen_in_process`).
+    `balgen ARGV` in a process of its own, bounded by `COMMAND_TIMEOUT`: for
+    the inputs that would hang or exhaust the test process if balgen read them
+    (a FIFO, /dev/zero); a fork of the test process (`balgen_forked`), which
+    spares the imports of a new interpreter. The rest run in the test process
+    (`balgen_in_process`).
     """
-    return subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", *map(str, argv)],
-        capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False, env=env, cwd=cwd,
-    )  # fmt: skip
+    return balgen_forked(*argv, env=env, cwd=cwd, timeout=COMMAND_TIMEOUT)
 
 
 def one_line(err: str, command: str) -> str:
