@@ -14,8 +14,10 @@ import signal
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from _pytest.mark import deselect_by_keyword  # what pytest's own `-k` runs
 
 from balgen.commands.main import COMMANDS, main
 from balgen.plumbing.command_line import BAD_INPUT_EXIT_CODE, keyword_matcher, matches
@@ -62,40 +64,58 @@ KEYWORDS = [
 MALFORMED_KEYWORDS = ["max and", "(max", "max half", "and", "max )", "not"]
 
 
-def pytest_selection(tmp_path: Path, keyword: str) -> list[str] | None:
-    """The ids pytest's own `-k` selects among TEST_IDS; None if pytest rejects the expression."""
-    module = tmp_path / "test_selection.py"
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory: pytest.TempPathFactory) -> list[pytest.Item]:
+    """A test parametrized by TEST_IDS as pytest's own collection makes it, in a nested session."""
+    folder = tmp_path_factory.mktemp("selection")
+    module = folder / "test_selection.py"
     module.write_text(f"import pytest\n\n@pytest.mark.parametrize('name', {TEST_IDS!r}, ids={TEST_IDS!r})\ndef test_a(name):\n    pass\n")
 
-    class Selected:
-        ids: list[str] = []
+    class Collected:
+        items: list[pytest.Item] = []
 
         def pytest_collection_finish(self, session: pytest.Session) -> None:
-            self.ids = [item.name.partition("[")[2].rstrip("]") for item in session.items]
+            self.items = list(session.items)
 
-    selected = Selected()
-    arguments = [str(module), f"--rootdir={tmp_path}", "-p", "no:cacheprovider", "--import-mode=importlib", "--collect-only", "-q", "-k", keyword]
+    collected = Collected()
+    arguments = [str(module), f"--rootdir={folder}", "-p", "no:cacheprovider", "--import-mode=importlib", "--collect-only", "-q"]
     # The venv's plugins (hypothesis, xdist, balgen's filler plugin) are no part of `-k`: loading each
-    # in every nested session was most of its cost.
+    # in a nested session was most of its cost.
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        code = pytest.main(arguments, plugins=[selected])
-    return None if code == pytest.ExitCode.USAGE_ERROR else selected.ids
+        assert pytest.main(arguments, plugins=[collected]) == pytest.ExitCode.OK
+    assert len(collected.items) == len(TEST_IDS)
+    return collected.items
+
+
+def pytest_selection(items: list[pytest.Item], keyword: str) -> list[str] | None:
+    """
+    The ids pytest's own `-k` selects among TEST_IDS (its `deselect_by_keyword`, on the items of one
+    nested collection: a nested session per keyword cost a third of a CPU-second); None if pytest
+    rejects the expression.
+    """
+    selected = list(items)
+    config = SimpleNamespace(option=SimpleNamespace(keyword=keyword), hook=SimpleNamespace(pytest_deselected=lambda items: None))
+    try:
+        deselect_by_keyword(selected, config)  # type: ignore[arg-type]
+    except pytest.UsageError:
+        return None
+    return [item.name.partition("[")[2].rstrip("]") for item in selected]
 
 
 @pytest.mark.parametrize("keyword", KEYWORDS)
-def test_k_selects_as_pytest_does(tmp_path: Path, keyword: str) -> None:
+def test_k_selects_as_pytest_does(collected: list[pytest.Item], keyword: str) -> None:
     expression = keyword_matcher(keyword)
     ours = [test_id for test_id in TEST_IDS if matches(expression, test_id)]
-    assert ours == pytest_selection(tmp_path, keyword)
+    assert ours == pytest_selection(collected, keyword)
 
 
 @pytest.mark.parametrize("keyword", MALFORMED_KEYWORDS)
-def test_malformed_k_is_rejected_as_pytest_rejects_it(tmp_path: Path, keyword: str) -> None:
+def test_malformed_k_is_rejected_as_pytest_rejects_it(collected: list[pytest.Item], keyword: str) -> None:
     with pytest.raises(BadInput, match=rf"^-k {re.escape(repr(keyword))}: unexpected .* at column \d+ \(") as raised:
         keyword_matcher(keyword)
     assert "\n" not in str(raised.value)
-    assert pytest_selection(tmp_path, keyword) is None
+    assert pytest_selection(collected, keyword) is None
 
 
 def test_malformed_k_names_the_word_and_column() -> None:
