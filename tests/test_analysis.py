@@ -178,7 +178,7 @@ def all_paths(graph: DependencyGraph) -> list[list[int]]:
     return paths
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(blocks())
 def test_every_conflict_is_reachable_and_every_edge_is_a_conflict(block: tuple[list[TxAccessSet], list[int]]) -> None:
     sets, gas = block
@@ -190,7 +190,7 @@ def test_every_conflict_is_reachable_and_every_edge_is_a_conflict(block: tuple[l
         assert i < j and sets[i].writes & sets[j].keys
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(blocks())
 def test_components_partition_and_the_critical_path_is_the_heaviest(block: tuple[list[TxAccessSet], list[int]]) -> None:
     sets, gas = block
@@ -207,7 +207,7 @@ def test_components_partition_and_the_critical_path_is_the_heaviest(block: tuple
     assert DependencyGraph.from_info(graph.info()) == graph
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(blocks())
 def test_ordered_groups_are_the_components_of_every_pairwise_conflict(block: tuple[list[TxAccessSet], list[int]]) -> None:
     """With write-after-read edges, the graph links exactly what any two conflicting transactions link."""
@@ -225,7 +225,7 @@ def test_a_write_after_a_read_links_only_on_a_live_chain() -> None:
     assert ordered_groups(sets) == ((0, 1),)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.lists(st.integers(1, 10**6), max_size=12))
 def test_transactions_without_shared_keys_have_no_edges(gas: list[int]) -> None:
     sets = [TxAccessSet(frozenset({(A, index)}), frozenset({(B, index)})) for index in range(len(gas))]
@@ -235,7 +235,7 @@ def test_transactions_without_shared_keys_have_no_edges(gas: list[int]) -> None:
     assert graph.critical_path_gas == max(gas, default=0)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.lists(st.integers(1, 10**6), min_size=1, max_size=12), st.sampled_from([(A, 0), (B, "balance")]))
 def test_writers_of_one_key_are_a_single_path(gas: list[int], key: StateKey) -> None:
     sets = [TxAccessSet(frozenset(), frozenset({key})) for _ in gas]

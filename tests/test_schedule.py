@@ -61,7 +61,7 @@ def greedy_expected(gas_benchmark_value: int, min_tx_gas: int, cap: int) -> list
 SCHEDULE_INPUTS = st.one_of(schedule_inputs(), realistic_inputs())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(SCHEDULE_INPUTS, FILLS)
 def test_every_transaction_between_minimum_and_cap(inputs: tuple[int, int, int], fill: FillLevel) -> None:
     gas_benchmark_value, min_tx_gas, cap = inputs
@@ -71,7 +71,7 @@ def test_every_transaction_between_minimum_and_cap(inputs: tuple[int, int, int],
     assert sum(schedule) <= gas_benchmark_value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(SCHEDULE_INPUTS, st.sampled_from([FillLevel.MAX, FillLevel.HALF]))
 def test_max_and_half_use_the_whole_gas_value(inputs: tuple[int, int, int], fill: FillLevel) -> None:
     gas_benchmark_value, min_tx_gas, cap = inputs
@@ -87,7 +87,7 @@ def test_max_and_half_use_the_whole_gas_value(inputs: tuple[int, int, int], fill
         assert schedule == greedy_expected(gas_benchmark_value, min_tx_gas, cap)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(SCHEDULE_INPUTS)
 def test_greedy_is_cap_sized_transactions_plus_a_useful_remainder(inputs: tuple[int, int, int]) -> None:
     gas_benchmark_value, min_tx_gas, cap = inputs
@@ -100,7 +100,7 @@ def test_greedy_is_cap_sized_transactions_plus_a_useful_remainder(inputs: tuple[
         assert len(schedule) == full
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(SCHEDULE_INPUTS)
 def test_max_has_as_many_transactions_as_fit(inputs: tuple[int, int, int]) -> None:
     gas_benchmark_value, min_tx_gas, cap = inputs
@@ -109,7 +109,7 @@ def test_max_has_as_many_transactions_as_fit(inputs: tuple[int, int, int]) -> No
         assert len(schedule) == gas_benchmark_value // min_tx_gas
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(SCHEDULE_INPUTS)
 def test_half_has_half_the_transactions_of_max(inputs: tuple[int, int, int]) -> None:
     gas_benchmark_value, min_tx_gas, cap = inputs
@@ -120,7 +120,7 @@ def test_half_has_half_the_transactions_of_max(inputs: tuple[int, int, int]) -> 
         assert len(half) <= max_count
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.integers(1, 2**25).flatmap(lambda m: st.tuples(st.integers(0, m - 1), st.just(m))),
     st.booleans(),
@@ -173,7 +173,7 @@ def test_generator_refuses_a_gas_value_below_one_transaction(generator, fill: Fi
         generator(WorkloadParams(AMSTERDAM, 20_000, fill))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(inputs=schedule_inputs(), fill=FILLS, bound=st.integers(1, 5000))
 def test_a_transaction_count_bound_is_kept_or_refused_naming_the_limits(
     inputs: tuple[int, int, int], fill: FillLevel, bound: int
@@ -226,7 +226,7 @@ def test_a_signed_transaction_recovers_to_its_sender() -> None:
         assert Account.recover_transaction(sign(tx, 1).raw).lower() == "0x" + tx.sender.address.hex()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.integers(0, 2**256 - 1), min_size=5, max_size=5),
     st.binary(max_size=20),

@@ -34,13 +34,13 @@ def streamed(members: dict[str, Any]) -> StreamedObject:
     return StreamedObject(lambda: iter(sorted(members.items())))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(json_values)
 def test_indented_rendering_is_json_dumps(value: Any) -> None:
     assert "".join(indented_chunks(value)) == json.dumps(value, indent=4)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(st.dictionaries(st.text(max_size=6), json_values, max_size=5), st.dictionaries(st.text(max_size=6), json_values, max_size=4))
 def test_a_streamed_object_renders_as_the_object_it_stands_for(members: dict[str, Any], rest: dict[str, Any]) -> None:
     held = {"a": rest, "pre": dict(sorted(members.items())), "z": [rest]}
@@ -53,7 +53,7 @@ def streamed_items(items: list[Any]) -> StreamedArray:
     return StreamedArray(lambda: iter(items))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(
     st.lists(st.dictionaries(st.text(max_size=6), json_values, max_size=4), max_size=5),
     st.lists(st.text(max_size=8), max_size=4),
@@ -108,7 +108,7 @@ def test_a_streamed_array_is_pulled_one_item_at_a_time() -> None:
     assert "".join([seen, *chunks]) == json.dumps({"transactions": [{"index": i} for i in range(3)]}, indent=4)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(json_values, st.integers(min_value=0, max_value=12))
 def test_a_held_value_renders_in_one_piece_as_json_dumps(value: Any, level: int) -> None:
     """`indented_text` (one string, the C encoder for flat containers) is `indented_chunks`' text at any depth."""
@@ -128,14 +128,14 @@ floatless_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(floatless_values, st.integers(min_value=0, max_value=12))
 def test_a_floatless_value_renders_by_the_rust_encoder_as_json_dumps(value: Any, level: int) -> None:
     """Any text (non-ASCII, DEL, control characters) and integer of any size: the same bytes as `json.dumps`."""
     assert floatless_indented_text(value, level) == json.dumps(value, indent=4).replace("\n", "\n" + " " * level)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(floatless_values | st.dictionaries(st.integers() | st.booleans(), floatless_values, max_size=3))
 def test_a_floatless_value_s_compact_sorted_text_by_orjson_is_json_dumps(value: Any) -> None:
     """Any text, integers past 64 bits and non-string keys (which orjson leaves to the C encoder): `json.dumps`'s bytes."""
@@ -147,7 +147,7 @@ def test_a_floatless_value_holding_a_streamed_one_is_refused_as_the_c_encoder_re
         floatless_compact_sorted_text({"a": [1, StreamedArray(lambda: iter([]))]})
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(st.lists(st.dictionaries(st.text(max_size=6), floatless_values, max_size=4), max_size=5))
 def test_a_floatless_array_holding_streamed_values_renders_as_what_it_stands_for(items: list[dict[str, Any]]) -> None:
     held = {"bal": [{"x": dict(sorted(item.items()))} for item in items]}
