@@ -103,7 +103,9 @@ def balgen_forked(
     process that reads it (a FIFO, /dev/zero) stalls only the fork, which is
     killed at `timeout` (the test then fails, as `subprocess.run`'s timeout
     would fail it), without the second of imports a new interpreter pays.
-    Not for tests of signals or of what a new process inherits.
+    Not for tests of signals or of what a new process inherits; what balgen
+    inherits here is this process's imports, environment (or `env`) and
+    working directory (or `cwd`), and the temporary folder TMPDIR names.
     """
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -111,6 +113,7 @@ def balgen_forked(
         status = 70
         try:
             os.close(read_end)
+            tempfile.tempdir = None  # found again from TMPDIR (in `env`), as a new process finds it
             completed = balgen_in_process(*argv, env=env, cwd=cwd)
             with os.fdopen(write_end, "w", encoding="utf-8", errors="surrogateescape") as pipe:
                 json.dump([completed.returncode, completed.stdout, completed.stderr], pipe)

@@ -25,8 +25,8 @@ from balgen.generators.catalog import all_planned_workloads, families, planned_w
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_evm
 from balgen.model.workload import Placement
 
-from fill_runs import one_fixture_per_family, run_fill, shared_sample_fill, shared_suite_fill
-from in_process import balgen_in_process
+from fill_runs import one_fixture_per_family, shared_sample_fill, shared_suite_fill
+from in_process import balgen_forked, balgen_in_process
 
 FORMATS = {
     "blockchain_tests": "blockchain_test",
@@ -173,7 +173,7 @@ def test_keyword_fills_only_the_selected_fixture(filled: Any) -> None:
 @pytest.mark.integration
 def test_keyword_matching_nothing_is_bad_input(tmp_path: Path) -> None:
     output = tmp_path / "out"
-    completed = run_fill("--gas-benchmark-values", "1", "--output", output, "-k", "no_such_family", cwd=tmp_path)
+    completed = balgen_forked("fill", "--gas-benchmark-values", "1", "--output", output, "-k", "no_such_family", cwd=tmp_path)
     assert completed.returncode == 2
     lines = completed.stderr.strip().splitlines()
     assert len(lines) == 1 and "no_such_family" in lines[0], completed.stderr
@@ -312,9 +312,9 @@ def test_t8n_killed_mid_fill_leaves_no_partial_fixture(tmp_path: Path) -> None:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch)}
-    completed = run_fill(
-        "--gas-benchmark-values", "1", "--evm-bin", evm, "--output", output, cwd=tmp_path, env=env
-    )
+    completed = balgen_forked(
+        "fill", "--gas-benchmark-values", "1", "--evm-bin", evm, "--output", output, cwd=tmp_path, env=env
+    )  # a fork: the fill's session and its t8n calls in a process of their own, without a new interpreter's imports
     assert completed.returncode == 2, completed.stdout[-2000:] + completed.stderr[-2000:]
 
     report = completed.stdout + completed.stderr

@@ -26,6 +26,7 @@ import pytest
 
 from balgen.plumbing.errors import BadInput
 from balgen.fill.session import write_all_or_nothing
+from in_process import balgen_forked
 from small_disk import mounted_tmpfs
 
 FORMATS = ("blockchain_tests", "blockchain_tests_engine", "blockchain_tests_engine_x")
@@ -40,10 +41,9 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.mark.integration
 def test_a_full_disk_fails_the_fixture_that_does_not_fit_and_keeps_the_others_whole(tiny_disk: Path, tmp_path: Path) -> None:
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "--setup", "genesis",
-         "--code-sizes", "0.5,64", "-k", "extcodesize-greedy", "--output", str(tiny_disk)],
-        capture_output=True, text=True, cwd=tmp_path, check=False,
+    completed = balgen_forked(  # a process of its own, without a new interpreter's imports
+        "fill", "--gas-benchmark-values", "1", "--setup", "genesis", "--code-sizes", "0.5,64", "-k", "extcodesize-greedy",
+        "--output", tiny_disk, cwd=tmp_path,
     )
     report = completed.stdout + completed.stderr
     assert completed.returncode == 2, report[-3000:]
