@@ -23,7 +23,7 @@ import pytest
 from balgen.analysis import INFO_KEY
 from balgen.commands.inspect import FROM_INFO, FROM_TRACE, inspect_fixtures, inspect_parser, run_inspect
 
-from fill_runs import fill_fixtures
+from fill_runs import copied_from_suite_fill
 
 NAMES = sorted(f"{family}-{fill}-1M" for family in ("serial_chain", "keccak_chain") for fill in ("max", "half", "greedy"))
 FORMATS = {"blockchain_test", "blockchain_test_engine", "blockchain_test_engine_x"}
@@ -32,8 +32,8 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """serial_chain and keccak_chain at 1M gas, filled as a user fills them."""
-    return fill_fixtures(tmp_path_factory.mktemp("inspect") / "fixtures", "--gas-benchmark-values", "1", "-k", "serial_chain or keccak_chain")
+    """serial_chain and keccak_chain at 1M gas, as `balgen fill` wrote them in the session's suite fill (copied)."""
+    return copied_from_suite_fill(tmp_path_factory, NAMES)
 
 
 def inspected(*argv: str | Path, scratch: Path):
