@@ -67,10 +67,23 @@ def _report(*args: str | Path) -> int:
     return run_report([str(arg) for arg in args])
 
 
-def test_a_modes_run_page_stands_alone_with_regressions_first(tmp_path: Path) -> None:
-    run = modes_run(tmp_path / "run", count=30)
-    page = tmp_path / "page.html"
-    assert _report(run, "--html", page) == 0
+MODES_RUN_TESTS = 30
+"""The tests of the modes run whose page is read and opened in chromium: every family and fill at 30M, and
+the first four families' at 60M (`prefetch-max-60M` among them); the invalid-BAL one comes beside them."""
+
+
+@pytest.fixture(scope="module")
+def modes_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """`balgen report` of a modes run with `--html` and `--output`, made once (about 2 CPU-s) for the tests
+    that read the page and the one that opens it in chromium: the page and report.md."""
+    folder = tmp_path_factory.mktemp("modes-page")
+    page = folder / "page.html"
+    assert _report(modes_run(folder / "run", count=MODES_RUN_TESTS), "--html", page, "--output", folder / "md") == 0
+    return page, folder / "md" / "report.md"
+
+
+def test_a_modes_run_page_stands_alone_with_regressions_first(modes_page: tuple[Path, Path]) -> None:
+    page, _ = modes_page
     text = page.read_text()
     markup = re.sub(r"<script[^>]*>.*?</script>", "", text, flags=re.S)
     assert not EXTERNAL.search(markup), f"the page fetches from the network: {EXTERNAL.search(markup)}"
@@ -78,7 +91,7 @@ def test_a_modes_run_page_stands_alone_with_regressions_first(tmp_path: Path) ->
     assert "Plotly.react" in text and len(text) > 1_000_000, "plotly.js is inlined, not linked"
     rows = _rows(page)
     assert rows["tests"][0] == SLOWED, "the one test slower in a mode is listed first"
-    assert len(rows["tests"]) == 31, "every test compared (30 and the invalid-BAL one)"
+    assert len(rows["tests"]) == MODES_RUN_TESTS + 1, "every test compared (and the invalid-BAL one)"
     for mode in ("sequential", "full", "nobatchio", "full#2"):
         assert f"<td>{mode}</td>" in text, f"mode {mode} listed with its flags and proof"
     assert "slow-block log: mode full confirmed" in text
@@ -203,10 +216,9 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 @pytest.mark.integration
 @pytest.mark.skipif(missing() is not None, reason=missing() or "")
-def test_the_page_works_in_chromium(tmp_path: Path) -> None:
-    page = tmp_path / "page.html"
-    assert _report(modes_run(tmp_path / "run", count=60), "--html", page, "--output", tmp_path / "md") == 0
-    markdown = (tmp_path / "md" / "report.md").read_text()
+def test_the_page_works_in_chromium(modes_page: tuple[Path, Path], tmp_path: Path) -> None:
+    page, report = modes_page
+    markdown = report.read_text()
     with chromium() as driver:
         open_page(driver, page)
         errors = [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
@@ -241,7 +253,7 @@ def test_the_page_works_in_chromium(tmp_path: Path) -> None:
         families = shown(family)
         assert families and set(families) == {"prefetch"}
         count = driver.execute_script("return document.querySelector('[data-table=tests] .count').textContent")
-        assert count == f"{len(families)} of 61 tests"
+        assert count == f"{len(families)} of {MODES_RUN_TESTS + 1} tests"
 
         driver.execute_script("document.querySelector('[data-table=tests] tr[data-test=\"prefetch-max-60M\"]').click()")
         chosen = driver.execute_script("return document.querySelector('[data-picker=phases] select').value")
@@ -262,7 +274,7 @@ def test_the_page_works_in_chromium(tmp_path: Path) -> None:
         policies = {row[0]: row for row in fallback("aggregate")}
         assert {"always parallel", "always sequential"} < policies.keys()
         assert policies["always parallel"][4] == SLOWED, "always parallel's worst case: the test parallel slows down"
-        assert len(fallback("tests")) == 61 and {row[0] for row in fallback("families")} >= {"serial_chain", "prefetch"}
+        assert len(fallback("tests")) == MODES_RUN_TESTS + 1 and {row[0] for row in fallback("families")} >= {"serial_chain", "prefetch"}
         loss = driver.execute_script(
             "return Array.from(document.querySelectorAll('[data-table=\"fallback-0-tests\"] th')).map((th) => th.textContent)"
         ).index("loss")
