@@ -11,7 +11,8 @@ CREATE2 contract sets and the extcode* families, as their users rely on them.
 - A reduced set of every size imports into the pinned geth's EVM (blocktest
   for blockchain_test) in both placements, and one of each shape of setup
   into a geth node through the Engine API (engine_x per group: every payload
-  VALID, the head at `lastblockhash`; `GETH_NODE_SIZES`).
+  VALID, the head at `lastblockhash`; `GETH_NODE_SIZES`, the shape of several
+  contracts a call in tests/test_import_geth.py).
 """
 
 from __future__ import annotations
@@ -218,19 +219,20 @@ def reduced_sets(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     return output, names, request.param
 
 
-GETH_NODE_SIZES = {"blocks": ("0.5KB", "10KB", "64KB"), "genesis": ("64KB",)}
+GETH_NODE_SIZES = {"blocks": ("10KB", "64KB"), "genesis": ("64KB",)}
 """
 The sizes a geth node imports through the Engine API, one node per fixture
 (each set is a pre-alloc group of its own, and a geth start costs about 3
 CPU-s, most of it KZG set-up). `evm blocktest`, geth's own block processing,
 runs every size in both placements from the fixture's genesis; the node adds
 the payload path, which depends on the size only through the setup calls'
-shape. Set up by blocks, one size of each shape: several contracts a call
-within 2^24 (0.5KB), one a call within 2^24 (10KB), and one a call above it,
-the rest in EIP-8037's reservoir, above Osaka's code size limit (64KB, the
-largest). In the genesis a set is state geth reads the same way at any size,
-from the genesis file balgen writes for it without regard to code size: the
-largest.
+shape. Set up by blocks, one size of each shape: one contract a call within
+2^24 (10KB), and one a call above it, the rest in EIP-8037's reservoir, above
+Osaka's code size limit (64KB, the largest); several contracts a call within
+2^24 is the 0.5KB greedy set tests/test_import_geth.py imports on a node of
+its own genesis (about 300 contracts; `max` here sets up about 25). In the
+genesis a set is state geth reads the same way at any size, from the genesis
+file balgen writes for it without regard to code size: the largest.
 """
 
 
