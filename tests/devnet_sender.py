@@ -42,12 +42,47 @@ FUNDER = sender("devnet-check test", "funder")
 """The key a test genesis funds; on a plain `geth --dev` chain, its dev account funds it first."""
 
 
+FANOUT_CODE = bytes.fromhex(
+    "5f"  # offset = 0
+    "5b" "36" "81" "10" "15" "6024" "57"  # loop: while offset < calldata size (else jump to stop)
+    "5f5f5f5f" "67" + FUNDING.to_bytes(8, "big").hex() + "85" "35" "5a" "f1"  # CALL(gas, word at offset, FUNDING)
+    "15" "6026" "57"  # a failed transfer reverts the whole funding
+    "602001" "6001" "56"  # offset += 32, back to loop
+    "5b" "00"  # stop
+    "5b" "5f5f" "fd"  # revert
+)
+"""Runtime code that sends FUNDING wei to each address its calldata lists (one 32-byte word each)."""
+
+FANOUT_DEPLOYMENT = bytes.fromhex(f"60{len(FANOUT_CODE):02x}8060095f395ff3") + FANOUT_CODE
+"""Creation code returning FANOUT_CODE (a CODECOPY of what follows its nine bytes)."""
+
+FANOUT_BATCH = 16
+"""Addresses funded by one transaction: FUNDING_GAS each stays within the 2^24 transaction gas cap."""
+
+_fanouts: dict[str, bytes] = {}
+"""The FANOUT_CODE contract deployed on each chain (by RPC URL), once: a later chain on the same port has
+no code there, and gets one of its own."""
+
+
 def fund(rpc: RpcClient, addresses: list[bytes]) -> None:
-    """Send FUNDING wei to each address from FUNDER."""
+    """
+    Send FUNDING wei to each address from FUNDER, through a contract that sends to up to FANOUT_BATCH
+    addresses a transaction: a dev chain mines a block per transaction (about 25 ms of geth's CPU each)
+    and a transfer a wallet is a block a wallet, while the funding is no part of a run.
+    """
     nonce = int(rpc.call("eth_getTransactionCount", ["0x" + FUNDER.address.hex(), "latest"]).result, 16)
-    for offset, address in enumerate(addresses):
-        receipt = send_signed(rpc, TxSpec(FUNDER, nonce + offset, address, b"", FUNDING_GAS, FUNDING, MAX_FEE, TIP))
+    deployed = _fanouts.get(rpc.url)
+    if deployed is None or rpc.call("eth_getCode", ["0x" + deployed.hex(), "latest"]).result != "0x" + FANOUT_CODE.hex():
+        receipt = send_signed(rpc, TxSpec(FUNDER, nonce, None, FANOUT_DEPLOYMENT, FUNDING_GAS, 0, MAX_FEE, TIP))
         assert receipt["status"] == "0x1", receipt
+        _fanouts[rpc.url], nonce = create_address(FUNDER.address, nonce), nonce + 1
+    for start in range(0, len(addresses), FANOUT_BATCH):
+        batch = addresses[start : start + FANOUT_BATCH]
+        data = b"".join(address.rjust(32, b"\0") for address in batch)
+        spec = TxSpec(FUNDER, nonce, _fanouts[rpc.url], data, 50_000 + FUNDING_GAS * len(batch), FUNDING * len(batch), MAX_FEE, TIP)
+        receipt = send_signed(rpc, spec)
+        assert receipt["status"] == "0x1", receipt
+        nonce += 1
 
 
 def fund_funder_from_dev_account(rpc: RpcClient) -> None:
