@@ -127,8 +127,8 @@ def test_tampered_and_known_blocks_are_failures(filled: Path, tmp_path: Path) ->
     cases = {
         "tampered": _tampered(filled, "keccak_chain-max-1M", expect_invalid=False),
         "tampered_expected": _tampered(filled, "keccak_chain-max-1M", expect_invalid=True),
-        "resent": _resent_known_block(filled, "serial_chain-max-1M"),
-    }
+        "resent": _resent_known_block(filled, "keccak_chain-max-1M"),
+    }  # one test's fixtures, one genesis: one node (a start is about 3 CPU-s)
     for name, fixture in cases.items():
         (folder / f"{name}.json").write_text(json.dumps({name: fixture}))
     output = tmp_path / "run"
