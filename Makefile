@@ -23,7 +23,7 @@ demo: venv tools
 	$(PY) -m balgen.commands.demo
 
 test: venv tools
-	$(PY) -m pytest tests -n 2 --dist loadfile --durations=10
+	$(PY) -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder --durations=10
 
 fill: venv tools
 	$(VENV)/bin/balgen fill
