@@ -16,7 +16,7 @@ import os
 import subprocess
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -365,50 +365,36 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
+def _serves_the_genesis_of(geth: ClientProcess, header: dict[str, Any]) -> None:
+    """The running node is the pinned geth, and its block 0 is `header`'s, with FUNDED's balance."""
+    assert geth.pid is not None and geth.datadir.is_dir()
+    assert geth.client_version is not None and GO_ETHEREUM_VERSION in geth.client_version
+    with geth.rpc_client() as rpc:
+        block = rpc.get_block_by_number(0).result
+        assert block is not None
+        assert block["stateRoot"] == header["stateRoot"]
+        assert block["hash"] == header["hash"]
+        by_hash = rpc.get_block_by_hash(header["hash"]).result
+        assert by_hash is not None and by_hash["number"] == "0x0"
+        balance = rpc.call("eth_getBalance", [FUNDED, "latest"])
+        assert int(balance.result, 16) == FUNDED_BALANCE
+        assert balance.elapsed_ns > 0
+
+
 @integration
 @needs_geth
-@pytest.mark.parametrize("network", ["Prague", "Osaka", "Amsterdam"])
+@pytest.mark.parametrize("network", ["Osaka", "Amsterdam"])
 def test_geth_genesis_hash_matches_the_header(tmp_path: Path, network: str) -> None:
+    """On Prague: `test_geth_genesis_hash_matches_the_header_on_prague`, on the module's node."""
     header = _header(network, _pre())
     genesis_path = tmp_path / "genesis.json"
     write_genesis_of_dicts(genesis_path, GETH_GENESIS, network, header, _pre())
     with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth:
         pid, datadir = geth.pid, geth.datadir
-        assert pid is not None and datadir.is_dir()
-        assert geth.client_version is not None and GO_ETHEREUM_VERSION in geth.client_version
-        with geth.rpc_client() as rpc:
-            block = rpc.get_block_by_number(0).result
-            assert block is not None
-            assert block["stateRoot"] == header["stateRoot"]
-            assert block["hash"] == header["hash"]
-            by_hash = rpc.get_block_by_hash(header["hash"]).result
-            assert by_hash is not None and by_hash["number"] == "0x0"
-            balance = rpc.call("eth_getBalance", [FUNDED, "latest"])
-            assert int(balance.result, 16) == FUNDED_BALANCE
-            assert balance.elapsed_ns > 0
-    assert _process_gone(pid)
+        _serves_the_genesis_of(geth, header)
+    assert pid is not None and _process_gone(pid)
     assert geth.returncode is not None
     assert not datadir.exists()
-
-
-@integration
-@needs_geth
-def test_geth_answers_engine_calls_longer_than_balgen_waits(tmp_path: Path) -> None:
-    """
-    geth as the preset starts it cuts no call short before balgen's own
-    Engine API deadline: its HTTP servers' WriteTimeout (30 s by default,
-    after which a 1000M `greedy` newPayload was answered `-32002 request
-    timed out`) is longer than `ENGINE_TIMEOUT`. `geth dumpconfig` with the
-    running node's exact flags and config file (on another datadir: the
-    node holds its own) shows what geth made of them.
-    """
-    genesis_path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(genesis_path, GETH_GENESIS, "Prague", _header("Prague", _pre()), _pre())
-    with ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth:
-        command = [str(tmp_path / "other") if word == str(geth.datadir) else word for word in geth.node_command()]
-        dumped = subprocess.run([*command, "dumpconfig"], capture_output=True, text=True, timeout=60, check=True)
-    timeouts = tomllib.loads(dumped.stdout)["Node"]["HTTPTimeouts"]
-    assert timeouts["WriteTimeout"] / 1e9 > ENGINE_TIMEOUT >= 300
 
 
 @integration
@@ -444,47 +430,6 @@ def test_geth_answers_a_call_that_runs_past_its_default_write_timeout(tmp_path: 
         answer = rpc.call("debug_blockProfile", [str(tmp_path / "block.prof"), 35])
     assert answer.result is None
     assert answer.elapsed_ns > 35e9
-
-
-@integration
-@needs_geth
-def test_engine_api_auth_forkchoice_and_errors(tmp_path: Path) -> None:
-    header = _header("Prague", _pre())
-    genesis_path = tmp_path / "genesis.json"
-    write_genesis_of_dicts(genesis_path, GETH_GENESIS, "Prague", header, _pre())
-    with (
-        ClientProcess(GETH_PRESET, GETH, genesis_path, temp_parent=tmp_path) as geth,
-        geth.engine_client() as engine,
-    ):
-        capabilities = engine.call("engine_exchangeCapabilities", [["engine_newPayloadV4"]])
-        assert "engine_newPayloadV4" in capabilities.result
-        assert capabilities.elapsed_ns > 0
-
-        forkchoice = engine.forkchoice_updated(3, header["hash"])
-        assert forkchoice.result["payloadStatus"]["status"] == "VALID"
-        assert forkchoice.result["payloadId"] is None
-
-        with pytest.raises(RpcError) as invalid_params:
-            engine.new_payload(4, [{}])
-        assert invalid_params.value.code == -32602
-
-        # Tokens are checked: a wrong secret and a stale iat are both refused.
-        with (
-            EngineClient(geth.engine_url, bytes(32)) as wrong_secret,
-            pytest.raises(RpcTransportError, match="HTTP 401"),
-        ):
-            wrong_secret.call("engine_exchangeCapabilities", [[]])
-        with RpcClient(geth.engine_url) as unauthenticated:
-            stale = make_jwt_token(geth.jwt_secret, issued_at=int(time.time()) - 120)
-            with pytest.raises(RpcTransportError, match="HTTP 401"):
-                unauthenticated._endpoint.request(
-                    "engine_exchangeCapabilities", [[]], {"Authorization": f"Bearer {stale}"}
-                )
-
-        # debug_setHead refuses to "rewind" to the current head: the replay
-        # must not call it on a chain that is still at genesis.
-        with geth.rpc_client() as rpc, pytest.raises(RpcError, match="future block"):
-            rpc.set_head(0)
 
 
 @integration
@@ -895,3 +840,83 @@ def test_where_the_agreement_is_checked_the_client_s_intake_of_the_payload_is_me
         assert execution.within_margin == (execution.overhead_ms <= intake_ms + 10.0 + 0.1 * execution.own_ms)
     # A loaded machine may still put the median outside the margin; then the failure says so, with the intake.
     assert result.failure is None or "the client's intake of the payload" in result.failure, result.failure
+
+
+# -- questions to one running geth (`prague_geth`) -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prague_geth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ClientProcess, dict[str, Any]]]:
+    """
+    geth as the preset starts it on a one-account Prague genesis, and that genesis's header: one node
+    for the tests that only ask it questions (a start is about 1.2 CPU-s, 3 once it lives past go-ethereum's
+    KZG set-up). The tests of starting, stopping and removing a node start their own; these come last in
+    the module, so that the node, stopped at the module's end, does not idle through the others.
+    """
+    folder = tmp_path_factory.mktemp("prague-geth")
+    header = _header("Prague", _pre())
+    write_genesis_of_dicts(folder / "genesis.json", GETH_GENESIS, "Prague", header, _pre())
+    with ClientProcess(GETH_PRESET, GETH, folder / "genesis.json", temp_parent=folder) as geth:
+        yield geth, header
+
+
+@integration
+@needs_geth
+def test_geth_genesis_hash_matches_the_header_on_prague(prague_geth: tuple[ClientProcess, dict[str, Any]]) -> None:
+    _serves_the_genesis_of(*prague_geth)
+
+
+@integration
+@needs_geth
+def test_geth_answers_engine_calls_longer_than_balgen_waits(
+    prague_geth: tuple[ClientProcess, dict[str, Any]], tmp_path: Path
+) -> None:
+    """
+    geth as the preset starts it cuts no call short before balgen's own
+    Engine API deadline: its HTTP servers' WriteTimeout (30 s by default,
+    after which a 1000M `greedy` newPayload was answered `-32002 request
+    timed out`) is longer than `ENGINE_TIMEOUT`. `geth dumpconfig` with the
+    running node's exact flags and config file (on another datadir: the
+    node holds its own) shows what geth made of them.
+    """
+    geth, _ = prague_geth
+    command = [str(tmp_path / "other") if word == str(geth.datadir) else word for word in geth.node_command()]
+    dumped = subprocess.run([*command, "dumpconfig"], capture_output=True, text=True, timeout=60, check=True)
+    timeouts = tomllib.loads(dumped.stdout)["Node"]["HTTPTimeouts"]
+    assert timeouts["WriteTimeout"] / 1e9 > ENGINE_TIMEOUT >= 300
+
+
+@integration
+@needs_geth
+def test_engine_api_auth_forkchoice_and_errors(prague_geth: tuple[ClientProcess, dict[str, Any]]) -> None:
+    geth, header = prague_geth
+    with geth.engine_client() as engine:
+        capabilities = engine.call("engine_exchangeCapabilities", [["engine_newPayloadV4"]])
+        assert "engine_newPayloadV4" in capabilities.result
+        assert capabilities.elapsed_ns > 0
+
+        forkchoice = engine.forkchoice_updated(3, header["hash"])
+        assert forkchoice.result["payloadStatus"]["status"] == "VALID"
+        assert forkchoice.result["payloadId"] is None
+
+        with pytest.raises(RpcError) as invalid_params:
+            engine.new_payload(4, [{}])
+        assert invalid_params.value.code == -32602
+
+        # Tokens are checked: a wrong secret and a stale iat are both refused.
+        with (
+            EngineClient(geth.engine_url, bytes(32)) as wrong_secret,
+            pytest.raises(RpcTransportError, match="HTTP 401"),
+        ):
+            wrong_secret.call("engine_exchangeCapabilities", [[]])
+        with RpcClient(geth.engine_url) as unauthenticated:
+            stale = make_jwt_token(geth.jwt_secret, issued_at=int(time.time()) - 120)
+            with pytest.raises(RpcTransportError, match="HTTP 401"):
+                unauthenticated._endpoint.request(
+                    "engine_exchangeCapabilities", [[]], {"Authorization": f"Bearer {stale}"}
+                )
+
+        # debug_setHead refuses to "rewind" to the current head: the replay
+        # must not call it on a chain that is still at genesis.
+        with geth.rpc_client() as rpc, pytest.raises(RpcError, match="future block"):
+            rpc.set_head(0)
