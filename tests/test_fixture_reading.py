@@ -6,6 +6,7 @@ document is built as `json` would; bad input is one line naming the field.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from balgen.plumbing.errors import BadInput
 from balgen.plumbing import user_files
 from balgen.plumbing.memory_limit import MemoryLimit
+from balgen.fixtures import reading
 from balgen.fixtures.reading import StreamedPre, read_fixture_document
 
 ADDRESS = "0x" + "aa" * 20
@@ -69,3 +71,34 @@ def test_a_truncated_legacy_transaction_in_a_payload_names_its_field() -> None:
     with pytest.raises(BadInput, match=r"^f\.json: test t: engineNewPayloads\[3\]\.params\[0\]\.transactions\[0\]: not a legacy"):
         decoded_transaction(b"\xd0", "f.json: test t", "engineNewPayloads[3].params[0].transactions[0]")
     assert decoded_transaction(b"\x02\xf8", "f", "x") == b"\x02\xf8"
+
+
+def test_a_payload_of_megabyte_strings_reads_as_json_does_with_its_pre_after_them_streamed(tmp_path: Path) -> None:
+    """An engine payload's access list is one hex string of megabytes; the reads that split it must not change it."""
+    access_list = "0x" + "ab" * (3 << 20)
+    payload = {"blockAccessList": access_list, "transactions": ["0x02" + "cd" * 70_000, "0x"], "gasUsed": "0x1c9c380"}
+    document = {"t-60M": {"engineNewPayloads": [{"params": [payload], "n": [1, 2.5, None, True]}], "pre": {ADDRESS: ACCOUNT}}}
+    read = read_fixture_document(_write(tmp_path / "f.json", document))
+    pre = read["t-60M"].pop("pre")
+    assert read == {"t-60M": {"engineNewPayloads": document["t-60M"]["engineNewPayloads"]}}
+    assert list(pre.raw_accounts()) == [(ADDRESS, ACCOUNT)]
+
+
+@pytest.mark.parametrize("extension", [64 << 20, 40])
+def test_every_read_holds_a_quote_and_every_byte_comes_once(extension: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    ijson lexes a string that reads cut again with every read that extends it (quadratic in its
+    length): a read inside a string goes on to its end, so a string spans at most three reads,
+    unless the read grew by the bound first (a long run of numbers, which has no quote).
+    """
+    monkeypatch.setattr(reading._StringAlignedReads, "MAX_EXTENSION", extension)
+    text = json.dumps({"a": "0x" + "ab" * 500, "b": [1] * 200, "c": ["x", "yy" * 30, ""], "d": 7}).encode()
+    reads = reading._StringAlignedReads(io.BytesIO(text))
+    assert reads.read(0) == b""
+    chunks = list(iter(lambda: reads.read(16), b""))
+    assert b"".join(chunks) == text
+    spanning = [index for index, chunk in enumerate(chunks[:-1]) if b'"' not in chunk]  # the last may end without one
+    if extension > len(text):
+        assert spanning == [] and max(map(len, chunks)) > 900  # the 1 KB string went on to its end in one read
+    else:
+        assert spanning and max(map(len, chunks)) <= 16 + extension + 16  # the run of numbers is cut at the bound
