@@ -18,8 +18,6 @@ after each start: one test keeps this near a minute.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +27,7 @@ from balgen.commands.main import main
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
 
 from fill_runs import one_fixture_per_family, shared_earlier_amsterdam_fill, shared_fill, shared_sample_fill
+from in_process import balgen_in_process
 
 pytestmark = [
     pytest.mark.integration,
@@ -53,16 +52,16 @@ def osaka_fill(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def replayed_on_reth(fixtures: Path, test_id: str, output: Path, warmup: int) -> dict:
     """
-    `balgen replay FIXTURES -k TEST_ID --client reth` as a user runs it, which must succeed; its results.json.
+    `balgen replay FIXTURES -k TEST_ID --client reth` as a user runs it (in this process), which must succeed;
+    its results.json.
     Imports and verdicts are tested here, so the agreement margin is only recorded (it is
     test_replay_modes' subject; an unoptimised build spends hundreds of ms outside its own block time).
     """
     agreement = ["--agreement", "record"]  # imports and verdicts are tested here; the margin in test_replay_modes
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", "replay", str(fixtures), "-k", test_id, "--client", "reth",
-         "--warmup", str(warmup), "--repeat", "1", "--output", str(output), *agreement],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+    completed = balgen_in_process(
+        "replay", fixtures, "-k", test_id, "--client", "reth", "--warmup", str(warmup), "--repeat", "1",
+        "--output", output, *agreement,
+    )  # in this process: a subprocess is a second of imports, and reth is a process of its own either way
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     return json.loads((output / "results.json").read_text())
 
