@@ -327,34 +327,44 @@ written value execution does not write (`change_a_written_value`, resealed) do n
 def verdicts(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) -> Verdicts:
     """
     `verdicts_of` the fill's files and two lying copies, each set of options run once for the module: the
-    default run is compared with both other kinds of checkpoint and of setup block (two tests), and the
-    setup-from-BAL one with both kinds of crypto (a run is about 0.5 CPU-s of start and 0.25 a file).
+    default run is compared with both other kinds of checkpoint, of setup block, of opcode handler and of
+    RLP functions (four tests), and the setup-from-BAL one with both kinds of crypto (a run is about 0.5
+    CPU-s of start and 0.25 a file).
     """
     lies = lying_copy(serial_chain_fill, tmp_path_factory.mktemp("lies") / "fixtures", change_a_written_value)
     files = [*fixture_files(serial_chain_fill), *lies]
-    found: dict[tuple[bool, bool, bool], list[dict[str, Any]]] = {}
+    found: dict[tuple[tuple[str, bool], ...], list[dict[str, Any]]] = {}
 
-    def of(*, cloning: bool = False, setup_from_bal: bool = False, js_crypto: bool = False) -> list[dict[str, Any]]:
-        key = (cloning, setup_from_bal, js_crypto)
+    def of(**options: bool) -> list[dict[str, Any]]:
+        key = tuple(sorted(options.items()))
         if key not in found:
-            found[key] = verdicts_of(files, cloning=cloning, setup_from_bal=setup_from_bal, js_crypto=js_crypto)
+            found[key] = verdicts_of(files, **options)
         return found[key]
 
     return of
 
 
 def verdicts_of(
-    files: list[Path], *, cloning: bool = False, setup_from_bal: bool = False, js_crypto: bool = False
+    files: list[Path],
+    *,
+    cloning: bool = False,
+    setup_from_bal: bool = False,
+    js_crypto: bool = False,
+    own_handlers: bool = False,
+    own_rlp: bool = False,
 ) -> list[dict[str, Any]]:
     """
     verify.mjs's line per fixture, without its times, with ethereumjs's own checkpoints or balgen's,
-    setup blocks executed or applied from their BAL, keccak and sender recovery native or in JavaScript.
+    setup blocks executed or applied from their BAL, keccak and sender recovery compiled or in JavaScript,
+    ethereumjs's KECCAK256, MLOAD and MSTORE handlers or balgen's, ethereumjs's RLP functions or balgen's.
     """
     install = located_ethereumjs()
     environment = {
         **os.environ,
         "BALGEN_ETHEREUMJS_CLONING_CHECKPOINTS": "1" if cloning else "0",
         "BALGEN_ETHEREUMJS_JS_CRYPTO": "1" if js_crypto else "0",
+        "BALGEN_ETHEREUMJS_OWN_HANDLERS": "1" if own_handlers else "0",
+        "BALGEN_ETHEREUMJS_OWN_RLP": "1" if own_rlp else "0",
     }
     completed = subprocess.run(
         [str(install.node), str(install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)],
@@ -363,7 +373,9 @@ def verdicts_of(
     version, *lines = [json.loads(line) for line in completed.stdout.splitlines()]
     assert version["bal_checkpoints"] == ("ethereumjs" if cloning else "copy-on-write")
     assert version["setup_blocks"] == ("applied from their BAL" if setup_from_bal else "executed")
-    assert version["crypto"].startswith("JavaScript" if js_crypto else "native"), version["crypto"]
+    assert version["crypto"].startswith("JavaScript" if js_crypto else "compiled"), version["crypto"]
+    assert version["opcode_handlers"].startswith("ethereumjs's" if own_handlers else "direct"), version["opcode_handlers"]
+    assert version["rlp"] == ("ethereumjs's: BALGEN_ETHEREUMJS_OWN_RLP=1" if own_rlp else "one pass"), version["rlp"]
     return [{key: value for key, value in line.items() if key not in ("seconds", "cpu_seconds")} for line in lines]
 
 
@@ -373,14 +385,25 @@ def test_both_kinds_of_checkpoint_give_the_same_verdicts(verdicts: Verdicts) -> 
     assert found == verdicts(cloning=True)
 
 
-# --- keccak-256 and sender recovery in native code (scripts/ethereumjs/native_crypto.mjs) ----------
+# --- keccak-256 in WebAssembly, sender recovery in native code (scripts/ethereumjs/compiled_crypto.mjs) ---
 
 
-def test_native_keccak_and_recovery_give_the_verdicts_ethereumjs_javascript_ones_give(verdicts: Verdicts) -> None:
-    native = verdicts(setup_from_bal=True)
-    assert [line["ok"] for line in native] == LIES_AND_TRUTH
-    assert [line["kind"] for line in native[3:]] == ["bal", "bal"]
-    assert native == verdicts(setup_from_bal=True, js_crypto=True)
+def test_compiled_keccak_and_recovery_give_the_verdicts_ethereumjs_javascript_ones_give(verdicts: Verdicts) -> None:
+    compiled = verdicts(setup_from_bal=True)
+    assert [line["ok"] for line in compiled] == LIES_AND_TRUTH
+    assert [line["kind"] for line in compiled[3:]] == ["bal", "bal"]
+    assert compiled == verdicts(setup_from_bal=True, js_crypto=True)
+
+
+# --- direct word conversions (word_handlers.mjs) and one-pass RLP (one_pass_rlp.mjs) ---------------
+
+
+@pytest.mark.parametrize("switch", ["own_handlers", "own_rlp"])
+def test_balgens_opcode_handlers_and_rlp_give_the_verdicts_ethereumjs_own_give(verdicts: Verdicts, switch: str) -> None:
+    balgens = verdicts()
+    assert [line["ok"] for line in balgens] == LIES_AND_TRUTH
+    assert [line["kind"] for line in balgens[3:]] == ["bal", "bal"]
+    assert balgens == verdicts(**{switch: True})
 
 
 # --- setup blocks applied from their BAL (--setup-from-bal, what balgen verify asks for balgen's fixtures) ---

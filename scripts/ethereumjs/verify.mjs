@@ -62,12 +62,18 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 
 import { useCopyOnWriteCheckpoints } from './bal_checkpoints.mjs'
-import { nativeCrypto } from './native_crypto.mjs'
+import { compiledCrypto } from './compiled_crypto.mjs'
+import { useOnePassRlp } from './one_pass_rlp.mjs'
+import { useWordHandlers } from './word_handlers.mjs'
 
 // ethereumjs 10.1.3 copies the whole access list at every call frame; bal_checkpoints.mjs says why
 // that is replaced and how the replacement keeps its verdicts.
 const CLONING_CHECKPOINTS = process.env.BALGEN_ETHEREUMJS_CLONING_CHECKPOINTS === '1'
 if (!CLONING_CHECKPOINTS) useCopyOnWriteCheckpoints()
+
+// RLP encoded and decoded in one pass (one_pass_rlp.mjs says why and how it is checked);
+// BALGEN_ETHEREUMJS_OWN_RLP=1 keeps ethereumjs's.
+const RLP_CODEC = process.env.BALGEN_ETHEREUMJS_OWN_RLP === '1' ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_RLP=1" : useOnePassRlp()
 
 /**
  * `Common.isActivatedEIP` answered from a Set of the active EIPs instead of a scan of their list: the
@@ -163,11 +169,18 @@ function useRememberedTransactionChecks() {
 }
 useRememberedTransactionChecks()
 
-// keccak-256 and sender recovery in native code where it loads (native_crypto.mjs says why and how it is
-// checked); BALGEN_ETHEREUMJS_JS_CRYPTO=1 keeps ethereumjs's JavaScript ones, to compare verdicts.
+// keccak-256 in WebAssembly and sender recovery in native code where they load (compiled_crypto.mjs says
+// why and how they are checked); BALGEN_ETHEREUMJS_JS_CRYPTO=1 keeps ethereumjs's JavaScript ones, to
+// compare verdicts.
 const CRYPTO = process.env.BALGEN_ETHEREUMJS_JS_CRYPTO === '1'
   ? { customCrypto: {}, description: 'JavaScript (@noble): BALGEN_ETHEREUMJS_JS_CRYPTO=1' }
-  : nativeCrypto()
+  : await compiledCrypto()
+
+// KECCAK256, MLOAD and MSTORE with direct conversions between a stack value and its 32 bytes
+// (word_handlers.mjs says why and how they are checked); BALGEN_ETHEREUMJS_OWN_HANDLERS=1 keeps ethereumjs's.
+const WORD_HANDLERS = process.env.BALGEN_ETHEREUMJS_OWN_HANDLERS === '1'
+  ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_HANDLERS=1"
+  : await useWordHandlers(amsterdamCommon())
 
 const VM_VERSION = JSON.parse(
   readFileSync(new URL('./node_modules/@ethereumjs/vm/package.json', import.meta.url), 'utf8'),
@@ -451,7 +464,7 @@ async function checkAccounts(state, expected) {
   }
 }
 
-/** keccak-256 as the fixtures' common computes it: native where it loaded (native_crypto.mjs), else noble's. */
+/** keccak-256 as the fixtures' common computes it: hash-wasm's where it loaded (compiled_crypto.mjs), else noble's. */
 const keccak256 = CRYPTO.customCrypto.keccak256 ?? keccak_256
 
 /**
@@ -460,8 +473,8 @@ const keccak256 = CRYPTO.customCrypto.keccak256 ?? keccak_256
  * of `parsed.raw()` is the one util builds from that account alone (no account's entry depends on another,
  * and `validateBlockAccessListJSONStructure` has refused duplicates). Why not util's own: it parses each
  * account into a list of its own and hashes with noble's JavaScript keccak, a fifth of the CPU of a
- * contract-set fixture whose setup BAL deploys 22,000 contracts; parsed once and hashed natively, the bytes
- * hashed, and so the verdict, are the same.
+ * contract-set fixture whose setup BAL deploys 22,000 contracts; parsed once and hashed by the compiled
+ * keccak, the bytes hashed, and so the verdict, are the same.
  */
 function jsonOrderBalHash(json, parsed) {
   const entries = new Map(parsed.raw().map((entry) => [entry[0], entry]))
@@ -600,6 +613,7 @@ async function versionRecord() {
   return {
     verifier: 'ethereumjs', version: `@ethereumjs/vm ${VM_VERSION}`, node: process.version,
     bal_checkpoints: CLONING_CHECKPOINTS ? 'ethereumjs' : 'copy-on-write', crypto: CRYPTO.description,
+    opcode_handlers: WORD_HANDLERS, rlp: RLP_CODEC,
     setup_blocks: setupFromBal ? 'applied from their BAL' : 'executed', amsterdam_gas: schedule,
   }
 }
