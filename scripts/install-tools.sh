@@ -125,6 +125,9 @@ if [[ ! -f "$ethereumjs_stamp" ]]; then
     echo "install-tools: installing ethereumjs (@ethereumjs/vm 10.1.3) into tools/ethereumjs in the background"
     mkdir -p "$ethereumjs_dir"
     rm -f "$ethereumjs_dir"/.installed-*
+    # The old files are removed, not written over: a copy of tools/ made with hard links (cp -al) shares
+    # them and keeps its own; and a script no longer in the list does not linger.
+    rm -f "$ethereumjs_dir"/*.mjs "$ethereumjs_dir"/package.json "$ethereumjs_dir"/package-lock.json
     (cd "$ethereumjs_source" && cp "${ethereumjs_files[@]}" "$ethereumjs_dir/")
     run_in_background ethereumjs "$ethereumjs_stamp" npm ci --prefix "$ethereumjs_dir" --ignore-scripts --no-audit --no-fund --loglevel=error
   fi
