@@ -160,9 +160,9 @@ contracts, code and slots: the account trie is what a million proves, and the bu
 
 @pytest.mark.integration
 def test_a_state_of_a_million_accounts_builds_and_geth_starts_on_it(tmp_path: Path) -> None:
-    build = _balgen_state(MILLION, cache=tmp_path / "cache")
-    stdout, stderr = build.communicate(timeout=1800)
-    assert build.returncode == 0, stderr[-2000:]
+    build = balgen_in_process("state", "build", MILLION, "--cache", tmp_path / "cache")
+    stdout = build.stdout
+    assert build.returncode == 0, build.stderr[-2000:]
     assert PRESETS["small"].recipe.accounts == parse_recipe(MILLION).accounts
     folder = states_folder(tmp_path / "cache") / parse_recipe(MILLION).hash
     record = json.loads((folder / RECORD).read_text())
@@ -342,10 +342,9 @@ def test_balgen_replays_the_fixtures_into_geth_over_the_background_state_warm_an
     tiny = fills["tiny"]
     for cold in ((), ("--cold",)):
         output = tmp_path / ("cold" if cold else "warm")
-        completed = subprocess.run(
-            [sys.executable, "-m", "balgen.commands.main", "replay", str(tiny), "--warmup", "0", "--repeat", "2", *cold,
-             "--output", str(output)],
-            capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(tiny.parent / "cache")},
+        completed = balgen_in_process(
+            "replay", tiny, "--warmup", "0", "--repeat", "2", *cold, "--output", output,
+            env={**os.environ, "BALGEN_CACHE": str(tiny.parent / "cache")},
         )  # fmt: skip
         assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
         (result,) = json.loads((output / "results.json").read_text())["tests"]
@@ -370,10 +369,7 @@ def test_an_exported_genesis_file_gives_geth_the_same_state_without_balgen(tmp_p
     # commit) must give the genesis hash of the state built into geth's database directly.
     state = built_state(parse_recipe(TINY), TINY, empty_genesis(AMSTERDAM), tmp_path / "cache")
     exported = tmp_path / "genesis.json"
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", "state", "export", TINY, "--output", str(exported)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    completed = balgen_in_process("state", "export", TINY, "--output", exported)
     assert completed.returncode == 0, completed.stderr
     assert len(json.loads(exported.read_text())["alloc"]) == 2000
     with ClientProcess(GETH, pinned_geth(), exported, temp_parent=tmp_path) as geth:
@@ -461,10 +457,9 @@ def test_geth_commits_the_same_workload_slots_as_the_fill_and_replays_the_fixtur
     plain_copy = tmp_path / "plain"
     copy_datadir(state.datadir, plain_copy, DATADIR_LINKABLE)
     assert overlay_accounts(state_build_tool(), plain_copy, alloc, empty_genesis(AMSTERDAM), recipe.built_part())[0] != root
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", "replay", str(deep), "--warmup", "0", "--repeat", "1", "--output", str(tmp_path / "replay")],
-        capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(cache)},
-    )  # fmt: skip
+    completed = balgen_in_process(
+        "replay", deep, "--warmup", "0", "--repeat", "1", "--output", tmp_path / "replay", env={**os.environ, "BALGEN_CACHE": str(cache)}
+    )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     results = json.loads((tmp_path / "replay" / "results.json").read_text())["tests"]
     assert len(results) == 2 and {result["verdict"] for result in results} == {"passed"}
@@ -495,8 +490,8 @@ def test_benchmarkoors_genesis_tree_holds_the_whole_state_a_client_starts_from_a
     (group_path,) = (deep / "blockchain_tests_engine_x" / "pre_alloc").glob("*.json")
     pre = json.loads(group_path.read_text())["pre"]
     tree = tmp_path / "tree"
-    command = [sys.executable, "-m", "balgen.commands.main", "genesis", str(deep), "--layout", "benchmarkoor", "--output"]
-    completed = subprocess.run([*command, str(tree), "--client", "geth,reth"], capture_output=True, text=True)
+    command = ["genesis", str(deep), "--layout", "benchmarkoor", "--output"]
+    completed = balgen_in_process(*command, tree, "--client", "geth,reth")
     assert completed.returncode == 0, completed.stderr
     written = tree / "genesis" / group_path.stem / "go-ethereum" / "genesis.json"
     alloc = json.loads(written.read_text())["alloc"]
@@ -509,7 +504,7 @@ def test_benchmarkoors_genesis_tree_holds_the_whole_state_a_client_starts_from_a
         "engineNewPayloads"
     ][0]["params"][0]["parentHash"]
     # A format that cannot hold it is refused in one line naming the group, and nothing is written.
-    refused = subprocess.run([*command, str(tmp_path / "other"), "--client", "nethermind"], capture_output=True, text=True)
+    refused = balgen_in_process(*command, tmp_path / "other", "--client", "nethermind")
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert f"{group_path.name}: its genesis is a background state" in refused.stderr and "go-ethereum's format only" in refused.stderr
     assert not (tmp_path / "other").exists()
