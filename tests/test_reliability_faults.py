@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -320,24 +321,67 @@ def test_a_stop_signal_before_geth_handles_it_is_ignored_not_fatal(
 # -- JSON-RPC errors ---------------------------------------------------------------
 
 
-def test_json_rpc_error_from_geth_fails_that_test_only(filled: Path, scratch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A payload sent with the wrong `engine_newPayload` version: geth answers error -32602."""
-    folder = tmp_path / "fixtures"
+@dataclass(frozen=True)
+class PortTakenRun:
+    """A `balgen replay` whose geth found its first port taken, and whose second test geth answered with an error."""
+
+    code: int
+    output: Path
+    scratch: Path
+    taken: int
+    picks: list[list[int]]
+
+
+@pytest.fixture(scope="module")
+def port_taken_and_rpc_error_run(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortTakenRun]:
+    """
+    One `balgen replay` of the four tests, two faults in it, each judged by its own test below (a geth start
+    is about 3 CPU-s): the first port balgen picks for geth is taken before geth binds it, and the second
+    test's benchmark payload is sent with the wrong `engine_newPayload` version (geth answers -32602).
+    """
+    root = tmp_path_factory.mktemp("port-taken")
+    folder, scratch, output = root / "fixtures", root / "scratch", root / "run"
+    scratch.mkdir()
     shutil.copytree(filled, folder)
     path = next(folder.rglob(f"{ORDER[1]}.json"))
     document = json.loads(path.read_text())
     document[ORDER[1]]["engineNewPayloads"][-1]["newPayloadVersion"] = "4"
     path.write_text(json.dumps(document))
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # balgen's geth datadirs go to scratch
-    output = tmp_path / "run"
-    assert run_replay([str(folder), "--warmup", "1", "--repeat", "2", "--output", str(output)]) == 1
-    run = results_on_disk(output)
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    taken = holder.getsockname()[1]
+    picks: list[list[int]] = []
+    real = process.free_loopback_ports
+
+    def first_pick_taken(count: int) -> list[int]:
+        ports = real(count)
+        picks.append([taken, *ports[1:]] if not picks else ports)
+        return picks[-1]
+
+    try:
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            monkeypatch.setattr(process, "free_loopback_ports", first_pick_taken)
+            monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # balgen's geth datadirs go to scratch
+            code = run_replay([str(folder), "--warmup", "1", "--repeat", "2", "--output", str(output)])
+    finally:
+        holder.close()
+        for pid in processes_mentioning(scratch, "geth"):  # never leave a geth behind, even when a check failed
+            os.kill(pid, signal.SIGKILL)
+    yield PortTakenRun(code, output, scratch, taken, picks)
+
+
+def test_json_rpc_error_from_geth_fails_that_test_only(port_taken_and_rpc_error_run: PortTakenRun) -> None:
+    """A payload sent with the wrong `engine_newPayload` version: geth answers error -32602."""
+    replayed = port_taken_and_rpc_error_run
+    assert replayed.code == 1
+    run = results_on_disk(replayed.output)
     assert run.state is RunState.COMPLETE
     assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed"), (ORDER[2], "passed"), (ORDER[3], "passed")]
     assert run.tests[1].failure == (
         "payload 1 (block 2), warmup execution 1: engine_newPayloadV4 returned error -32602: Invalid parameters"
     )
-    assert_no_geth_left(scratch)
+    assert_no_geth_left(replayed.scratch)
 
 
 class _Injector(BaseHTTPRequestHandler):
@@ -496,31 +540,15 @@ def test_jwt_refused_mid_run_fails_that_test_and_the_rest_is_not_run(
 # -- a port already in use ---------------------------------------------------------
 
 
-def test_a_port_taken_before_geth_binds_it_is_retried(
-    filled: Path, scratch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    holder = socket.socket()
-    holder.bind(("127.0.0.1", 0))
-    holder.listen()
-    taken = holder.getsockname()[1]
-    picks: list[list[int]] = []
-    real = process.free_loopback_ports
-
-    def first_pick_taken(count: int) -> list[int]:
-        ports = real(count)
-        picks.append([taken, *ports[1:]] if not picks else ports)
-        return picks[-1]
-
-    monkeypatch.setattr(process, "free_loopback_ports", first_pick_taken)
-    output = tmp_path / "run"
-    try:
-        state = replay(filled, scratch, output, ReplayOptions(warmup=0, repeat=1, agreement_check=False))
-    finally:
-        holder.close()
-    assert state is RunState.COMPLETE
-    assert [v for _, v in verdicts(results_on_disk(output))] == ["passed"] * 4
-    assert len(picks) == 2 and picks[0][0] == taken, "geth failed to bind the taken port and was started on new ones"
-    assert_no_geth_left(scratch)
+def test_a_port_taken_before_geth_binds_it_is_retried(port_taken_and_rpc_error_run: PortTakenRun) -> None:
+    """The run of `test_json_rpc_error_from_geth_fails_that_test_only`: its every test but the one geth refused passed."""
+    replayed = port_taken_and_rpc_error_run
+    run = results_on_disk(replayed.output)
+    assert run.state is RunState.COMPLETE
+    assert [verdict for test_id, verdict in verdicts(run) if test_id != ORDER[1]] == ["passed"] * 3
+    picks = replayed.picks
+    assert len(picks) == 2 and picks[0][0] == replayed.taken, "geth failed to bind the taken port and was started on new ones"
+    assert_no_geth_left(replayed.scratch)
 
 
 # -- the output folder goes away --------------------------------------------------
