@@ -143,6 +143,38 @@ def test_a_stop_signal_handled_inside_a_finalizer_still_stops_the_command(stop: 
     assert "ran to the end" not in completed.stdout
 
 
+FINALIZER_STOP_REDELIVERED_INTO_THE_HOOK = """
+import time
+import balgen.plumbing.stop_signals as stop_signals
+
+send_soon, lingered = stop_signals._send_soon, []
+
+def send_then_linger(signum):
+    send_soon(signum)
+    if not lingered:  # the first resend finds the main thread still in the hook, as on a loaded machine
+        lingered.append(True)
+        time.sleep(0.3)
+
+stop_signals._send_soon = send_then_linger
+""" + FINALIZER_STOP
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_sent_again_while_the_hook_still_runs_still_stops_the_command(stop: signal.Signals) -> None:
+    """
+    The same race one step later (1 run in 5 under load): the stop a finalizer swallowed is sent again
+    10 ms later, and lands while the main thread is still in the unraisable hook that sent it, where a
+    raised stop is dropped for good. It must be sent again until it lands outside.
+    """
+    completed = subprocess.run(
+        [sys.executable, "-c", FINALIZER_STOP_REDELIVERED_INTO_THE_HOOK.format(signal=stop.name)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    name = "interrupted" if stop == signal.SIGINT else "terminated (SIGTERM)"
+    assert (completed.returncode, completed.stderr) == (128 + stop, f"balgen demo: {name}\n"), completed
+    assert "ran to the end" not in completed.stdout
+
+
 def test_more_modes_than_nodes_that_may_run_at_once_are_refused_before_any_starts(tmp_path: Path) -> None:
     output = tmp_path / "results"
     nine = ",".join(["sequential"] * 9)  # an A/A/A... run: sequential, sequential#2, ...

@@ -19,7 +19,10 @@ landing there was lost and the command ran on to its end (exit 0), and after
 a lost SIGTERM the stop signals stayed ignored. `redeliver_lost_stops`
 catches such a stop at the hook and sends the signal again a moment later,
 from another thread, so that it is handled outside the finalizer (again, if
-it lands in another).
+it lands in another). On a loaded machine "a moment later" may still find
+the main thread inside the hook, where a raised stop would be dropped once
+more, and for good; so the handlers look at the frames they interrupt and,
+inside the hook, send the signal again later instead of raising.
 """
 
 from __future__ import annotations
@@ -56,15 +59,29 @@ def stop_name(stop: BaseException) -> str:
 
 
 def _raise_stopped(signum: int, frame: FrameType | None) -> None:
-    del frame
+    if _inside_redelivery(frame):
+        _send_soon(signum)
+        return
     for stop_signal in STOP_SIGNALS:  # once: the unwinding itself is not interrupted again
         signal.signal(stop_signal, signal.SIG_IGN)
     raise Stopped(signum)
 
 
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C as Python's own handler answers it (KeyboardInterrupt), except inside the redelivery hook."""
+    if _inside_redelivery(frame):
+        _send_soon(signum)
+        return
+    raise KeyboardInterrupt
+
+
 def install_stop_handlers() -> dict[int, object]:
-    """Make every stop signal raise `Stopped`; returns the previous handlers (main thread only)."""
-    return {stop_signal: signal.signal(stop_signal, _raise_stopped) for stop_signal in STOP_SIGNALS}
+    """
+    Make every stop signal raise `Stopped` and Ctrl-C KeyboardInterrupt; returns the previous handlers
+    (main thread only).
+    """
+    handlers = {signal.SIGINT: _raise_interrupt, **{stop_signal: _raise_stopped for stop_signal in STOP_SIGNALS}}
+    return {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
 
 
 def restore_handlers(previous: dict[int, object]) -> None:
@@ -75,16 +92,17 @@ def restore_handlers(previous: dict[int, object]) -> None:
 UnraisableHook = Callable[["sys.UnraisableHookArgs"], object]
 
 
-def redeliver_lost_stops() -> UnraisableHook:
+class _LostStopRedelivery:
     """
-    Make `sys.unraisablehook` send a stop that a finalizer swallowed (see the
-    module docstring) again, its handlers re-installed first (`_raise_stopped`
-    ignores the stop signals while it unwinds); other unraisable exceptions go
-    to the hook that was there. Returns that hook, for `restore_unraisable_hook`.
+    The `sys.unraisablehook` of `redeliver_lost_stops`: a stop a finalizer swallowed is sent again, its
+    handlers re-installed first (`_raise_stopped` ignores the stop signals while it unwinds); other
+    unraisable exceptions go to the hook that was there before.
     """
-    previous = sys.unraisablehook
 
-    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+    def __init__(self, previous: UnraisableHook) -> None:
+        self.previous = previous
+
+    def __call__(self, unraisable: sys.UnraisableHookArgs) -> None:
         stop = unraisable.exc_value
         if isinstance(stop, Stopped):
             install_stop_handlers()
@@ -92,9 +110,25 @@ def redeliver_lost_stops() -> UnraisableHook:
         elif isinstance(stop, KeyboardInterrupt) and callable(signal.getsignal(signal.SIGINT)):
             _send_soon(signal.SIGINT)
         else:
-            previous(unraisable)
+            self.previous(unraisable)
 
-    sys.unraisablehook = hook
+
+def _inside_redelivery(frame: FrameType | None) -> bool:
+    """Whether the main thread was interrupted inside `_LostStopRedelivery` (or what it calls)."""
+    while frame is not None:
+        if frame.f_code is _LostStopRedelivery.__call__.__code__:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def redeliver_lost_stops() -> UnraisableHook:
+    """
+    Make `sys.unraisablehook` send a stop that a finalizer swallowed again (see the module docstring).
+    Returns the hook that was there, for `restore_unraisable_hook`.
+    """
+    previous = sys.unraisablehook
+    sys.unraisablehook = _LostStopRedelivery(previous)
     return previous
 
 
