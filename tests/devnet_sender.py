@@ -12,6 +12,10 @@ import yaml
 from balgen.clients.engine_client import RpcClient, RpcError
 from balgen.commands.devnet_genesis import DEV_CHAIN_ID
 from balgen.devnet.spamoor_wallets import child_key
+from balgen.ethereum.bytecode import (
+    ADD, CALL, CALLDATALOAD, CALLDATASIZE, DUP2, DUP6, GAS, ISZERO, JUMP, JUMPI, LT, PUSH0, REVERT, STOP, Label, PushLabel,
+    assemble, deployment_code, push,
+)  # fmt: skip
 from balgen.model.keys import Sender, create_address, key_sender, sender
 from balgen.model.transactions import sign
 from balgen.model.workload import GWEI, TxSpec
@@ -42,19 +46,19 @@ FUNDER = sender("devnet-check test", "funder")
 """The key a test genesis funds; on a plain `geth --dev` chain, its dev account funds it first."""
 
 
-FANOUT_CODE = bytes.fromhex(
-    "5f"  # offset = 0
-    "5b" "36" "81" "10" "15" "6024" "57"  # loop: while offset < calldata size (else jump to stop)
-    "5f5f5f5f" "67" + FUNDING.to_bytes(8, "big").hex() + "85" "35" "5a" "f1"  # CALL(gas, word at offset, FUNDING)
-    "15" "6026" "57"  # a failed transfer reverts the whole funding
-    "602001" "6001" "56"  # offset += 32, back to loop
-    "5b" "00"  # stop
-    "5b" "5f5f" "fd"  # revert
-)
+FANOUT_CODE = assemble([
+    PUSH0,  # offset of the next address in calldata
+    Label("next"), CALLDATASIZE, DUP2, LT, ISZERO, PushLabel("done"), JUMPI,
+    PUSH0, PUSH0, PUSH0, PUSH0, push(FUNDING), DUP6, CALLDATALOAD, GAS, CALL,  # CALL(gas, address, FUNDING)
+    ISZERO, PushLabel("failed"), JUMPI,  # a failed transfer reverts the whole funding
+    push(32), ADD, PushLabel("next"), JUMP,
+    Label("done"), STOP,
+    Label("failed"), PUSH0, PUSH0, REVERT,
+])  # fmt: skip
 """Runtime code that sends FUNDING wei to each address its calldata lists (one 32-byte word each)."""
 
-FANOUT_DEPLOYMENT = bytes.fromhex(f"60{len(FANOUT_CODE):02x}8060095f395ff3") + FANOUT_CODE
-"""Creation code returning FANOUT_CODE (a CODECOPY of what follows its nine bytes)."""
+FANOUT_DEPLOYMENT = deployment_code(FANOUT_CODE)
+"""Creation code returning FANOUT_CODE."""
 
 FANOUT_BATCH = 16
 """Addresses funded by one transaction: FUNDING_GAS each stays within the 2^24 transaction gas cap."""

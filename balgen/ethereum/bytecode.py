@@ -55,6 +55,7 @@ ADDRESS = Op("ADDRESS", 0x30, 2)
 BALANCE = Op("BALANCE", 0x31, 0)  # warm/cold account access is dynamic
 CALLER = Op("CALLER", 0x33, 2)
 CALLDATALOAD = Op("CALLDATALOAD", 0x35, 3)
+CALLDATASIZE = Op("CALLDATASIZE", 0x36, 2)
 CODECOPY = Op("CODECOPY", 0x39, 3)
 # The EXTCODE* opcodes' static gas is the warm access; cold surcharges are dynamic.
 EXTCODESIZE = Op("EXTCODESIZE", 0x3B, 100)
@@ -82,6 +83,7 @@ SWAP2 = Op("SWAP2", 0x91, 3)
 CALL = Op("CALL", 0xF1, 0)  # fully dynamic (account access, value, memory, forwarded gas)
 CREATE2 = Op("CREATE2", 0xF5, 0)  # fully dynamic (fork-dependent base, words, state gas)
 RETURN = Op("RETURN", 0xF3, 0)
+REVERT = Op("REVERT", 0xFD, 0)
 
 
 def push(value: int) -> Op:
