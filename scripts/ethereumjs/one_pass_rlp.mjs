@@ -295,7 +295,7 @@ function testItems(random) {
     return Array.from({ length: random(depth === 0 ? 12 : 4) }, () => item(depth + 1))
   }
   const items = [[], [[]], [[], [[]]], Array.from({ length: 3000 }, (_, index) => index & 0xff), [new Uint8Array(70_000)]]
-  for (let count = 0; count < 250; count++) items.push(count % 5 === 0 ? scalar() : item(0))
+  for (let count = 0; count < 120; count++) items.push(count % 5 === 0 ? scalar() : item(0))
   return items
 }
 
@@ -318,7 +318,7 @@ function testEncodings(items, encode, random) {
     header[0] = random(256)
     encodings.push(header)
   }
-  for (let count = 0; count < 600; count++) encodings.push(Uint8Array.from({ length: 1 + random(12) }, () => random(256)))
+  for (let count = 0; count < 300; count++) encodings.push(Uint8Array.from({ length: 1 + random(12) }, () => random(256)))
   // Long forms ethereumjs refuses: a length with a leading zero, a length short enough for the short form.
   const padded = (...header) => Uint8Array.from([...header, ...new Uint8Array(64).fill(0x01)])
   encodings.push(padded(0xb9, 0x00, 0x40), padded(0xf9, 0x00, 0x40), padded(0xb8, 0x37), padded(0xf8, 0x37), padded(0xb8, 0x38))
