@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +82,32 @@ def test_cpu_seconds_count_what_a_phase_burns() -> None:
     phase = demo.timed("busy", lambda: sum(range(3_000_000)) * 0)
     assert phase.exit_code == 0
     assert phase.cpu > 0.01 and phase.wall > 0
+
+
+def test_only_the_fill_keeps_its_scratch_in_memory_and_a_missing_one_leaves_the_usual_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """t8n's files need no disk; a client's datadir is what the replay measures, so it stays where it was."""
+    seen: dict[str, tuple[str | None, str]] = {}
+
+    def phase(name: str) -> Callable[..., int]:
+        def run(args: list[str], **_kwargs: object) -> int:
+            seen[name] = (os.environ.get("TMPDIR"), tempfile.gettempdir())
+            return 0
+
+        return run
+
+    for name in ("fill", "verify", "replay"):
+        monkeypatch.setattr(demo, f"run_{name}", phase(name))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "usual"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "usual"))
+    memory = tmp_path / "shm"
+    memory.mkdir()
+    monkeypatch.setattr(demo, "FILL_SCRATCH", memory)
+    monkeypatch.setattr(demo, "FILL_SCRATCH_FREE", 1)
+    assert demo.main() == 0
+    usual = (str(tmp_path / "usual"), str(tmp_path / "usual"))
+    assert seen == {"fill": (str(memory), str(memory)), "verify": usual, "replay": usual}
+    monkeypatch.setattr(demo, "FILL_SCRATCH", tmp_path / "none")
+    assert demo.main() == 0
+    assert seen["fill"] == usual
