@@ -187,6 +187,16 @@ def test_ethereumjs_batches_hold_every_file_once_in_about_equal_gas_heaviest_fir
     assert batches(list(gas)[:3], gas, workers=2) == [[file] for file in sorted(list(gas)[:3], key=lambda f: -gas[f])]
 
 
+def test_a_light_suite_is_not_cut_in_more_batches_than_its_work_is_worth() -> None:
+    """A suite filled at 1M gas: each node start (about 0.7 CPU-s) would cost as much as the work of its batch."""
+    gas = {Path(f"f{index}.json"): 1_300_000 for index in range(39)}
+    found = batches(list(gas), gas, workers=2)
+    assert len(found) == 2, "one per worker: the two run side by side"
+    assert sorted(file for batch in found for file in batch) == sorted(gas)
+    assert len(batches(list(gas), gas, workers=1)) == 2, "one per MIN_BATCH_WORK of work"
+    assert len(batches(list(gas), {file: 100_000_000 for file in gas}, workers=2)) == 2 * BATCHES_PER_WORKER
+
+
 def test_only_balgens_own_fixtures_count_their_blocks_before_the_last_as_setup() -> None:
     assert balgens({"_info": {"generator": "balgen 0.1.0"}})
     assert not balgens({"_info": {"generator": "execution-spec-tests v5.0.0"}})

@@ -205,14 +205,28 @@ of the gas on two cores) and the progress bar moves, few enough that node's star
 (a third of the CPU of a 30M fixture run alone) are paid a few times, not once per file."""
 
 
+MIN_BATCH_WORK = 30_000_000
+"""The least work (in `work`'s gas) worth a batch of its own beyond one per worker: node's start, loading
+ethereumjs and the start checks of verify.mjs's replacements cost about 0.7 CPU-s, a fifth of a batch this
+size (about 0.1 CPU-s per Mgas). A suite filled at 1M gas (39 files, about 50M of work) had been cut in
+eight batches, six of its 13 CPU-s in node starts; it now runs in two."""
+
+
+def batch_count(files: Sequence[Path], work: Mapping[Path, int], workers: int) -> int:
+    """How many batches `batches` makes: one per `MIN_BATCH_WORK` of work, at least one per worker, at most
+    `BATCHES_PER_WORKER` per worker, never more than files."""
+    worthwhile = -(-sum(work[file] for file in files) // MIN_BATCH_WORK)
+    return min(len(files), max(1, workers) * BATCHES_PER_WORKER, max(max(1, workers), worthwhile))
+
+
 def batches(files: Sequence[Path], work: Mapping[Path, int], workers: int) -> list[list[Path]]:
     """
-    `files` in at most `workers * BATCHES_PER_WORKER` batches of about equal work (by `work`, per file:
-    the gas ethereumjs executes, or `work_from_bal`): each file goes to the lightest batch so far, the
-    most work first. The batches come heaviest first and each lists its files heaviest first, so the
-    last runs to start are short ones.
+    `files` in `batch_count` batches of about equal work (by `work`, per file: the gas ethereumjs
+    executes, or `work_from_bal`): each file goes to the lightest batch so far, the most work first. The
+    batches come heaviest first and each lists its files heaviest first, so the last runs to start are
+    short ones.
     """
-    count = min(len(files), max(1, workers) * BATCHES_PER_WORKER)
+    count = batch_count(files, work, workers)
     filled: list[tuple[int, list[Path]]] = [(0, []) for _ in range(count)]
     for file in sorted(files, key=lambda file: -work[file]):
         lightest = min(range(count), key=lambda index: filled[index][0])
