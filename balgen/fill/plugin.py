@@ -235,15 +235,23 @@ def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> I
     """
     Record the stop first, then let pytest describe it. A stop that lands
     where Python keeps no line number (a frame whose `tb_lineno` is None)
-    makes pytest's own description of it fail with a TypeError, and the
-    fill would end with that traceback and exit 1 instead of its one line
-    and 128 + the signal; the stop is reported by `balgen fill` either way.
+    made pytest's own description of it fail with a TypeError, and then its
+    end-of-session report of the stop with an AssertionError (no description
+    kept): the fill ended with that traceback and exit 1 instead of its one
+    line and 128 + the signal. So the entries without a line are left out
+    of what pytest describes; the stop is reported by `balgen fill` either way.
     """
     record_stop(excinfo)
+    excinfo.traceback = excinfo.traceback.filter(_has_line_number)
+    return (yield)
+
+
+def _has_line_number(entry: pytest.TracebackEntry) -> bool:
+    """Whether pytest can say where `entry` is (its `lineno` raises TypeError where Python kept none)."""
     try:
-        return (yield)
+        return entry.lineno is not None
     except TypeError:
-        return None
+        return False
 
 
 def record_stop(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
