@@ -17,17 +17,13 @@
 // corrupted, before it replaces them; BALGEN_ETHEREUMJS_OWN_RLP=1 (verify.mjs) keeps ethereumjs's.
 import { RLP } from '@ethereumjs/rlp'
 
+import { DIGIT_VALUES } from './hex_digits.mjs'
+
 /** Thrown inside the one-pass functions where ethereumjs's own must answer: caught before it leaves them. */
 const UNUSUAL = Symbol('rlp input left to ethereumjs')
 
 const MAX_LIST_ITEMS = 65_536
 
-/** A hex digit's value by its character code, or 255 for a character that is not one. */
-const DIGIT_VALUES = new Uint8Array(128).fill(255)
-for (let digit = 0; digit < 16; digit++) {
-  DIGIT_VALUES['0123456789abcdef'.charCodeAt(digit)] = digit
-  DIGIT_VALUES['0123456789ABCDEF'.charCodeAt(digit)] = digit
-}
 
 /** The bytes of a hex string (an odd number of digits read with a leading 0), or UNUSUAL for any other character. */
 function hexBytes(hex, start) {

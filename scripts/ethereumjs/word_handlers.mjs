@@ -17,14 +17,12 @@ import { getOpcodesForHF, paramsEVM } from '@ethereumjs/evm'
 import { bigIntToBytes, bytesToBigInt, bytesToHex, setLengthLeft } from '@ethereumjs/util'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 
+import { DIGIT_VALUES } from './hex_digits.mjs'
+
 const KECCAK256 = 0x20
 const MLOAD = 0x51
 const MSTORE = 0x52
 const TWO_POW_256 = 1n << 256n
-
-/** A hex digit's value by its character code ('0'-'9', 'a'-'f': what `BigInt.toString(16)` writes). */
-const DIGIT_VALUES = new Uint8Array(128)
-for (let digit = 0; digit < 16; digit++) DIGIT_VALUES['0123456789abcdef'.charCodeAt(digit)] = digit
 
 /** The 32 big-endian bytes of `value`: `setLengthLeft(bigIntToBytes(value), 32)`. */
 export function wordBytes(value) {
