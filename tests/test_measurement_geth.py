@@ -5,7 +5,7 @@ and the report prints its noise floor; the same geth behind a proxy that
 answers each `newPayload` 0.3 s late is reported significantly slower on
 every test; `--repeat auto` stops for the reason it records; geth's slow-block counters are checked against
 the workload model and a deliberately wrong prediction fails the test with
-both numbers; `--drop-caches` records how each execution was prepared.
+both numbers (`--drop-caches`: tests/test_replay_geth.py, on its `--cold` replay).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from balgen.clients.kinds.geth import PRESET as GETH_PRESET
 from balgen.clients.process import ClientProcess
 from balgen.commands.replay import run_replay
 from balgen.replay.discovery import discover
-from balgen.replay.page_cache import drop_caches_problem
 from balgen.results.comparison import compare, load_runs
 from balgen.results.confidence import ChangeVerdict
 from balgen.commands.report import run_report
@@ -200,20 +199,3 @@ def test_slot_counts_are_checked_and_a_wrong_one_fails_with_both_numbers(filled:
     assert test["failure"].startswith("measured execution 1: geth counted writes.storage_slots = ")
     assert f"the workload predicts {true_count + 1000:,} to " in test["failure"]
     assert f"(slots_written = {true_count + 1000:,})" in test["failure"]
-
-
-# -- cold state ----------------------------------------------------------------
-
-
-@pytest.mark.skipif(drop_caches_problem() is not None, reason=f"cannot drop the page cache: {drop_caches_problem()}")
-def test_drop_caches_records_how_each_execution_was_prepared(filled: Path, tmp_path: Path) -> None:
-    """One measured execution (a cold restart each, about 3 CPU-s of geth start: that every measured
-    execution is restarted is tests/test_replay_geth.py's `--cold` test, with two)."""
-    output = tmp_path / "run"
-    assert replay(filled, output, "-k", "serial_chain", "--cold", "--drop-caches", "--repeat", "1") == 0
-    run = results_of(output)
-    assert run["cold"] and run["drop_caches"]
-    (test,) = run["tests"]
-    prepared = [(e["role"], e["restarted_before"], e["page_cache_dropped"]) for e in test["executions"] if e["role"] != "setup"]
-    assert prepared == [("warmup", False, False), ("measured", True, True)]
-    assert all(e["client_reads"]["read_bytes_total"] > 0 for e in test["executions"] if e["role"] == "measured")

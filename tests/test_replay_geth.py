@@ -5,8 +5,9 @@ fixture (wrong state root, block hash recomputed) is reported INVALID as a
 failure, and passes where the fixture expects INVALID; a resent known block
 is flagged; a rollback that did not happen is detected (a client whose
 `debug_setHead` answers but does nothing); `--cold` restarts geth before each
-measured execution; and geth is stopped on errors (on Ctrl-C and the other
-stop signals: tests/test_reliability_faults.py).
+measured execution, and `--drop-caches` drops the page cache after each
+restart; and geth is stopped on errors (on Ctrl-C and the other stop
+signals: tests/test_reliability_faults.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from fill_runs import copied_from_suite_fill
 from balgen.chain.header import Header
 from balgen.commands.replay import run_replay
 from balgen.replay.discovery import discover
+from balgen.replay.page_cache import drop_caches_problem
 from balgen.clients.genesis_files import write_client_genesis
 from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
 from balgen.clients.kinds.geth import PRESET as GETH_PRESET
@@ -212,17 +214,37 @@ def test_external_client_and_a_rollback_that_did_not_happen(
     assert second["verdict"] == "not_run" and "rolling back to the pre-test head failed" in second["failure"]
 
 
-def test_cold_restarts_geth_before_each_measured_execution(filled: Path, tmp_path: Path) -> None:
-    output = tmp_path / "run"
-    argv = [str(filled), "-k", "serial_chain-max", "--cold", "--warmup", "1", "--repeat", "2", "--output", str(output)]
+@pytest.fixture(scope="module")
+def cold_run(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """
+    `--cold`, with `--drop-caches` where this machine lets it drop the page cache: one replay for both
+    tests below (each measured execution is a geth restart, about 3 CPU-s of start each).
+    """
+    output = tmp_path_factory.mktemp("cold") / "run"
+    dropping = ["--drop-caches"] if drop_caches_problem() is None else []
+    argv = [str(filled), "-k", "serial_chain-max", "--cold", *dropping, "--warmup", "1", "--repeat", "2", "--output", str(output)]
     assert run_replay(argv) == 0
-    (test,) = results_of(output)["tests"]
+    return results_of(output)
+
+
+def test_cold_restarts_geth_before_each_measured_execution(cold_run: dict[str, Any]) -> None:
+    (test,) = cold_run["tests"]
     benchmark = [e for e in test["executions"] if e["role"] != "setup"]
     assert [(e["role"], e["restarted_before"]) for e in benchmark] == [
         ("warmup", False), ("measured", True), ("measured", True)
     ]  # fmt: skip
     assert all(e["own_timing"] is not None and not e["known_before_send"] for e in benchmark)
-    assert results_of(output)["method"]["agreement"] == "record", "a restart's first-call costs are what --cold measures"
+    assert cold_run["cold"] and cold_run["method"]["agreement"] == "record", "a restart's first-call costs are what --cold measures"
+
+
+@pytest.mark.skipif(drop_caches_problem() is not None, reason=f"cannot drop the page cache: {drop_caches_problem()}")
+def test_drop_caches_records_how_each_execution_was_prepared(cold_run: dict[str, Any]) -> None:
+    """The page cache is dropped before each measured execution, after its restart, and what geth read is recorded."""
+    assert cold_run["drop_caches"]
+    (test,) = cold_run["tests"]
+    prepared = [(e["role"], e["restarted_before"], e["page_cache_dropped"]) for e in test["executions"] if e["role"] != "setup"]
+    assert prepared == [("warmup", False, False), ("measured", True, True), ("measured", True, True)]
+    assert all(e["client_reads"]["read_bytes_total"] > 0 for e in test["executions"] if e["role"] == "measured")
 
 
 class _Boom(Exception):
