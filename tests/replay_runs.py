@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from balgen.clients.process import ClientProcess
+
 from in_process import balgen_in_process
 
 
@@ -17,3 +21,16 @@ def replayed_engine_x(fixtures: Path, output: Path, *args: str) -> dict:
     )
     assert completed.returncode in (0, 1), completed.stdout[-3000:] + completed.stderr[-2000:]
     return json.loads((output / "results.json").read_text())
+
+
+def counted_node_starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The preset name of each client node this process starts from now on, in order (a restart is a start)."""
+    starts: list[str] = []
+    spawn = ClientProcess._spawn_node
+
+    def counted(process: ClientProcess) -> None:
+        starts.append(process.preset.name)
+        spawn(process)
+
+    monkeypatch.setattr(ClientProcess, "_spawn_node", counted)
+    return starts

@@ -28,6 +28,7 @@ from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin, re
 from balgen.replay.discovery import discover
 
 from in_process import balgen_in_process
+from replay_runs import counted_node_starts
 
 RECIPE = "accounts=2000,slots=4000"
 WORKLOADS = "serial_chain-max or mixed_dep-max-group1"
@@ -131,7 +132,7 @@ def _group(fixtures: Path):  # type: ignore[no-untyped-def]
 
 @pytest.mark.integration
 def test_reth_replays_over_the_background_state_from_a_datadir_it_built_itself_in_modes_cold(
-    fills: dict[str, Path], tmp_path: Path
+    fills: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """
     reth builds the group's datadir over the state once, and each mode's node replays from its own copy.
@@ -142,6 +143,7 @@ def test_reth_replays_over_the_background_state_from_a_datadir_it_built_itself_i
     replays both, the second after the chain is rolled back from the first.
     """
     fixtures = fills["reth"]
+    starts = counted_node_starts(monkeypatch)
     results = _replay(
         fixtures, tmp_path / "cold", "-k", COLD_WORKLOAD, "--client", "reth", "--modes", "sequential,full", "--cold",
         "--warmup", "0", "--repeat", "2",
@@ -154,6 +156,10 @@ def test_reth_replays_over_the_background_state_from_a_datadir_it_built_itself_i
         measured = [e for e in result["executions"] if e["role"] == "measured"]
         assert len(measured) == 2 and all(e["restarted_before"] for e in measured)
         assert any(e["role"] == "setup" for e in result["executions"]), "the parent is a setup block, not the genesis"
+    # Each mode's node started once and restarted before each measured execution, and no more: the test is
+    # its group's last on that node, which is stopped after it, so no datadir copy is taken at the test's start
+    # nor put back at its end (each a stop and a start of reth).
+    assert starts == ["reth"] * 2 * (1 + 2), starts
     genesis = _group(fixtures)
     cached = states_folder(fixtures.parent / "cache") / f"reth-{reth.version_digest(_reth())}" / parse_recipe(RECIPE).hash
     (folder,) = cached.iterdir()

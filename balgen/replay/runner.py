@@ -28,7 +28,10 @@ Per test:
 4. A forkchoice update makes the fixture's own block the head, which must
    be `lastblockhash`; where the client's log shows it, the mode must be
    the one asked for (`mode_evidence`). Then the chain is rewound to the
-   pre-test head and verified, so the next test starts where it should.
+   pre-test head and verified, so the next test starts where it should;
+   not after the last test of a group on a client balgen started, which
+   is stopped next (for reth, whose rollback is a datadir copy put back,
+   that saves a stop and a start, and the copy taken before the test).
 
 Checks (a failed one ends the test with its reason; the run goes on): the
 genesis hash is the fixture's; every `newPayload` status is the expected
@@ -107,7 +110,7 @@ def _run_steps(replays: Sequence[TestReplay], paired_width: float | None) -> str
     broken = None
     for replay in replays:
         guarded(replay, replay.finish)
-        if replay.pre_test is None or replay.lost:
+        if replay.pre_test is None or replay.lost or replay.last_on_client:
             continue
         try:
             replay.position.rewind(*replay.pre_test)
@@ -141,11 +144,13 @@ def replay_test(
     genesis_hash: str,
     options: ReplayOptions,
     observer: ReplayObserver,
+    last_on_clients: bool = False,
 ) -> tuple[list[FixtureResult], str | None, bool]:
     """
     Run one test on each of `clients` (one per mode); return its results
     (one per mode), why the group cannot go on on these clients (None if it
-    can), and whether a client itself was lost.
+    can), and whether a client itself was lost. `last_on_clients`: no test
+    follows on them and balgen stops them next, so the chain is not rewound.
     """
     started = time.perf_counter()
     modes = [mode for mode, _ in clients]
@@ -158,7 +163,7 @@ def replay_test(
         return [fixture_result(ref, genesis_hash, "; ".join(problems), test=test, mode=m) for m in modes], None, False
     total, _ = benchmark_executions(test.benchmark, options)
     paired = options.repeat_auto and len(clients) > 1
-    replays = [TestReplay(client, test, options, observer, mode, paired) for mode, client in clients]
+    replays = [TestReplay(client, test, options, observer, mode, paired, last_on_clients) for mode, client in clients]
     total += len(test.rejected) * replays[0].rejection_executions()[0]
     observer.test_started(ref, sum(len(test.setup) + total + replay.intake_probes for replay in replays))
     broken: str | None = None
@@ -230,12 +235,14 @@ def replay_group(
     group: ReplayGroup,
     options: ReplayOptions,
     observer: ReplayObserver,
+    stopped_after: bool = False,
 ) -> GroupOutcome:
     """
     Every test of a group on its clients (one, or one per mode), in order,
     until the run must stop (`--fail-fast`), or a client is lost (the tests
     after are handed back in `left`, unreported, for new clients or a
-    not-run verdict).
+    not-run verdict). `stopped_after`: balgen stops the clients after the
+    group, so its last test leaves their chains where it ends.
     """
     modes = [mode for mode, _ in clients]
     for _, client in clients:
@@ -247,7 +254,8 @@ def replay_group(
         if stop_reason is not None:
             results = [fixture_result(ref, group.genesis.genesis_hash, stop_reason, verdict=verdict_of_rest, mode=m) for m in modes]
         else:
-            results, broken, lost = replay_test(clients, ref, group.genesis.genesis_hash, options, observer)
+            last = stopped_after and index == len(group.tests) - 1
+            results, broken, lost = replay_test(clients, ref, group.genesis.genesis_hash, options, observer, last)
             if broken is not None:
                 stop_reason, verdict_of_rest = f"not run: {broken}", Verdict.NOT_RUN
         for result in results:
@@ -296,7 +304,8 @@ def _replay_on_new_clients(
                     group.tests, group.genesis.genesis_hash, reason, Verdict.FAILED, options, observer, modes
                 )
                 return GroupOutcome(stop=not go_on)
-        return replay_group(clients, group, options, observer)
+        managed = all(target.kind == "managed" for _, target in targets)
+        return replay_group(clients, group, options, observer, stopped_after=managed)
 
 
 def replay_suite(

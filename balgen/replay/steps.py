@@ -45,8 +45,12 @@ class TestReplay:
         observer: ReplayObserver,
         mode: ClientMode | None = None,
         paired: bool = False,
+        last_on_client: bool = False,
     ) -> None:
         self.client = client
+        self.last_on_client = last_on_client
+        """No test follows on this client, which balgen stops after this one: the way back to the test's start
+        is neither kept nor taken (for a client rolled back from a datadir copy, two stops and starts saved)."""
         self.test = test
         self.options = options
         self.mode = mode
@@ -141,7 +145,7 @@ class TestReplay:
         """Bring the head to the test's start, keep a way back to it, send the setup payloads."""
         self.client_threads = client_threads(self.client.process_id)
         self.pre_test = self.position.start_point()
-        if not self.position.keeps_head:
+        if not self.position.keeps_head and not self.last_on_client:
             self.position.remember(*self.pre_test)
         for directive in self.test.setup:
             self.send(directive, Role.SETUP, 0, restarted=False, dropped=False)
