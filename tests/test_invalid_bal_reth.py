@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
+from balgen.replay.discovery import discover
 
 from fill_runs import shared_fill
 from replay_runs import replayed_engine_x
@@ -50,25 +51,54 @@ def lies_for_reth(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return output
 
 
+EVERY_RETH_MODE = "sequential,full,nobatchio"
+"""reth's modes; `full` is reth as a plain run starts it (no flag of its own)."""
+
+
+@pytest.fixture(scope="module")
+def reth_mode_runs(lies_for_reth: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """
+    Both samples in every reth mode, in two runs: `once`, every lie but `TIMED_LIE` rejected once per mode;
+    `timed`, `TIMED_LIE` rejected twice per mode, the node restarted in between. Both tests below judge
+    them: the plain reth's rejections are those of the `full` mode's node, the same command line (one node
+    fewer than a plain run of its own, about 3 CPU-s).
+    """
+    root = tmp_path_factory.mktemp("reth-lies")
+    modes = ("--client", "reth", "--modes", EVERY_RETH_MODE, "--warmup", "0")
+    every = f"({RETH_SAMPLE}) or ({RETH_MODES_SAMPLE})"
+    return {
+        "once": replayed_engine_x(lies_for_reth, root / "once", "-k", f"({every}) and not {TIMED_LIE}", *modes, "--repeat", "1"),
+        "timed": replayed_engine_x(lies_for_reth, root / "timed", "-k", f"invalid_bal_prefetch-max and {TIMED_LIE}", *modes, "--repeat", "2"),
+    }  # fmt: skip
+
+
+def sample_ids(lies_for_reth: Path, sample: str) -> set[str]:
+    """The test ids of the lies a `-k` sample selects."""
+    return {ref.test_id for group in discover(lies_for_reth, sample, formats="engine_x").groups for ref in group.tests}
+
+
 @pytest.mark.integration
 @requires_reth
-def test_reth_rejects_the_lies_of_its_amsterdam(lies_for_reth: Path, tmp_path: Path) -> None:
-    run = replayed_engine_x(lies_for_reth, tmp_path / "results", "-k", RETH_SAMPLE, "--client", "reth", "--warmup", "0", "--repeat", "1")
-    assert len(run["tests"]) == 4
-    for test in run["tests"]:
+def test_reth_rejects_the_lies_of_its_amsterdam(lies_for_reth: Path, reth_mode_runs: dict[str, dict]) -> None:
+    sample = sample_ids(lies_for_reth, RETH_SAMPLE)
+    tests = [t for run in reth_mode_runs.values() for t in run["tests"] if t["mode"] == "full" and t["test_id"] in sample]
+    assert len(sample) == 4 and sorted(t["test_id"] for t in tests) == sorted(sample)
+    for test in tests:
         assert test["verdict"] == "passed", test["failure"]
-        (rejection,) = [e for e in test["executions"] if e["role"] == "rejection"]
-        assert rejection["status"] == "INVALID"
+        assert {e["status"] for e in test["executions"] if e["role"] == "rejection"} == {"INVALID"}
 
 
 @pytest.mark.integration
 @requires_reth
-def test_every_reth_mode_refuses_the_lies(lies_for_reth: Path, tmp_path: Path) -> None:
-    modes = ("--client", "reth", "--modes", "sequential,full,nobatchio", "--warmup", "0")
-    once = replayed_engine_x(lies_for_reth, tmp_path / "once", "-k", f"({RETH_MODES_SAMPLE}) and not {TIMED_LIE}", *modes, "--repeat", "1")
-    timed = replayed_engine_x(lies_for_reth, tmp_path / "timed", "-k", f"invalid_bal_prefetch-max and {TIMED_LIE}", *modes, "--repeat", "2")
-    assert len(once["tests"]) == 2 * 3 and len(timed["tests"]) == 1 * 3
-    for test in [*once["tests"], *timed["tests"]]:
+def test_every_reth_mode_refuses_the_lies(lies_for_reth: Path, reth_mode_runs: dict[str, dict]) -> None:
+    once, timed = reth_mode_runs["once"], reth_mode_runs["timed"]
+    sample = sample_ids(lies_for_reth, RETH_MODES_SAMPLE)
+    assert len(sample) == 3 and len(timed["tests"]) == 1 * 3
+    tests = [*[t for t in once["tests"] if t["test_id"] in sample], *timed["tests"]]
+    assert sorted((t["test_id"], t["mode"]) for t in tests) == sorted(
+        (test_id, mode) for test_id in sample for mode in EVERY_RETH_MODE.split(",")
+    )
+    for test in tests:
         assert test["verdict"] == "passed", (test["mode"], test["failure"])
         rejections = [(e["status"], e["restarted_before"]) for e in test["executions"] if e["role"] == "rejection"]
         assert rejections == ([("INVALID", False), ("INVALID", True)] if TIMED_LIE in test["test_id"] else [("INVALID", False)])
