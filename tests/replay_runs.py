@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
 from balgen.clients.process import ClientProcess
+from balgen.commands.replay import checked_request
+from balgen.replay.runner import replay_group
+from balgen.results.schema import FixtureResult
 
 from in_process import balgen_in_process
 
@@ -34,3 +39,40 @@ def counted_node_starts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(ClientProcess, "_spawn_node", counted)
     return starts
+
+
+class _KeptResults:
+    """A replay observer that keeps each test's result, in order, and lets the rest of what it is told go."""
+
+    def __init__(self) -> None:
+        self.results: list[FixtureResult] = []
+
+    def test_finished(self, result: FixtureResult) -> None:
+        self.results.append(result)
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        return lambda *_: None
+
+
+def replayed_on_one_set_of_nodes(*command_lines: Sequence[str | Path]) -> list[list[dict]]:
+    """
+    Several `balgen replay` command lines over one genesis group, with the same client and modes but
+    their own `-k` and options, run in order on one node per mode started once (`replay_group` on
+    clients opened once), not on nodes of their own: each test as results.json would hold it, per
+    command line. A test that needs a few option sets on every mode's node is spared a start of each
+    node per set (go-ethereum's KZG set-up and reth's first seconds: about 3 CPU-s a node).
+    """
+    requests = [checked_request([str(argument) for argument in line]) for line in command_lines]
+    targets = requests[0].mode_targets()
+    groups = [group for request in requests for group in request.suite.groups]
+    assert len(groups) == len(requests), "each command line selects tests of one genesis group"
+    assert len({group.genesis.genesis_hash for group in groups}) == 1, "one genesis group for every command line"
+    assert all(request.mode_targets() == targets for request in requests), "the same client and modes in each"
+    runs = []
+    with contextlib.ExitStack() as stack:
+        clients = [(mode, stack.enter_context(target.open(groups[0].genesis))) for mode, target in targets]
+        for request, group in zip(requests, groups, strict=True):
+            kept = _KeptResults()
+            replay_group(clients, group, request.options, kept)
+            runs.append([result.model_dump(mode="json") for result in kept.results])
+    return runs
