@@ -28,7 +28,7 @@ from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin, re
 from balgen.replay.discovery import discover
 
 from in_process import balgen_in_process
-from replay_runs import counted_node_starts
+from replay_runs import counted_node_starts, replayed_on_one_set_of_nodes
 
 RECIPE = "accounts=2000,slots=4000"
 WORKLOADS = "serial_chain-max or mixed_dep-max-group1"
@@ -175,13 +175,21 @@ def test_reth_replays_over_the_background_state_from_a_datadir_it_built_itself_i
 
 
 @pytest.mark.integration
-def test_geth_replays_over_the_background_state_in_modes_warm_and_cold(fills: dict[str, Path], tmp_path: Path) -> None:
-    """Warm, both workloads of the group in each mode; cold, one of them (a restart per mode and measured execution)."""
-    for cold, selected in (((), WORKLOADS), (("--cold",), COLD_WORKLOAD)):
-        results = _replay(
-            fills["geth"], tmp_path / ("cold" if cold else "warm"), "-k", selected, "--modes", "sequential,full", *cold,
-            "--warmup", "0", "--repeat", "1",
-        )  # fmt: skip
+def test_geth_replays_over_the_background_state_in_modes_warm_and_cold(
+    fills: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    Warm, both workloads of the group in each mode; cold, one of them (a restart per mode and measured
+    execution); both on the same node per mode, each started once on its copy of the group's datadir.
+    """
+    fixtures = fills["geth"]
+    monkeypatch.setenv("BALGEN_CACHE", str(fixtures.parent / "cache"))
+    modes = ("--agreement", "record", "--modes", "sequential,full", "--warmup", "0", "--repeat", "1")
+    warm, cold_run = replayed_on_one_set_of_nodes(
+        (fixtures, "-k", WORKLOADS, *modes, "--output", tmp_path / "warm"),
+        (fixtures, "-k", COLD_WORKLOAD, *modes, "--cold", "--output", tmp_path / "cold"),
+    )
+    for cold, results in ((False, warm), (True, cold_run)):
         assert len(results) == (2 if cold else 4) and {(result["mode"], result["verdict"]) for result in results} == {
             ("sequential", "passed"), ("full", "passed")
         }

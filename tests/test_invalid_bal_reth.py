@@ -14,7 +14,7 @@ from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, r
 from balgen.replay.discovery import discover
 
 from fill_runs import shared_fill
-from replay_runs import replayed_engine_x
+from replay_runs import replayed_on_one_set_of_nodes
 
 RETH_SAMPLE = "invalid_bal_prefetch-max and (missing_read_rehashed or out_of_order or undecodable_stale_hash)"
 """Lies reth must execute to refute, one it could refute by the list's order alone (it executes), and
@@ -56,20 +56,22 @@ EVERY_RETH_MODE = "sequential,full,nobatchio"
 
 
 @pytest.fixture(scope="module")
-def reth_mode_runs(lies_for_reth: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+def reth_mode_runs(lies_for_reth: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]:
     """
-    Both samples in every reth mode, in two runs: `once`, every lie but `TIMED_LIE` rejected once per mode;
-    `timed`, `TIMED_LIE` rejected twice per mode, the node restarted in between. Both tests below judge
-    them: the plain reth's rejections are those of the `full` mode's node, the same command line (one node
-    fewer than a plain run of its own, about 3 CPU-s).
+    Both samples in every reth mode, two option sets on the same node per mode: `once`, every lie but
+    `TIMED_LIE` rejected once per mode; `timed`, `TIMED_LIE` rejected twice per mode, the node restarted in
+    between. Both tests below judge them: the plain reth's rejections are those of the `full` mode's node,
+    the same command line. Three reth starts and three restarts in all, where a plain run and two modes
+    runs of their own started seven nodes (about 3 CPU-s each).
     """
     root = tmp_path_factory.mktemp("reth-lies")
-    modes = ("--client", "reth", "--modes", EVERY_RETH_MODE, "--warmup", "0")
+    modes = ("--format", "engine_x", "--agreement", "record", "--client", "reth", "--modes", EVERY_RETH_MODE, "--warmup", "0")
     every = f"({RETH_SAMPLE}) or ({RETH_MODES_SAMPLE})"
-    return {
-        "once": replayed_engine_x(lies_for_reth, root / "once", "-k", f"({every}) and not {TIMED_LIE}", *modes, "--repeat", "1"),
-        "timed": replayed_engine_x(lies_for_reth, root / "timed", "-k", f"invalid_bal_prefetch-max and {TIMED_LIE}", *modes, "--repeat", "2"),
-    }  # fmt: skip
+    once, timed = replayed_on_one_set_of_nodes(
+        (lies_for_reth, "-k", f"({every}) and not {TIMED_LIE}", *modes, "--repeat", "1", "--output", root / "once"),
+        (lies_for_reth, "-k", f"invalid_bal_prefetch-max and {TIMED_LIE}", *modes, "--repeat", "2", "--output", root / "timed"),
+    )  # fmt: skip
+    return {"once": once, "timed": timed}
 
 
 def sample_ids(lies_for_reth: Path, sample: str) -> set[str]:
@@ -79,9 +81,9 @@ def sample_ids(lies_for_reth: Path, sample: str) -> set[str]:
 
 @pytest.mark.integration
 @requires_reth
-def test_reth_rejects_the_lies_of_its_amsterdam(lies_for_reth: Path, reth_mode_runs: dict[str, dict]) -> None:
+def test_reth_rejects_the_lies_of_its_amsterdam(lies_for_reth: Path, reth_mode_runs: dict[str, list[dict]]) -> None:
     sample = sample_ids(lies_for_reth, RETH_SAMPLE)
-    tests = [t for run in reth_mode_runs.values() for t in run["tests"] if t["mode"] == "full" and t["test_id"] in sample]
+    tests = [t for run in reth_mode_runs.values() for t in run if t["mode"] == "full" and t["test_id"] in sample]
     assert len(sample) == 4 and sorted(t["test_id"] for t in tests) == sorted(sample)
     for test in tests:
         assert test["verdict"] == "passed", test["failure"]
@@ -90,11 +92,11 @@ def test_reth_rejects_the_lies_of_its_amsterdam(lies_for_reth: Path, reth_mode_r
 
 @pytest.mark.integration
 @requires_reth
-def test_every_reth_mode_refuses_the_lies(lies_for_reth: Path, reth_mode_runs: dict[str, dict]) -> None:
+def test_every_reth_mode_refuses_the_lies(lies_for_reth: Path, reth_mode_runs: dict[str, list[dict]]) -> None:
     once, timed = reth_mode_runs["once"], reth_mode_runs["timed"]
     sample = sample_ids(lies_for_reth, RETH_MODES_SAMPLE)
-    assert len(sample) == 3 and len(timed["tests"]) == 1 * 3
-    tests = [*[t for t in once["tests"] if t["test_id"] in sample], *timed["tests"]]
+    assert len(sample) == 3 and len(timed) == 1 * 3
+    tests = [*[t for t in once if t["test_id"] in sample], *timed]
     assert sorted((t["test_id"], t["mode"]) for t in tests) == sorted(
         (test_id, mode) for test_id in sample for mode in EVERY_RETH_MODE.split(",")
     )
@@ -102,4 +104,4 @@ def test_every_reth_mode_refuses_the_lies(lies_for_reth: Path, reth_mode_runs: d
         assert test["verdict"] == "passed", (test["mode"], test["failure"])
         rejections = [(e["status"], e["restarted_before"]) for e in test["executions"] if e["role"] == "rejection"]
         assert rejections == ([("INVALID", False), ("INVALID", True)] if TIMED_LIE in test["test_id"] else [("INVALID", False)])
-    assert all(test["mode_proof"] for test in timed["tests"]), "reth's execution path proves each mode"
+    assert all(test["mode_proof"] for test in timed), "reth's execution path proves each mode"
