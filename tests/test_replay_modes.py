@@ -39,7 +39,9 @@ def test_reth_modes_run_in_rotating_rounds_and_each_mode_is_proven(
     """
     Two modes, two reth nodes (each start about 3 CPU-s and seconds on its first payload): one per
     proof (parallel execution off and on), and enough for a rotation. A mode given twice (`full#2`) is
-    replayed on reth in tests/test_replay_reth.py.
+    replayed on reth in tests/test_replay_reth.py. This reth implements go-ethereum v1.17.5's Amsterdam
+    (docs/formats.md): on both nodes, `full` being the preset's reth as a plain replay starts it, every
+    payload of a fixture filled with that t8n (a setup block, and the benchmark block's siblings) is VALID.
     """
     fixtures = shared_earlier_amsterdam_fill(tmp_path_factory)
     output = tmp_path / "results"
@@ -54,6 +56,8 @@ def test_reth_modes_run_in_rotating_rounds_and_each_mode_is_proven(
     results = {test["mode"]: test for test in run["tests"]}
     assert set(results) == {"sequential", "full"}
     for name, test in results.items():
+        statuses = [e["status"] for e in test["executions"]]
+        assert statuses and set(statuses) == {"VALID"}, f"{name}: {statuses}"
         if test["verdict"] != "passed":
             # What a loaded 2-core machine does to four nodes: a median outside the margin, or this reth build's
             # abort when asked to stop seconds after it started (docs/replay.md, "Proof on reth").

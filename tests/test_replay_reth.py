@@ -26,7 +26,7 @@ from balgen.clients.process import ClientProcess
 from balgen.commands.main import main
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
 
-from fill_runs import one_fixture_per_family, shared_earlier_amsterdam_fill, shared_fill, shared_sample_fill
+from fill_runs import one_fixture_per_family, shared_fill, shared_sample_fill
 from in_process import balgen_in_process
 
 pytestmark = [
@@ -84,22 +84,6 @@ def test_reth_replays_with_verified_datadir_rollbacks(osaka_fill: Path, tmp_path
             timing = execution["own_timing"]
             assert timing is not None, "reth's slow-block line for the block was read"
             assert timing["block_hash"] == execution["block_hash"] and timing["gas_used"] == execution["gas_used"]
-
-
-@pytest.mark.skipif(
-    not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file(), reason="go-ethereum v1.17.5's evm not built (make tools)"
-)
-def test_reth_replays_amsterdam_of_the_t8n_it_implements(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    """
-    This reth implements go-ethereum v1.17.5's Amsterdam (docs/formats.md): a
-    fixture filled with that t8n replays through the preset with every check
-    (v1.17.8's are refused at their first block, with a failure naming the
-    payload, reth's validation error, the t8n and reth's version).
-    """
-    earlier = shared_earlier_amsterdam_fill(tmp_path_factory)  # tests/test_earlier_amsterdam.py's fill
-    (test,) = replayed_on_reth(earlier, "serial_chain-max-1M", tmp_path / "results", warmup=0)["tests"]
-    assert test["test_id"] == "serial_chain-max-1M"
-    assert test["verdict"] == "passed" and {e["status"] for e in test["executions"]} == {"VALID"}
 
 
 @pytest.fixture(scope="module")
