@@ -327,9 +327,9 @@ written value execution does not write (`change_a_written_value`, resealed) do n
 def verdicts(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) -> Verdicts:
     """
     `verdicts_of` the fill's files and two lying copies, each set of options run once for the module: the
-    default run is compared with both other kinds of checkpoint, of setup block, of opcode handler and of
-    RLP functions (four tests), and the setup-from-BAL one with both kinds of crypto (a run is about 0.5
-    CPU-s of start and 0.25 a file).
+    default run is compared with both other kinds of checkpoint, of setup block, of opcode handler, of RLP
+    functions and of BAL sort (five tests), and the setup-from-BAL one with both kinds of crypto (a run is
+    about 0.5 CPU-s of start and 0.25 a file).
     """
     lies = lying_copy(serial_chain_fill, tmp_path_factory.mktemp("lies") / "fixtures", change_a_written_value)
     files = [*fixture_files(serial_chain_fill), *lies]
@@ -352,11 +352,13 @@ def verdicts_of(
     js_crypto: bool = False,
     own_handlers: bool = False,
     own_rlp: bool = False,
+    own_bal_sort: bool = False,
 ) -> list[dict[str, Any]]:
     """
     verify.mjs's line per fixture, without its times, with ethereumjs's own checkpoints or balgen's,
     setup blocks executed or applied from their BAL, keccak and sender recovery compiled or in JavaScript,
-    ethereumjs's KECCAK256, MLOAD and MSTORE handlers or balgen's, ethereumjs's RLP functions or balgen's.
+    ethereumjs's KECCAK256, MLOAD and MSTORE handlers or balgen's, ethereumjs's RLP functions or balgen's,
+    ethereumjs's sort of a BAL's storage keys or balgen's.
     """
     install = located_ethereumjs()
     environment = {
@@ -365,6 +367,7 @@ def verdicts_of(
         "BALGEN_ETHEREUMJS_JS_CRYPTO": "1" if js_crypto else "0",
         "BALGEN_ETHEREUMJS_OWN_HANDLERS": "1" if own_handlers else "0",
         "BALGEN_ETHEREUMJS_OWN_RLP": "1" if own_rlp else "0",
+        "BALGEN_ETHEREUMJS_OWN_BAL_SORT": "1" if own_bal_sort else "0",
     }
     completed = subprocess.run(
         [str(install.node), str(install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)],
@@ -376,6 +379,7 @@ def verdicts_of(
     assert version["crypto"].startswith("JavaScript" if js_crypto else "compiled"), version["crypto"]
     assert version["opcode_handlers"].startswith("ethereumjs's" if own_handlers else "direct"), version["opcode_handlers"]
     assert version["rlp"] == ("ethereumjs's: BALGEN_ETHEREUMJS_OWN_RLP=1" if own_rlp else "one pass"), version["rlp"]
+    assert version["bal_sort"].startswith("ethereumjs's" if own_bal_sort else "storage keys sorted"), version["bal_sort"]
     return [{key: value for key, value in line.items() if key not in ("seconds", "cpu_seconds")} for line in lines]
 
 
@@ -395,11 +399,11 @@ def test_compiled_keccak_and_recovery_give_the_verdicts_ethereumjs_javascript_on
     assert compiled == verdicts(setup_from_bal=True, js_crypto=True)
 
 
-# --- direct word conversions (word_handlers.mjs) and one-pass RLP (one_pass_rlp.mjs) ---------------
+# --- direct word conversions (word_handlers.mjs), one-pass RLP (one_pass_rlp.mjs), BAL sort keys (bal_sort_keys.mjs)
 
 
-@pytest.mark.parametrize("switch", ["own_handlers", "own_rlp"])
-def test_balgens_opcode_handlers_and_rlp_give_the_verdicts_ethereumjs_own_give(verdicts: Verdicts, switch: str) -> None:
+@pytest.mark.parametrize("switch", ["own_handlers", "own_rlp", "own_bal_sort"])
+def test_balgens_opcode_handlers_rlp_and_bal_sort_give_the_verdicts_ethereumjs_own_give(verdicts: Verdicts, switch: str) -> None:
     balgens = verdicts()
     assert [line["ok"] for line in balgens] == LIES_AND_TRUTH
     assert [line["kind"] for line in balgens[3:]] == ["bal", "bal"]

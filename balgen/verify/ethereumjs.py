@@ -46,6 +46,14 @@ SCRIPT = "verify.mjs"
 SETUP_FROM_BAL = "--setup-from-bal"
 """verify.mjs's switch: setup blocks (every block before a fixture's last) applied from their BAL."""
 
+NODE_OPTIONS = ("--max-semi-space-size=64",)
+"""V8's young generation up to 64 MB per semi-space (16 by default): verify.mjs makes short-lived trie
+nodes, byte arrays and BigInts by the million, and a young generation that holds a block's worth of them
+scavenges less often and promotes less to the old one. Measured (2026-11-29, four 60M fixtures run side by
+side with and without, twice, machine load 8 to 13): 27.2 and 25.5 CPU-s by default, 25.5 and 24.5 with
+it; the garbage collector's share of a profile went from 14.5% to 10.5%. It changes when memory is
+collected, never what is computed."""
+
 BASE_SECONDS = 60.0
 """Node's start, the imports and the genesis states, before any block runs."""
 
@@ -293,7 +301,7 @@ class EthereumjsRuns:
         """
         files = list(files)
         seconds = deadline_for(block_gas(files)) if deadline is None else deadline
-        command = [str(self.install.node), str(self.install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)]
+        command = [str(self.install.node), *NODE_OPTIONS, str(self.install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)]
         future = self._pool.submit(self._run, command, files, seconds, names)
         if when_done is not None:
             future.add_done_callback(lambda done: _report(done, when_done))

@@ -62,6 +62,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 
 import { useCopyOnWriteCheckpoints } from './bal_checkpoints.mjs'
+import { useSortKeys } from './bal_sort_keys.mjs'
 import { compiledCrypto } from './compiled_crypto.mjs'
 import { useOnePassRlp } from './one_pass_rlp.mjs'
 import { useWordHandlers } from './word_handlers.mjs'
@@ -74,6 +75,10 @@ if (!CLONING_CHECKPOINTS) useCopyOnWriteCheckpoints()
 // RLP encoded and decoded in one pass (one_pass_rlp.mjs says why and how it is checked);
 // BALGEN_ETHEREUMJS_OWN_RLP=1 keeps ethereumjs's.
 const RLP_CODEC = process.env.BALGEN_ETHEREUMJS_OWN_RLP === '1' ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_RLP=1" : useOnePassRlp()
+
+// A BAL's canonical view with each storage key's sort key computed once (bal_sort_keys.mjs says why and how
+// it is checked); BALGEN_ETHEREUMJS_OWN_BAL_SORT=1 keeps ethereumjs's.
+const BAL_SORT = process.env.BALGEN_ETHEREUMJS_OWN_BAL_SORT === '1' ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_BAL_SORT=1" : useSortKeys()
 
 /**
  * `Common.isActivatedEIP` answered from a Set of the active EIPs instead of a scan of their list: the
@@ -613,7 +618,7 @@ async function versionRecord() {
   return {
     verifier: 'ethereumjs', version: `@ethereumjs/vm ${VM_VERSION}`, node: process.version,
     bal_checkpoints: CLONING_CHECKPOINTS ? 'ethereumjs' : 'copy-on-write', crypto: CRYPTO.description,
-    opcode_handlers: WORD_HANDLERS, rlp: RLP_CODEC,
+    opcode_handlers: WORD_HANDLERS, rlp: RLP_CODEC, bal_sort: BAL_SORT,
     setup_blocks: setupFromBal ? 'applied from their BAL' : 'executed', amsterdam_gas: schedule,
   }
 }
