@@ -44,7 +44,7 @@ from balgen.clients.kinds.geth import PRESET as GETH_PRESET
 from balgen.clients.process import ClientError, ClientProcess
 from balgen.replay.discovery import discover
 from balgen.results.schema import FixtureResult
-from balgen.replay.runner import INTAKE_PROBES, ReplayOptions, replay_suite, without_modes
+from balgen.replay.runner import INTAKE_PROBES, ReplayOptions, replay_group, replay_suite, without_modes
 from balgen.replay.targets import ManagedClient, preset_with_client_args
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION
 from balgen.clients.jwt_auth import (
@@ -752,29 +752,72 @@ def _fixture(network: str, payloads: list[dict[str, Any]], last: str) -> dict[st
     }
 
 
+def _replays_on_one_node(temp_parent: Path, *runs: tuple[Path, dict[str, Any]]) -> list[_Collected]:
+    """
+    Every fixture under each path, each path with its own `ReplayOptions`, on one geth started once
+    for their one genesis group (`replay_group` on a client opened once, where `_replay` starts one a
+    path): a geth start, about 3 CPU-s, spared for each set of options after the first.
+    """
+    groups = [group for path, _ in runs for group in discover(path).groups]
+    assert len(groups) == len(runs) and len({group.genesis.genesis_hash for group in groups}) == 1
+    collected = [_Collected() for _ in runs]
+    with ManagedClient(GETH_PRESET, GETH, temp_parent=temp_parent).open(groups[0].genesis) as client:
+        for group, (_, options), observer in zip(groups, runs, collected, strict=True):
+            replay_group([(None, client)], group, ReplayOptions(**({"warmup": 0, "repeat": 1} | options)), observer)
+    return collected
+
+
+BuiltChainReplays = tuple[_Collected, _Collected | None, Path]
+"""A network's `built_chain_replays`: the verdicts' replay, the agreement's (Amsterdam only), the scratch folder."""
+
+
+@pytest.fixture(scope="module")
+def built_chain_replays(
+    tmp_path_factory: pytest.TempPathFactory, geth_built_chain: Callable[[str], GethBuiltChain]
+) -> Callable[[str], BuiltChainReplays]:
+    """
+    Each network's geth-built chain as engine_x fixtures (and one blockchain_test_engine) replayed, the
+    verdicts tested, not the agreement margin (no execution is replaced on a loaded machine); on
+    Amsterdam, on the same node, its two blocks again with the agreement checked (the intake test).
+    """
+    done: dict[str, BuiltChainReplays] = {}
+
+    def of(network: str) -> BuiltChainReplays:
+        if network in done:
+            return done[network]
+        folder = tmp_path_factory.mktemp(f"replays-{network}")
+        genesis, pre, chain, sibling = geth_built_chain(network)
+        last = chain[-1]["params"][0]["blockHash"]
+        fixtures = [
+            ("two_blocks", _fixture(network, chain, last)),
+            ("sibling", _fixture(network, [sibling], sibling["params"][0]["blockHash"])),
+            ("two_blocks_again", _fixture(network, chain, last)),
+            ("wrong_last_block", _fixture(network, [{**chain[0], "phase": "testing"}], last)),
+            ("repeated_block", _fixture(network, [chain[0], {**chain[0], "phase": "testing"}], last)),
+        ]
+        pre_alloc = {"network": network, "chainId": "0x01", "genesis": genesis, "pre": pre}
+        verdicts = _write_engine_x(folder / "engine_x", pre_alloc, fixtures)
+        # The same chain as a blockchain_test_engine, its genesis in the fixture: on the group's genesis,
+        # it joins the group and its node (a geth start is about 3 CPU-s).
+        engine_fixture = fixtures[0][1] | {"genesisBlockHeader": genesis, "pre": pre}
+        (verdicts / "two_blocks_in_engine_format.json").write_text(json.dumps({"two_blocks_in_engine_format": engine_fixture}))
+        runs = [(verdicts, {"warmup": 1, "repeat": 2, "agreement_check": False})]
+        if network == "Amsterdam":
+            runs.append((_write_engine_x(folder / "agreement", pre_alloc, fixtures[:1]), {"warmup": 1, "repeat": 2, "agreement_check": True}))
+        scratch = folder / "scratch"
+        scratch.mkdir()
+        replays = _replays_on_one_node(scratch, *runs)
+        done[network] = (replays[0], replays[1] if len(replays) > 1 else None, scratch)
+        return done[network]
+
+    return of
+
+
 @integration
 @needs_geth
 @pytest.mark.parametrize("network", ["Prague", "Amsterdam"])
-def test_replay_of_geth_built_chains(tmp_path: Path, network: str, geth_built_chain: Callable[[str], GethBuiltChain]) -> None:
-    genesis, pre, chain, sibling = geth_built_chain(network)
-    last = chain[-1]["params"][0]["blockHash"]
-    fixtures = [
-        ("two_blocks", _fixture(network, chain, last)),
-        ("sibling", _fixture(network, [sibling], sibling["params"][0]["blockHash"])),
-        ("two_blocks_again", _fixture(network, chain, last)),
-        ("wrong_last_block", _fixture(network, [{**chain[0], "phase": "testing"}], last)),
-        ("repeated_block", _fixture(network, [chain[0], {**chain[0], "phase": "testing"}], last)),
-    ]
-    pre_alloc = {"network": network, "chainId": "0x01", "genesis": genesis, "pre": pre}
-    folder = _write_engine_x(tmp_path / "engine_x", pre_alloc, fixtures)
-    # The same chain as a blockchain_test_engine, its genesis in the fixture: on the group's genesis,
-    # it joins the group and its node (a geth start is about 3 CPU-s).
-    engine_fixture = fixtures[0][1] | {"genesisBlockHeader": genesis, "pre": pre}
-    (folder / "two_blocks_in_engine_format.json").write_text(json.dumps({"two_blocks_in_engine_format": engine_fixture}))
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    # The verdicts are tested here, not the agreement margin: no execution is replaced on a loaded machine.
-    collected = _replay(folder, scratch, warmup=1, repeat=2, agreement_check=False)
+def test_replay_of_geth_built_chains(network: str, built_chain_replays: Callable[[str], BuiltChainReplays]) -> None:
+    collected, _, scratch = built_chain_replays(network)
     assert collected.client_versions == [collected.client_versions[0]], "one group, one node"
     assert collected.client_versions[0] is not None and GO_ETHEREUM_VERSION in collected.client_versions[0]
     results = {test.test_id: test for test in collected.results}
@@ -810,22 +853,16 @@ def test_replay_of_geth_built_chains(tmp_path: Path, network: str, geth_built_ch
 @integration
 @needs_geth
 def test_where_the_agreement_is_checked_the_client_s_intake_of_the_payload_is_measured_first(
-    tmp_path: Path, geth_built_chain: Callable[[str], GethBuiltChain]
+    built_chain_replays: Callable[[str], BuiltChainReplays],
 ) -> None:
     """
     Three misnamed siblings go before the benchmark executions: geth refuses each at its block hash
     (so nothing was executed), and their median time, the intake, is what the margin allows for on top
-    of the client's own block time.
+    of the client's own block time. The Amsterdam chain's two blocks, on the node of its verdicts' replay.
     """
-    genesis, pre, chain, _ = geth_built_chain("Amsterdam")
-    last = chain[-1]["params"][0]["blockHash"]
-    folder = _write_engine_x(
-        tmp_path / "engine_x", {"network": "Amsterdam", "chainId": "0x01", "genesis": genesis, "pre": pre},
-        [("two_blocks", _fixture("Amsterdam", chain, last))],
-    )  # fmt: skip
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    (result,) = _replay(folder, scratch, warmup=1, repeat=2, agreement_check=True).results
+    _, agreement, _ = built_chain_replays("Amsterdam")
+    assert agreement is not None
+    (result,) = agreement.results
     roles = [e.role.value for e in result.executions]
     assert roles[:1 + INTAKE_PROBES] == ["setup"] + ["intake"] * INTAKE_PROBES
     probes = result.executions[1 : 1 + INTAKE_PROBES]
