@@ -125,7 +125,7 @@ def send_payload_file(
     root: bytes | None = None,
 ) -> list[dict]:
     """
-    Every payload of `path`, each on fresh funded wallets, in order; the receipts.
+    Every payload of `path`, each on fresh wallets, all funded first, in order; the receipts.
     `interject` runs once, after the first payload's first transaction, with its contracts.
     `drop_last` transactions of the last payload are not sent (a run spamoor has not finished).
     With `root`, the wallets are spamoor's: its pool's children of that root key under `seed`
@@ -135,19 +135,22 @@ def send_payload_file(
     payloads = yaml.safe_load(path.read_text())["payloads"]
     if drop_last:
         payloads[-1]["txs"] = payloads[-1]["txs"][:-drop_last]
+    wallets_of: list[dict[str, Sender]] = []
     pool = 0
     for payload in payloads:
         labels = list(dict.fromkeys(tx["from"] for tx in payload["txs"]))
         if root is None:
-            wallets: dict[str, Sender] = {label: sender(f"{seed}/{payload['name']}", label) for label in labels}
+            wallets_of.append({label: sender(f"{seed}/{payload['name']}", label) for label in labels})
         else:
-            wallets = {label: key_sender(child_key(root, seed, pool + offset)) for offset, label in enumerate(labels)}
+            wallets_of.append({label: key_sender(child_key(root, seed, pool + offset)) for offset, label in enumerate(labels)})
             pool += len(labels)
-        fund(rpc, [wallet.address for wallet in wallets.values()])
+    # Every payload's wallets funded before the first is sent: FANOUT_BATCH wallets a block, not a block a payload.
+    fund(rpc, [wallet.address for wallets in wallets_of for wallet in wallets.values()])
+    for payload, wallets in zip(payloads, wallets_of, strict=True):
         deployer = wallets["deployer"].address
         creations = sum(1 for tx in payload["txs"] if tx["from"] == "deployer" and "to" not in tx)
         contracts = {n: create_address(deployer, n - 1) for n in range(1, creations + 1)}
-        nonces = dict.fromkeys(labels, 0)
+        nonces = dict.fromkeys(wallets, 0)
         for tx in payload["txs"]:
             spec = TxSpec(
                 sender=wallets[tx["from"]],
