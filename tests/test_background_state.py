@@ -215,10 +215,10 @@ def _inodes(paths: Iterable[Path]) -> dict[str, int]:
 
 
 def _fill(output: Path, cache: Path, *state: str) -> None:
-    completed = subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max",
-         "--output", str(output), *state],
-        capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(cache)},
+    """`balgen fill` of `serial_chain-max` at 1M with `state`, in the test process (no interpreter's imports)."""
+    completed = balgen_in_process(
+        "fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", output, *state,
+        env={**os.environ, "BALGEN_CACHE": str(cache)},
     )  # fmt: skip
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
 
@@ -415,10 +415,9 @@ def setup_genesis_fills(tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
     root = tmp_path_factory.mktemp("workload-slots")
     outputs = {"plain": root / "plain", "deep": root / "deep"}
     for name, recipe in (("plain", PLAIN_RECIPE), ("deep", DEEP_RECIPE)):
-        completed = subprocess.run(
-            [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "-k", DEEP_WORKLOADS,
-             "--setup", "genesis", "--state", recipe, "--output", str(outputs[name])],
-            capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(root / "cache")},
+        completed = balgen_in_process(
+            "fill", "--gas-benchmark-values", "1", "-k", DEEP_WORKLOADS, "--setup", "genesis", "--state", recipe,
+            "--output", outputs[name], env={**os.environ, "BALGEN_CACHE": str(root / "cache")},
         )  # fmt: skip
         assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
     return outputs

@@ -39,11 +39,9 @@ EARLIER_EVM = release_bin(EARLIER_AMSTERDAM_VERSION) / "evm"
 """The reth of ../shared/clients implements go-ethereum v1.17.5's Amsterdam: its fixtures are filled with that t8n."""
 
 
-def _balgen(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", *args],
-        capture_output=True, text=True, env={**os.environ, "BALGEN_CACHE": str(cache)},
-    )  # fmt: skip
+def _balgen(*args: str | Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    """`balgen ARGS` in the test process (no interpreter's imports), with `cache` as BALGEN_CACHE."""
+    return balgen_in_process(*args, env={**os.environ, "BALGEN_CACHE": str(cache)})
 
 
 def _reth() -> Path:
