@@ -1,4 +1,4 @@
-"""`balgen fill` run as a user runs it, for the test modules that need real fixtures."""
+"""`balgen fill` run as a user runs it (a process of its own, its t8n and workers), for the test modules that need real fixtures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators.catalog import default_families, planned_workloads
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, release_bin
 from balgen.model.workload import FillLevel, Placement
+from in_process import balgen_forked
 
 FILL_TIMEOUT = 900
 """A default-suite fill takes minutes on 2 busy cores; a hung t8n still ends the test."""
@@ -24,16 +24,14 @@ FILL_TIMEOUT = 900
 def run_fill(
     *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = FILL_TIMEOUT
 ) -> subprocess.CompletedProcess[str]:
-    """`balgen fill ARGS` in a subprocess; the caller judges the outcome."""
-    return subprocess.run(
-        [sys.executable, "-m", "balgen.commands.main", "fill", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    """
+    `balgen fill ARGS` in a fork of the test process (`balgen_forked`); the
+    caller judges the outcome. A fill's own process, its t8n and its workers
+    are a user's; a new interpreter would add half a CPU-second of imports
+    the test process has already made. Fills that test signals or the
+    installed command itself start `balgen` as a new process.
+    """
+    return balgen_forked("fill", *args, cwd=cwd, env=env, timeout=timeout)
 
 
 def fill_fixtures(output: Path, *args: str | Path) -> Path:
