@@ -199,9 +199,15 @@ def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-def architecture_problems(root: Path, layers: tuple[Layer, ...] = LAYERS) -> list[str]:
-    """Everything the tree under `root` must not show: loose modules, upward imports, and cycles of folders or modules."""
-    graph = import_graph(root)
+def architecture_problems(
+    root: Path, layers: tuple[Layer, ...] = LAYERS, graph: Mapping[str, Iterable[str]] | None = None
+) -> list[str]:
+    """
+    Everything the tree under `root` must not show: loose modules, upward
+    imports, and cycles of folders or modules. `graph` is `import_graph(root)`
+    where the caller has it already (reading every module takes a while).
+    """
+    graph = import_graph(root) if graph is None else graph
     problems = [f"{module}: a loose module; move it into the folder of its layer" for module in loose_modules(root)]
     problems += upward_imports(graph, layers)
     problems += [f"folders import each other in a cycle: {' <-> '.join(cycle)}" for cycle in cycles(folder_graph(graph))]
