@@ -252,8 +252,8 @@ def test_adding_a_client_is_the_module_and_test_the_design_table_names(tmp_path:
     named = [path.replace("<client>", FAKE_CLIENT) for path in re.findall(r"`([^`]*<client>[^`]*)`", row)]
     assert sorted(named) == [f"balgen/clients/kinds/{FAKE_CLIENT}.py", f"tests/test_client_{FAKE_CLIENT}.py"], row
     copy = tmp_path / "checkout"
-    for folder in ("balgen", "tests", "docs"):
-        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("balgen", "tests", "docs"):  # with the bytecode: see tests/test_change_map.py's checkout_copy
+        shutil.copytree(ROOT / folder, copy / folder)
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
     (copy / named[0]).write_text(FAKE_MODULE)
     (copy / named[1]).write_text(FAKE_TEST)
