@@ -16,10 +16,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.support.ui import WebDriverWait
+if TYPE_CHECKING:  # selenium (and trio beneath it) is imported by the tests that open a page, not at collection
+    from selenium import webdriver
 
 CHROMIUM = ("chromium", "chromium-browser")
 CHROMEDRIVER = "chromedriver"
@@ -48,6 +48,9 @@ def missing() -> str | None:
 @contextmanager
 def chromium() -> Iterator[webdriver.Chrome]:
     """A headless chromium with a fresh profile, its viewport 1400x900 and its console recorded; quit after."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
     with tempfile.TemporaryDirectory(prefix="balgen-chromium-") as profile:
         options = webdriver.ChromeOptions()
         options.binary_location = _chromium() or CHROMIUM[0]
@@ -74,6 +77,8 @@ return Array.from(document.querySelectorAll('[data-chart], .picker-target.chart'
 
 def open_page(driver: webdriver.Chrome, page: Path) -> None:
     """Open `page` from `file://` and wait until every chart is drawn."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
     driver.get(page.resolve().as_uri())
     WebDriverWait(driver, CHARTS_DRAWN_S).until(lambda d: d.execute_script(DRAWN))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,10 @@ from fill_runs import shared_fill
 from processes_left import become_subreaper, descendants, left_running
 
 pytest_plugins = ["cpu_accounting"]
+
+# Hypothesis runs every installed package's "hypothesis" entry point when it is imported: trio's, which
+# imports trio (a fifth of a CPU-second in every pytest process) for strategies no test here draws.
+os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
 
 SUBREAPER = become_subreaper()
 """Orphans of the processes a test starts are reparented to this process, where `no_process_left` finds them."""

@@ -17,9 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
-from benchmarkoor_fetch.parse.titles import parse_test_titles
 
 from balgen.fixtures.files import fixture_model
 from balgen.fixtures.models import FixtureEnvironment, PreAllocGroup
@@ -96,6 +94,9 @@ def test_pre_alloc_group_is_execution_spec_tests_group_file(serial_chain_fill: P
 
 def test_eest_test_ids_parse_with_benchmarkoor_fetch(serial_chain_fill: Path) -> None:
     """The `_info` test id joins with EEST-sourced data; the short name, which the files keep as key, does not parse."""
+    import pandas as pd  # here, not at collection: pandas is half a CPU-second of every pytest worker's start
+    from benchmarkoor_fetch.parse.titles import parse_test_titles
+
     ids = {}
     for path in fixture_files(serial_chain_fill):
         ((name, fixture),) = json.loads(path.read_text()).items()

@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pandas as pd
 import pytest
-from benchmarkoor_fetch.parse.titles import parse_test_titles
 from fill_runs import copied_from_suite_fill
 
 from balgen.chain.header import Header
@@ -93,6 +91,9 @@ def test_full_replay_passes_every_check(filled: Path, tmp_path: Path) -> None:
     assert all(line.startswith("geth,") for line in runtimes[1:])
     # The CSVs name each test by its EEST-style id, so joins with EEST-sourced data find it.
     titles = [line.split(",")[1] for line in runtimes[1:]]
+    import pandas as pd  # here, not at collection: pandas is half a CPU-second of every pytest worker's start
+    from benchmarkoor_fetch.parse.titles import parse_test_titles
+
     parsed, unparsed = parse_test_titles(pd.DataFrame({"test_title": titles}))
     assert not unparsed and set(parsed["block_limit_million"]) == {1}, titles
     assert all("-blockchain_test_engine_x-benchmark-gas-value_1M-" in title for title in titles), titles
