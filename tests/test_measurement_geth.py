@@ -3,7 +3,9 @@ Measurements against the real pinned geth on 127.0.0.1, on a small 1M suite:
 an A/A pair (two runs of the same build) comes out "no significant change"
 and the report prints its noise floor; the same geth behind a proxy that
 answers each `newPayload` 0.3 s late is reported significantly slower on
-every test; `--repeat auto` stops for the reason it records; geth's slow-block counters are checked against
+every test; `--repeat auto` stops for the reason it records; a replay into a geth the user runs passes,
+and a rollback that did not happen there (a `debug_setHead` answered but not done) fails the test and
+stops the run; geth's slow-block counters are checked against
 the workload model and a deliberately wrong prediction fails the test with
 both numbers (`--drop-caches`: tests/test_replay_geth.py, on its `--cold` replay).
 """
@@ -69,6 +71,15 @@ slower client, is measured on the whole suite by benchmarks/aa_pair.py: its 1M b
 and on two busy cores that is lost in the noise of a 99% interval; see docs/replay.md)."""
 
 
+def _answer(handler: BaseHTTPRequestHandler, reply: bytes) -> None:
+    """`reply` sent back as the JSON body of an HTTP 200, as the proxies below answer what they forward."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(reply)))
+    handler.end_headers()
+    handler.wfile.write(reply)
+
+
 class _LateEngine(BaseHTTPRequestHandler):
     """Forwards Engine API calls to geth, answering each newPayload `LATE_BY` seconds late."""
 
@@ -80,11 +91,7 @@ class _LateEngine(BaseHTTPRequestHandler):
             time.sleep(LATE_BY)
         headers = {"Content-Type": "application/json", "Authorization": self.headers.get("Authorization", "")}
         reply = httpx.post(self.upstream, content=body, headers=headers, timeout=60).content
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        _answer(self, reply)
 
     def log_message(self, *_args: object) -> None:
         pass
@@ -172,6 +179,63 @@ def test_repeat_auto_stops_at_the_target_width_or_the_cap(filled: Path, tmp_path
             (max(e["new_payload_ns"] for e in measured) - min(e["new_payload_ns"] for e in measured))
             / test["statistics"]["new_payload_ns"]["median"]
         ), "n = 6: the 95% interval of the median is [min, max]"
+
+
+# -- a client the user runs, and a rollback that did not happen ------------------
+
+
+class _SetHeadSwallower(BaseHTTPRequestHandler):
+    """Forwards JSON-RPC to geth, but answers `debug_setHead` itself without rewinding."""
+
+    upstream = ""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        request = json.loads(body)
+        if request.get("method") == "debug_setHead":
+            reply = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": None}).encode()
+        else:
+            reply = httpx.post(self.upstream, content=body, headers={"Content-Type": "application/json"}).content
+        _answer(self, reply)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+def test_external_client_and_a_rollback_that_did_not_happen(filled: Path, tmp_path: Path, user_geth: ClientProcess) -> None:
+    """On the module's user geth (a geth start of its own is about 3 CPU-s); the user's node is rewound to
+    its genesis afterwards, where the failed rollback left it at a test's block."""
+    external = ["--engine-url", user_geth.engine_url, "--jwt-secret", str(user_geth.jwt_secret_path)]
+    honest = tmp_path / "honest"
+    assert replay(filled, honest, *external, "--rpc-url", user_geth.rpc_url, "-k", "max") == 0
+    run = results_of(honest)
+    assert run["target"] == {"kind": "external", "engine_url": user_geth.engine_url, "rpc_url": user_geth.rpc_url}
+    assert [t["verdict"] for t in run["tests"]] == ["passed"] * 3
+    assert all(e["own_timing"] is None for t in run["tests"] for e in t["executions"]), "no log of a user's client"
+
+    _SetHeadSwallower.upstream = user_geth.rpc_url
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _SetHeadSwallower)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    lying = tmp_path / "lying"
+    try:
+        code = replay(
+            filled, lying, *external, "--rpc-url", f"http://127.0.0.1:{proxy.server_port}", "-k", "max", "--warmup", "0", "--repeat", "2"
+        )
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+        with user_geth.rpc_client() as rpc:
+            if int(rpc.call("eth_blockNumber").result, 16) > 0:
+                rpc.set_head(0)
+    assert code == 1
+    first, *rest = results_of(lying)["tests"]
+    assert first["verdict"] == "failed"
+    assert first["failure"].startswith("rolling back to the pre-test head failed: after debug_setHead(0x")
+    assert "the head is block" in first["failure"]
+    benchmark = [e for e in first["executions"] if e["role"] != "setup"]
+    assert [e["variant"] for e in benchmark] == [0, 1], "the executions are siblings: no rollback between them"
+    assert len(rest) == 2
+    assert all(test["verdict"] == "not_run" and "rolling back to the pre-test head failed" in test["failure"] for test in rest)
 
 
 # -- geth's counters against the model ------------------------------------------

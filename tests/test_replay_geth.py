@@ -3,8 +3,8 @@
 suite: a full replay passes every check and writes every file; a tampered
 fixture (wrong state root, block hash recomputed) is reported INVALID as a
 failure, and passes where the fixture expects INVALID; a resent known block
-is flagged; a rollback that did not happen is detected (a client whose
-`debug_setHead` answers but does nothing); `--cold` restarts geth before each
+is flagged (a rollback that did not happen on a client the user runs:
+tests/test_measurement_geth.py, on its user's geth); `--cold` restarts geth before each
 measured execution, and `--drop-caches` drops the page cache after each
 restart; and geth is stopped on errors (on Ctrl-C and the other stop
 signals: tests/test_reliability_faults.py).
@@ -13,13 +13,9 @@ signals: tests/test_reliability_faults.py).
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from fill_runs import copied_from_suite_fill
 
@@ -27,10 +23,7 @@ from balgen.chain.header import Header
 from balgen.commands.replay import run_replay
 from balgen.replay.discovery import discover
 from balgen.replay.page_cache import drop_caches_problem
-from balgen.clients.genesis_files import write_client_genesis
-from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
 from balgen.clients.kinds.geth import PRESET as GETH_PRESET
-from balgen.clients.process import ClientProcess
 from balgen.replay.runner import ReplayOptions, replay_suite, without_modes
 from balgen.replay.targets import ManagedClient
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_geth
@@ -149,70 +142,6 @@ def test_tampered_and_known_blocks_are_failures(filled: Path, tmp_path: Path) ->
     resent = tests["resent"]
     assert resent["verdict"] == "failed" and "was already known to the client" in resent["failure"]
     assert resent["executions"][-1]["known_before_send"] and resent["executions"][-1]["status"] == "VALID"
-
-
-class _SetHeadSwallower(BaseHTTPRequestHandler):
-    """Forwards JSON-RPC to geth, but answers `debug_setHead` itself without rewinding."""
-
-    upstream = ""
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        request = json.loads(body)
-        if request.get("method") == "debug_setHead":
-            reply = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": None}).encode()
-        else:
-            reply = httpx.post(self.upstream, content=body, headers={"Content-Type": "application/json"}).content
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *_args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def user_geth(filled: Path, tmp_path: Path) -> Iterator[ClientProcess]:
-    """A geth the user runs themselves, on the suite's group genesis."""
-    (group,) = discover(filled / "blockchain_tests_engine_x").groups
-    write_client_genesis(tmp_path / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts())
-    with ClientProcess(GETH_PRESET, pinned_geth(), tmp_path / "genesis.json", temp_parent=tmp_path) as geth:
-        yield geth
-
-
-def test_external_client_and_a_rollback_that_did_not_happen(
-    filled: Path, tmp_path: Path, user_geth: ClientProcess
-) -> None:
-    engine_x = str(filled / "blockchain_tests_engine_x")
-    external = ["--engine-url", user_geth.engine_url, "--jwt-secret", str(user_geth.jwt_secret_path)]
-    honest = tmp_path / "honest"
-    assert run_replay([engine_x, *external, "--rpc-url", user_geth.rpc_url, "-k", "max", "--output", str(honest)]) == 0
-    run = results_of(honest)
-    assert run["target"] == {"kind": "external", "engine_url": user_geth.engine_url, "rpc_url": user_geth.rpc_url}
-    assert [t["verdict"] for t in run["tests"]] == ["passed", "passed"]
-    assert all(e["own_timing"] is None for t in run["tests"] for e in t["executions"]), "no log of a user's client"
-
-    _SetHeadSwallower.upstream = user_geth.rpc_url
-    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _SetHeadSwallower)
-    threading.Thread(target=proxy.serve_forever, daemon=True).start()
-    try:
-        lying = tmp_path / "lying"
-        code = run_replay(
-            [engine_x, *external, "--rpc-url", f"http://127.0.0.1:{proxy.server_port}", "-k", "max",
-             "--warmup", "0", "--repeat", "2", "--output", str(lying)]
-        )  # fmt: skip
-    finally:
-        proxy.shutdown()
-    assert code == 1
-    first, second = results_of(lying)["tests"]
-    assert first["verdict"] == "failed"
-    assert first["failure"].startswith("rolling back to the pre-test head failed: after debug_setHead(0x")
-    assert "the head is block" in first["failure"]
-    benchmark = [e for e in first["executions"] if e["role"] != "setup"]
-    assert [e["variant"] for e in benchmark] == [0, 1], "the executions are siblings: no rollback between them"
-    assert second["verdict"] == "not_run" and "rolling back to the pre-test head failed" in second["failure"]
 
 
 @pytest.fixture(scope="module")
