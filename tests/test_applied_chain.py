@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from balgen.chain.alloc import genesis_entries, read_alloc, system_addresses, write_alloc_entries
+from balgen.chain.alloc import genesis_entries, read_alloc, system_called_addresses, write_alloc_entries
 from balgen.chain.applied_chain import AppliedGenesis, apply_blocks
 from balgen.chain.builder import BuiltChain, build_chain, genesis_header, genesis_state_root
 from balgen.chain.state_roots import StateRoots, state_root_tool
@@ -20,7 +20,7 @@ from balgen.fill.checks import BlockTouches, block_touches, genesis_dependence, 
 from balgen.plumbing.errors import FillCheckFailed
 from balgen.fill.pre_alloc_groups import PreAllocGroupState
 from balgen.fill.session import FillSession, accounts_changed_in_access_lists, build_own_chain
-from balgen.ethereum.forks import AMSTERDAM
+from balgen.ethereum.forks import AMSTERDAM, system_contract_code
 from balgen.generators.catalog import family_by_name
 from balgen.model.keys import sender
 from balgen.plumbing.toolchain import pinned_evm
@@ -60,7 +60,13 @@ def assert_same_chain(applied: BuiltChain, executed: BuiltChain) -> None:
 @pytest.mark.integration
 @pytest.mark.parametrize(
     ("family", "variant", "fill"),
-    [("mixed_dep", "group2", FillLevel.MAX), ("state_root", "contract_per_tx", FillLevel.MAX), ("keccak_chain", None, FillLevel.GREEDY)],
+    [
+        ("mixed_dep", "group2", FillLevel.MAX),
+        ("state_root", "contract_per_tx", FillLevel.MAX),
+        ("keccak_chain", None, FillLevel.GREEDY),
+        # A contract set set up by blocks: deployed through EIP-7997's proxy, a predeploy no system call runs.
+        ("extcodesize", "0.5KB", FillLevel.MAX),
+    ],
 )
 def test_applied_blocks_are_the_executed_blocks_on_a_shared_genesis(
     t8n: TransitionTool, tmp_path: Path, family: str, variant: str | None, fill: FillLevel
@@ -70,7 +76,7 @@ def test_applied_blocks_are_the_executed_blocks_on_a_shared_genesis(
     own = build_own_chain(t8n, workload, tmp_path / "own")
     alloc, genesis = group_genesis(t8n, [workload, neighbour], tmp_path / "group")
     assert genesis_dependence(AMSTERDAM, own, alloc) is None
-    touches = BlockTouches(system_addresses(AMSTERDAM))
+    touches = BlockTouches(system_called_addresses(AMSTERDAM))
     traced_dependency_graph(workload, own, touches)
     last = own.blocks[-1]
     assert touches.seen == len(last.txs) and touches.accounts == block_touches(last.t8n.traces, touches.system).accounts
@@ -141,7 +147,7 @@ def test_a_transaction_reading_blockhash_is_executed_not_applied(t8n: Transition
     alloc, genesis = group_genesis(t8n, [workload, workload_of("serial_chain", fill=FillLevel.HALF)], tmp_path / "group")
     assert genesis_dependence(AMSTERDAM, own, alloc) == "block 1: transaction 0 reads BLOCKHASH [0]"
     # The same verdict from what the traced check gathered as it read the benchmark block's traces.
-    touches = BlockTouches(system_addresses(AMSTERDAM))
+    touches = BlockTouches(system_called_addresses(AMSTERDAM))
     traced_dependency_graph(workload, own, touches)
     assert touches.seen == 1 and touches.dependence == "transaction 0 reads BLOCKHASH [0]"
     assert genesis_dependence(AMSTERDAM, own, alloc, {0: touches}) == "block 1: transaction 0 reads BLOCKHASH [0]"
@@ -152,3 +158,27 @@ def test_a_transaction_reading_blockhash_is_executed_not_applied(t8n: Transition
     executed = build_chain(t8n, AMSTERDAM, alloc, workload.blocks, tmp_path / "executed", label="executed", genesis=genesis)
     stored = [list(entry.storage_changes[0]) for chain in (own, executed) for entry in chain.blocks[0].access_list_accounts() if entry.address == storer]
     assert stored == [[(1, int.from_bytes(own.genesis.hash, "big"))], [(1, int.from_bytes(genesis.hash, "big"))]]
+
+
+@pytest.mark.integration
+def test_a_transaction_calling_a_contract_the_system_calls_run_is_executed_not_applied(
+    t8n: TransitionTool, tmp_path: Path
+) -> None:
+    """EIP-2935's history contract holds the parent hashes, which differ between two chains of different
+    genesis: a transaction that calls it depends on the genesis (EIP-7997's proxy, which no system call
+    runs, does not: the contract-set case above)."""
+    payer = sender("applied", "history reader")
+    history = bytes.fromhex(system_contract_code()["eip2935"][0][2:])
+    block = BlockSpec(
+        Phase.TESTING,
+        (TxSpec(sender=payer, nonce=0, to=history, data=(0).to_bytes(32, "big"), gas_limit=100_000),),
+        (TxAccess(),),
+    )
+    workload = Workload(
+        family="history", fill=FillLevel.MAX, variant=None, gas_benchmark_value=1_000_000, fork=AMSTERDAM,
+        pre={payer.address: Account(balance=ETHER)}, setup_blocks=(), benchmark_block=block,
+    )
+    own = build_own_chain(t8n, workload, tmp_path / "own")
+    alloc, _ = group_genesis(t8n, [workload, workload_of("serial_chain", fill=FillLevel.HALF)], tmp_path / "group")
+    assert f"0x{history.hex()}" in system_called_addresses(AMSTERDAM)
+    assert genesis_dependence(AMSTERDAM, own, alloc) == f"block 1: transaction 0 touches system contract 0x{history.hex()}"

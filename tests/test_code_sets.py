@@ -29,6 +29,7 @@ from balgen.chain.builder import genesis_state_root
 from balgen.chain.t8n import TransitionTool
 from balgen.fill.checks import check_chain
 from balgen.plumbing.errors import BadInput
+from balgen.fill.pre_alloc_groups import joins_shared_group
 from balgen.fill.session import build_own_chain
 from balgen.ethereum.forks import AMSTERDAM, OSAKA, PRAGUE, TX_GAS_LIMIT_CAP
 from balgen.generators.catalog import all_planned_workloads, family_by_name
@@ -127,12 +128,18 @@ def test_both_placements_give_the_same_contracts_and_benchmark_block(
     by_blocks = workload(opcode, "5KB", Placement.BLOCKS, fill=FillLevel.HALF)
     in_genesis = workload(opcode, "5KB", Placement.GENESIS, fill=FillLevel.HALF)
     assert by_blocks.benchmark_block == in_genesis.benchmark_block
+    # Set up by blocks, a set joins the shared group: every block is traced, the proof that its chain
+    # executes the same on the shared genesis. In the genesis, its chain is its own group's: only the
+    # benchmark block, which the traced check reads, is traced.
+    assert joins_shared_group(by_blocks, over_background=False) and not joins_shared_group(in_genesis, False)
+    assert not joins_shared_group(by_blocks, over_background=True)
     blocks_chain = build_own_chain(t8n, by_blocks, tmp_path / "blocks")
-    genesis_chain = build_own_chain(t8n, in_genesis, tmp_path / "genesis")
-    # A contract set's chain is its own group's: only the benchmark block, which the traced check reads, is traced.
+    genesis_chain = build_own_chain(t8n, in_genesis, tmp_path / "genesis", shares_group=False)
     *setup, benchmark = blocks_chain.blocks
-    assert setup and not any(block.t8n.traces for block in setup)
-    assert len(benchmark.t8n.traces) == len(benchmark.txs)
+    assert setup and all(len(block.t8n.traces) == len(block.txs) for block in blocks_chain.blocks)
+    *genesis_setup, genesis_benchmark = genesis_chain.blocks
+    assert not any(block.t8n.traces for block in genesis_setup)
+    assert len(genesis_benchmark.t8n.traces) == len(genesis_benchmark.txs)
     check_chain(by_blocks, blocks_chain)
     check_chain(in_genesis, genesis_chain)
 
@@ -222,20 +229,18 @@ def reduced_sets(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     return output, names, request.param
 
 
-GETH_NODE_SIZES = {"blocks": ("10KB", "64KB"), "genesis": ("64KB",)}
+GETH_NODE_SIZES = {"blocks": CODE_SIZES, "genesis": ("64KB",)}
 """
-The sizes a geth node imports through the Engine API, one node per fixture
-(each set is a pre-alloc group of its own, and a geth start costs about 3
-CPU-s, most of it KZG set-up). `evm blocktest`, geth's own block processing,
-runs every size in both placements from the fixture's genesis; the node adds
-the payload path, which depends on the size only through the setup calls'
-shape. Set up by blocks, one size of each shape: one contract a call within
-2^24 (10KB), and one a call above it, the rest in EIP-8037's reservoir, above
-Osaka's code size limit (64KB, the largest); several contracts a call within
-2^24 is the 0.5KB greedy set tests/test_import_geth.py imports on a node of
-its own genesis (about 300 contracts; `max` here sets up about 25). In the
-genesis a set is state geth reads the same way at any size, from the genesis
-file balgen writes for it without regard to code size: the largest.
+The sizes a geth node imports through the Engine API. Set up by blocks,
+every set joins the shared pre-alloc group, so one node imports every size
+(the setup calls' shapes: contracts a call within 2^24, and one a call above
+it, the rest in EIP-8037's reservoir, above Osaka's code size limit). In the
+genesis each set is a pre-alloc group of its own, one node per fixture (a
+geth start costs about 3 CPU-s, most of it KZG set-up), and a set is state
+geth reads the same way at any size, from the genesis file balgen writes for
+it without regard to code size: the largest. `evm blocktest`, geth's own
+block processing, runs every size in both placements from the fixture's
+genesis.
 """
 
 
@@ -263,6 +268,10 @@ def test_reduced_sets_of_every_size_import_into_geth(
     ran = json.loads(blocktest.stdout)
     assert blocktest.returncode == 0 and all(e["pass"] for e in ran), blocktest.stderr[-1000:]
     assert sorted(e["name"] for e in ran) == sorted(path.stem for path in blockchain_tests)
+    groups = set()
     for path in engine_x:
         fixture = next(iter(json.loads(path.read_text()).values()))
-        assert "postStateHash" in fixture and fixture["preHash"]  # a group of its own, post-state by root
+        assert "postStateHash" in fixture  # the post-state by its root
+        groups.add(fixture["preHash"])
+    # Set up by blocks the sets share the run's group; in the genesis each is a group of its own.
+    assert len(groups) == (1 if placement == "blocks" else len(engine_x)), groups

@@ -36,12 +36,14 @@ FORMATS = {
 ENGINE_VERSIONS = {"Amsterdam": ("5", "4"), "Osaka": ("4", "3"), "Prague": ("4", "3")}
 ALL_NAMES = sorted(p.name for p in all_planned_workloads(AMSTERDAM, [1_000_000], Placement.BLOCKS))
 LARGE_STATE_NAMES = [name for name in ALL_NAMES if name.startswith("extcode")]
-"""Contract-set workloads: each gets a pre-alloc group of its own."""
+"""Contract-set workloads: placed in the genesis (`--setup genesis`) each gets a pre-alloc group of its own;
+set up by blocks (the default) they join the shared one."""
 OPT_IN_NAMES = [
     p.name for family in families() if family.opt_in for p in planned_workloads(family, AMSTERDAM, [1_000_000], Placement.BLOCKS)
 ]
 """The opt-in families' workloads: filled when `-k` names them (the per-fork samples do), in the shared group."""
-SHARED_NAMES = sorted(name for name in ALL_NAMES + OPT_IN_NAMES if name not in LARGE_STATE_NAMES)
+SHARED_NAMES = sorted(ALL_NAMES + OPT_IN_NAMES)
+"""The shared group's tests with the setup in blocks: every workload."""
 PRE_ALLOC = re.compile(r"blockchain_tests_engine_x/pre_alloc/0x[0-9a-f]{16}\.json")
 
 
@@ -58,7 +60,8 @@ def fixture_paths(fork: str, names: list[str]) -> set[str]:
 
 
 def split_layout(files: dict[str, bytes], shared_required: bool = True) -> tuple[set[str], str | None]:
-    """(fixture file paths, the shared pre_alloc file path); every other group holds one contract-set test."""
+    """(fixture file paths, the shared pre_alloc file path); every other group holds one contract-set test
+    placed in the genesis."""
     pre_allocs = [path for path in files if PRE_ALLOC.fullmatch(path)]
     test_ids = {path: json.loads(files[path])["testIds"] for path in pre_allocs}
     shared = [path for path, ids in test_ids.items() if not (len(ids) == 1 and ids[0] in LARGE_STATE_NAMES)]
@@ -136,11 +139,9 @@ def test_fill_writes_the_documented_layout_and_formats(filled: Any, sample_fille
             assert {p["forkchoiceUpdatedVersion"] for p in payloads} == {forkchoice_updated}, path
             has_bal = fork == "Amsterdam"
             assert all(("blockAccessList" in p["params"][0]) == has_bal for p in payloads), path
-        if path.startswith("blockchain_tests_engine_x/") and name in SHARED_NAMES:
-            assert fixture["preHash"] == group_hash, path
-        elif path.startswith("blockchain_tests_engine_x/"):
-            own = json.loads(files[f"blockchain_tests_engine_x/pre_alloc/{fixture['preHash']}.json"])
-            assert own["testIds"] == [name] and "postStateHash" in fixture, path
+        if path.startswith("blockchain_tests_engine_x/"):
+            assert fixture["preHash"] == group_hash, path  # set up by blocks, every workload shares the group
+            assert ("postStateHash" in fixture) == (name in LARGE_STATE_NAMES), path  # a contract set's by its root
 
     # execution-spec-tests' group file exactly: these keys only (its model forbids others), chainId an integer.
     assert list(group) == ["testIds", "environment", "network", "chainId", "pre"]

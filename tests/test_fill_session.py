@@ -8,12 +8,14 @@ fixture builds it only when no other worker is.
 from __future__ import annotations
 
 import fcntl
+import json
 from pathlib import Path
 
 import pytest
 
 from balgen.chain.alloc import iter_alloc
 from balgen.chain.t8n import TransitionTool
+from balgen.fill.pre_alloc_groups import group_hash
 from balgen.fill.session import FillSession
 from balgen.ethereum.forks import AMSTERDAM
 from balgen.generators import extcode, keccak_chain, serial_chain
@@ -76,14 +78,27 @@ def test_a_worker_starting_does_not_wait_for_another_building_the_group(tmp_path
         worker.close()
 
 
+@pytest.mark.parametrize("placement", [Placement.GENESIS, Placement.BLOCKS])
 @pytest.mark.integration
-def test_a_run_of_contract_sets_alone_builds_no_group(tmp_path: Path) -> None:
-    contract_set = extcode.FAMILIES[0]
-    (worker,) = sessions(
-        tmp_path, [PlannedWorkload(contract_set, WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX, Placement.BLOCKS, "0.5KB"))], 1
-    )
+def test_a_contract_set_joins_the_group_only_when_set_up_by_blocks(tmp_path: Path, placement: Placement) -> None:
+    """Placed in the genesis, a set is a group of its own and no shared group is built; set up by blocks, it
+    joins the run's group (its small pre-state), so a client imports every set on one node."""
+    planned = [
+        PlannedWorkload(extcode.FAMILIES[0], WorkloadParams(AMSTERDAM, 1_000_000, FillLevel.MAX, placement, "0.5KB")),
+        *SMALL,
+    ]
+    (worker,) = sessions(tmp_path, planned, 1)
+    worker.scratch.mkdir()
     try:
-        worker.start_pre_alloc_group(AMSTERDAM)
-        assert worker._group is None and not (tmp_path / "group").exists()
+        contract_set = planned[0].build()
+        worker.fill(contract_set, "test_extcode.py::test_extcodesize")
+        (engine_x,) = (tmp_path / "out" / "blockchain_tests_engine_x").glob(f"for_*/extcodesize/{contract_set.name}.json")
+        pre_hash = json.loads(engine_x.read_text())[contract_set.name]["preHash"]
+        if placement is Placement.GENESIS:
+            assert worker._group is None and not (tmp_path / "group").exists()
+            assert pre_hash == group_hash([contract_set.name])
+        else:
+            assert worker._group is not None and worker._group.test_ids == sorted(p.name for p in planned)
+            assert pre_hash == worker._group.group_hash
     finally:
         worker.close()

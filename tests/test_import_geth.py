@@ -4,7 +4,8 @@ Proof with real parts: filled fixtures are accepted by the pinned geth.
 The default suite at 1M gas (every family and fill level) on Amsterdam with
 setup blocks, and one fixture per family for the other forks and the genesis
 placement, are filled; then `balgen replay` sends the shared
-`blockchain_test_engine_x` group to one geth node (the contract sets' groups:
+`blockchain_test_engine_x` group to one geth node (with the contract sets set
+up by blocks; those in the genesis, each a group of its own:
 tests/test_code_sets.py) and a `blockchain_test_engine` fixture
 (state_root) to a node of its own, through the JWT-authenticated
 Engine API with the fixture's payload versions, each payload VALID and the head
@@ -73,7 +74,7 @@ def test_engine_fixtures_import_valid_on_their_own_genesis(filled: tuple[str, st
     # tests around it is the Engine API on its own genesis: each fixture's own
     # genesis and blocks pass both EVMs in the blockchain_test of the same
     # test (below), and every payload imports through engine_x (below; the
-    # contract sets, each a group with a genesis of its own, in
+    # contract sets placed in the genesis, each a group of its own, in
     # tests/test_code_sets.py). One fixture per fork and placement, state_root
     # (a genesis with storage, and its setup blocks), proves the own-genesis
     # form; on the default, a greedy contract set too (about 300 contracts set
@@ -98,14 +99,17 @@ def test_engine_fixtures_import_valid_on_their_own_genesis(filled: tuple[str, st
 
 
 def test_engine_x_group_imports_valid_on_one_node(filled: tuple[str, str, Path], tmp_path: Path) -> None:
-    # Contract sets have groups of their own, replayed in tests/test_code_sets.py.
-    *_, output = filled
+    # Set up by blocks, the contract sets share the group, their setup rolled back like any test's; placed
+    # in the genesis each is a group of its own, replayed in tests/test_code_sets.py.
+    _, setup, output = filled
     root = output / "blockchain_tests_engine_x"
-    fixtures = [(name, fixture) for name, fixture in fixtures_of(root) if not name.startswith("extcode")]
+    shared = setup == "blocks"
+    fixtures = [(name, fixture) for name, fixture in fixtures_of(root) if shared or not name.startswith("extcode")]
+    assert any(name.startswith("extcode") for name, _ in fixtures) == shared
     (group_file,) = [root / "pre_alloc" / f"{hash_}.json" for hash_ in {f["preHash"] for _, f in fixtures}]
     pre_alloc = json.loads(group_file.read_text())
     assert sorted(pre_alloc["testIds"]) == sorted(name for name, _ in fixtures)
-    results = replayed(root, tmp_path / "run", "-k", "not extcode")
+    results = replayed(root, tmp_path / "run", *([] if shared else ["-k", "not extcode"]))
     group_genesis = {f["engineNewPayloads"][0]["params"][0]["parentHash"] for _, f in fixtures}
     assert {t["genesis_hash"] for t in results["tests"]} == group_genesis and len(group_genesis) == 1
     assert sorted(t["test_id"] for t in results["tests"]) == sorted(pre_alloc["testIds"])

@@ -62,6 +62,13 @@ def system_addresses(fork: Fork) -> frozenset[str]:
     return frozenset(data_hex(address) for address in system_accounts(fork))
 
 
+def system_called_addresses(fork: Fork) -> frozenset[str]:
+    """The addresses (lower-case 0x) of the contracts `fork`'s system calls run: besides BLOCKHASH, the
+    only state a block reads that its chain's history writes, and not its genesis alone."""
+    code = system_contract_code()
+    return frozenset(code[key][0].lower() for key in fork.system_called_contracts)
+
+
 def genesis_accounts(fork: Fork, pres: Iterable[Mapping[Address, Account]]) -> dict[Address, Account]:
     """System contracts plus every given pre-state; a clash between two is an error."""
     merged: dict[Address, Account] = dict(system_accounts(fork))

@@ -69,7 +69,11 @@ class Upgrade:
     """Its execution-layer EIPs, as a client switches them one by one (a Nethermind chainspec's
     `eip<N>TransitionTimestamp`; hive's mapper, July 2026)."""
     system_contracts: tuple[str, ...] = ()
-    """Keys into `balgen/ethereum/system_contracts.json` of the system contracts it adds to the genesis."""
+    """Keys into `balgen/ethereum/system_contracts.json` of the system contracts it adds to the genesis
+    that a block's system calls run."""
+    predeploys: tuple[str, ...] = ()
+    """Keys into `balgen/ethereum/system_contracts.json` of the contracts it adds to the genesis that no
+    system call runs: only transactions change them."""
     new_payload_version: int | None = None
     """The `engine_newPayloadVN` its payloads need from it on; None: the previous one stays."""
     forkchoice_updated_version: int | None = None
@@ -99,7 +103,8 @@ UPGRADES: tuple[Upgrade, ...] = (
     Upgrade(
         "Amsterdam",
         eips=(2780, 7708, 7778, 7843, 7928, 7954, 7976, 7981, 7997, 8024, 8037, 8038, 8246, 8282),
-        system_contracts=("eip8282_deposit", "eip8282_exit", "eip7997"),
+        system_contracts=("eip8282_deposit", "eip8282_exit"),
+        predeploys=("eip7997",),
         new_payload_version=5,
         forkchoice_updated_version=4,
     ),
@@ -162,7 +167,13 @@ class Fork:
 
     @property
     def system_contracts(self) -> tuple[str, ...]:
-        """Keys into `balgen/ethereum/system_contracts.json` the genesis must hold: every upgrade's."""
+        """Keys into `balgen/ethereum/system_contracts.json` the genesis must hold: every upgrade's
+        system contracts and predeploys."""
+        return tuple(key for upgrade in self.upgrades for key in (*upgrade.system_contracts, *upgrade.predeploys))
+
+    @property
+    def system_called_contracts(self) -> tuple[str, ...]:
+        """Keys into `balgen/ethereum/system_contracts.json` of the contracts a block's system calls run."""
         return tuple(key for upgrade in self.upgrades for key in upgrade.system_contracts)
 
     @property

@@ -26,7 +26,7 @@ from ..analysis import (
     tx_gas,
 )
 from ..analysis.tracer import blockhash_reads, touched_addresses
-from ..chain.alloc import iter_alloc_among, iter_alloc_texts_among, state_diff, system_addresses
+from ..chain.alloc import iter_alloc_among, iter_alloc_texts_among, state_diff, system_called_addresses
 from ..chain.bal import access_list_addresses, item_count
 from ..chain.builder import FEE_RECIPIENT, BuiltBlock, BuiltChain
 from ..chain.header import has_block_access_list
@@ -119,7 +119,7 @@ class BlockTouches:
     """
     What the shared chain's proof (`genesis_dependence`) needs of one block's
     traces: every account its transactions touched, and the first one that
-    asked BLOCKHASH or touched one of the fork's `system` contracts. Gathered
+    asked BLOCKHASH or touched one of the contracts the fork's system calls run (`system`). Gathered
     from each trace as it is read (`observed_traces`), so that the benchmark
     block's traces, read for the traced check, are not read again for it.
     """
@@ -177,12 +177,13 @@ def genesis_dependence(
     A transaction's inputs are the state it touches, its block's header and
     BLOCKHASH. The headers agree but for the parent hash, which only the
     history system contract stores; so the blocks execute the same when no
-    transaction asks BLOCKHASH or touches a system contract, and every account
+    transaction asks BLOCKHASH or touches a contract the system calls run
+    (a predeploy such as EIP-7997's proxy is state like any other), and every account
     a transaction touched (traced) or the block accessed (its access list) has
     the same genesis state in both allocations. `gathered` has, by block
     position, what an earlier check gathered of a block's traces as it read them.
     """
-    system = system_addresses(fork)
+    system = system_called_addresses(fork)
     accessed: set[str] = set()
     for position, block in enumerate(own.blocks):
         number = block.header.number

@@ -4,8 +4,8 @@ fill, as execution-spec-tests' `blockchain_test_engine_x` groups them.
 
 Building it means building every planned workload's pre-state, so the first
 worker of a run to take the group folder's lock builds it there once and
-every other worker reads it; a large-state workload (a contract set) is a
-group of its own.
+every other worker reads it; a workload whose genesis is too large to share
+(`joins_shared_group`) is a group of its own.
 """
 
 from __future__ import annotations
@@ -48,8 +48,25 @@ def group_hash(test_ids: Sequence[str]) -> str:
     return f"0x{int.from_bytes(digest[:8], 'big'):016x}"
 
 
+def joins_shared_group(workload: Workload, over_background: bool) -> bool:
+    """
+    Whether `workload`'s engine_x chain runs on the run's shared genesis, as
+    every workload's does but two kinds: one whose genesis is itself large (a
+    contract set placed in the genesis, tens of thousands of contracts the
+    shared genesis would hold for every set), and a large-state one when the
+    group is over a background state (a contract set's group stays its own
+    there, off the background, as it has been measured). A contract set set up
+    by blocks has a small pre-state and shares the group: a client imports its
+    setup and rolls it back like any test's, instead of being started (and
+    `init`) once for each set.
+    """
+    if workload.generated_pre:
+        return False
+    return not (workload.large_state and over_background)
+
+
 def own_pre_alloc_group(workload: Workload, chain: BuiltChain) -> PreAllocGroupState:
-    """The pre-alloc group of a large-state workload: its own genesis, for it alone."""
+    """The pre-alloc group of a workload that does not join the shared one: its own genesis, for it alone."""
     return PreAllocGroupState(
         group_hash=group_hash([workload.name]),
         test_ids=[workload.name],
@@ -78,13 +95,13 @@ def build_group_genesis(
     # transactions take tens of MB, and the group holds every workload's.
     pres: dict[str, Mapping[Address, Account]] = {}
     for workload in planned:
-        if workload.family.sized_by_code:
-            continue  # a contract set gets a group of its own
         try:
-            pres[workload.name] = workload.build().pre
+            built = workload.build()
         except FillCheckFailed:
             # That workload fails its own test; it must not fail every other one.
             continue
+        if joins_shared_group(built, background is not None):
+            pres[workload.name] = built.pre
     write_alloc(folder / GROUP_GENESIS, alloc_json(genesis_accounts(fork, pres.values())))
     roots = StateRoots(state_root_bin, folder / GROUP_GENESIS, background)
     try:

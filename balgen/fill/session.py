@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from .. import __version__
 from ..chain.alloc import (
     fixture_alloc, genesis_entries, iter_alloc, iter_alloc_among, iter_alloc_packing, iter_fixture_alloc, state_diff,
-    system_accounts, system_addresses, write_alloc_entries, write_sorted_alloc,
+    system_accounts, system_called_addresses, write_alloc_entries, write_sorted_alloc,
 )
 from ..chain.header import has_block_access_list
 from ..chain.applied_chain import AppliedGenesis, apply_blocks
@@ -49,20 +49,25 @@ from ..ethereum.forks import Fork
 from ..model.family import PlannedWorkload
 from ..generators.catalog import family_by_name
 from .pre_alloc_groups import (
-    PreAllocGroupState, background_file, group_file, group_json, own_pre_alloc_group, take_group_genesis,
+    PreAllocGroupState, background_file, group_file, group_json, joins_shared_group, own_pre_alloc_group,
+    take_group_genesis,
 )
 from ..model.workload import BlockSpec, Workload, gas_millions
 
 
 def build_own_chain(
-    t8n: TransitionTool, workload: Workload, workdir: Path, blocks: Sequence[BlockSpec] | None = None
+    t8n: TransitionTool,
+    workload: Workload,
+    workdir: Path,
+    blocks: Sequence[BlockSpec] | None = None,
+    shares_group: bool = True,
 ) -> BuiltChain:
     """The chain of `blocks` (default: all of the workload's) on the workload's own genesis
     (system contracts plus its pre-state, written one account at a time), built in `workdir`,
     every block traced by the access tracer in the run that builds it: the benchmark block's
     traces are the traced check's, every block's the shared chain's proof (`genesis_dependence`).
-    A large-state workload's chain is its group's own, so only its benchmark block is traced
-    (a contract set's setup blocks are a thousand transactions, each trace a file t8n writes)."""
+    The chain of a workload that does not join the shared group (`shares_group` False) is its
+    group's own, so only its benchmark block is traced."""
     genesis = workdir / "genesis.json"
     write_alloc_entries(genesis, genesis_entries(workload.fork, workload.pre_accounts()))
     return build_chain(
@@ -73,7 +78,7 @@ def build_own_chain(
         workdir / "own",
         label=workload.name,
         tracer=ACCESS_TRACER,
-        trace_last_only=workload.large_state,
+        trace_last_only=not shares_group,
     )
 
 
@@ -179,16 +184,18 @@ class FillSession:
         clock = StageClock(self.t8n)
         try:
             check_transaction_gas_caps(workload)
-            with clock.stage("group genesis"):
-                self.start_pre_alloc_group(workload.fork)
+            shares_group = joins_shared_group(workload, self.background is not None)
+            if shares_group:
+                with clock.stage("group genesis"):
+                    self.start_pre_alloc_group(workload.fork)
             with clock.stage("own chain"):
-                own = build_own_chain(self.t8n, workload, work)
+                own = build_own_chain(self.t8n, workload, work, shares_group=shares_group)
             with clock.stage("checks"):
                 check_chain(workload, own)
                 # What the shared chain's proof needs of the benchmark block's traces, gathered as they are read.
-                benchmark_touches = None if workload.large_state else BlockTouches(system_addresses(workload.fork))
+                benchmark_touches = BlockTouches(system_called_addresses(workload.fork)) if shares_group else None
                 graph = traced_dependency_graph(workload, own, benchmark_touches)
-            if workload.large_state:
+            if not shares_group:
                 # Its own group: the genesis is the one just built, so the chain is built once.
                 group, shared = own_pre_alloc_group(workload, own), own
             else:
@@ -285,12 +292,11 @@ class FillSession:
 
     def start_pre_alloc_group(self, fork: Fork) -> None:
         """
-        Build the run's shared genesis now if the run has small workloads and
-        no other worker is building it: the first fixtures of a run are often
-        contract sets, which do not need it, so it is ready when a worker
-        first does instead of keeping that worker waiting.
+        Build the run's shared genesis now if no other worker is building it:
+        a worker whose first workload's own chain is ready before the genesis
+        then waits for the worker that builds it instead of building it again.
         """
-        if self._group is None and any(not planned.family.sized_by_code for planned in self.planned):
+        if self._group is None:
             self._take_pre_alloc_group(fork, wait=False)
 
     def _take_pre_alloc_group(self, fork: Fork, wait: bool) -> None:
@@ -352,6 +358,7 @@ class FillSession:
         info = {**self._info(workload), **access_list_info(workload, own), INFO_KEY: with_streamed_lists(graph.info())}
         own_rejected, shared_rejected = rejected_twin(workload, own), rejected_twin(workload, shared)
         pre = StreamedObject(lambda: iter_fixture_alloc(own.genesis_alloc_path), floatless=True)
+        over_background = self.background is not None and group is self._group  # the shared group is put into it
         if workload.large_state:
             # Gigabytes of post-state in three files would help no one: its root stands for it.
             filled = FilledChains(workload, own, shared, group.group_hash, None, None, own_rejected, shared_rejected)
@@ -388,7 +395,7 @@ class FillSession:
                 path = self.output / written.folder / folder / workload.family / f"{workload.name}.json"
                 test_id = eest_test_id(test_function, workload, written.name)
                 fixture_info = {**info, TEST_ID_KEY: test_id}
-                if written.pre_in_group and self.background is not None and not workload.large_state:
+                if written.pre_in_group and over_background:
                     fixture_info[BACKGROUND_INFO_KEY] = self.background_info(workload, shared, group, work)
                 # Each fixture is built only when its file is written, so one format's
                 # document is held at a time (at a billion gas each holds tens of
@@ -397,7 +404,7 @@ class FillSession:
                 pending.append((path, fixture_chunks(workload.name, written.name, build, fixture_info, values, pre)))
             if not group.written:
                 pending.append((group_file(self.output, group), group_json(workload.fork, group)))
-                if self.background is not None and not workload.large_state:
+                if over_background:
                     description = {**self.background.description(), "genesis-state-root": "0x" + group.genesis.state_root.hex()}
                     pending.append((background_file(self.output, group), [json.dumps(description, indent=1) + "\n"]))
             write_all_or_nothing(pending, self.staging_folder)
