@@ -64,8 +64,8 @@ ENGINE_SAMPLE = 3
 """blockchain_test_engine files read: the format differs from engine_x only in where the genesis comes from."""
 
 ENGINE_X_SAMPLE = (NAME, "extcodesize-max-0.5KB-1M")
-"""engine_x fixtures read: one of the families' shared pre-alloc group, and a contract set (a group of its
-own, its contracts deployed by setup blocks)."""
+"""engine_x fixtures read from the shared pre-alloc group: a family's, and a contract set's (its contracts
+deployed by setup blocks, which since the sets joined that group run on its genesis)."""
 
 
 def test_the_default_suite_passes_in_the_engine_formats_under_the_revised_gas_schedule(default_suite: Path) -> None:
