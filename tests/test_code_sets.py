@@ -42,7 +42,7 @@ from balgen.commands.replay import run_replay
 from balgen.plumbing.toolchain import pinned_evm
 from balgen.model.workload import FillLevel, Placement, Workload, WorkloadParams
 
-from in_process import balgen_in_process
+from fill_runs import fill_fixtures
 
 SMALL_GAS = 1_000_000
 
@@ -224,13 +224,11 @@ def reduced_set_names(placement: str) -> list[str]:
 def reduced_sets(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], str]:
     """A contract set of every size at 1M gas (`max`), filled through `balgen fill`, its test ids and placement."""
     names = reduced_set_names(request.param)
-    output = tmp_path_factory.mktemp(f"sets-{request.param}")
-    completed = balgen_in_process(
-        "fill", "--output", output, "--setup", request.param, "--gas-benchmark-values", "1",
+    output = fill_fixtures(
+        tmp_path_factory.mktemp(f"sets-{request.param}"), "--setup", request.param, "--gas-benchmark-values", "1",
         "--code-sizes", "all", "-k", " or ".join(names),
-    )  # in this process (a new interpreter is about 0.75 CPU-s of imports), without workers: for eight small
-    # fixtures, starting two costs more CPU than it saves time
-    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    )  # in a fork of this process (no new interpreter's imports), without workers: for eight small fixtures,
+    # starting two costs more CPU than it saves time
     return output, names, request.param
 
 

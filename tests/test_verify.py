@@ -21,6 +21,7 @@ from balgen.verify.ethereumjs import BATCHES_PER_WORKER, batches
 from balgen.verify.evm_runners import revm_outcomes
 from balgen.verify.outcomes import Verifier
 
+from fill_runs import run_fill
 from in_process import balgen_in_process
 
 NAME = "serial_chain-max-1M"
@@ -151,7 +152,7 @@ def test_fill_verify_checks_what_the_fill_wrote(tmp_path: Path) -> None:
     output = tmp_path / "out"
     (stale := output / "blockchain_tests" / "old.json").parent.mkdir(parents=True)
     stale.write_text(json.dumps({"old-1M": {"_info": {"fixture-format": "blockchain_test"}, "blocks": []}}))
-    completed = balgen_in_process("fill", "--verify", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", output)
+    completed = run_fill("--verify", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", output)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     assert "1 fixtures: geth 1/1, revm 1/1, ethereumjs 1/1, engine 1/1" in completed.stdout, "only this fill's fixture, not old-1M"
 
