@@ -106,7 +106,7 @@ def test_a_stop_signal_mid_fill_leaves_no_scratch_and_no_partial_fixture(
     env = {key: value for key, value in os.environ.items() if key != "BALGEN_FILL_SCRATCH"} | {"TMPDIR": str(temp)}
     output = tmp_path / "out"
     fill = subprocess.Popen(
-        [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "30", "-k", "state_root",
+        [sys.executable, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "-k", "state_root",
          "--output", str(output), "-n", workers],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env,
     )
