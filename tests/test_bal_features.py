@@ -14,20 +14,27 @@ import pytest
 
 from balgen.analysis import INFO_KEY, DependencyGraph
 from balgen.analysis.bal_features import BalFeatures, bal_access_sets, envelope_facts, payload_features
+from balgen.plumbing.command_line import keyword_matcher, matches
 from balgen.results.fallback_rule import ALWAYS_PARALLEL, MeasuredBlock, Stump, fallback_table, fit_rule
-from fill_runs import shared_fill
+from fill_runs import shared_suite_fill
 
 FAMILIES = "mixed_dep-max-group1 or mixed_dep-half-group5 or serial_chain-greedy or state_root-max-contract_per_tx or prefetch-half or interact-half-independent_pairs"
 
 
 @pytest.fixture(scope="module")
 def fixtures(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """The engine fixtures of a 1M fill of families with known graphs (balgen's t8n traced each)."""
-    completed, output = shared_fill(tmp_path_factory, "--gas-benchmark-values", "1", "-k", FAMILIES)
+    """
+    The engine fixtures of families with known graphs (balgen's t8n traced each), read from the
+    session's default-suite fill at 1M (`make test` makes it for other modules anyway); what is
+    read here (each benchmark block's transactions, access list and traced graph) is the same
+    whether a fixture is filled alone or beside the suite.
+    """
+    completed, output = shared_suite_fill(tmp_path_factory)
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    selected = keyword_matcher(FAMILIES)
     tests = []
     for path in sorted((output / "blockchain_tests_engine_x").rglob("*.json")):
-        if path.name.startswith("pre_alloc") or path.parent.name == "pre_alloc":
+        if path.parent.name == "pre_alloc" or not matches(selected, path.stem):
             continue
         tests += [{"id": name, **test} for name, test in json.loads(path.read_text()).items() if "_info" in test]
     assert tests, "the fill wrote engine_x fixtures"
