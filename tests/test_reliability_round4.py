@@ -7,6 +7,7 @@ nothing half-written, nothing left running.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -29,6 +30,7 @@ from balgen.devnet.exported import read_exported, workload_files
 from balgen.devnet.matching import FoundPayload
 from balgen.chain.state_roots import StateRoots
 from balgen.plumbing.errors import BadInput, TransitionToolError
+from balgen.plumbing.processes import group_members
 from balgen.plumbing.toolchain import pinned_geth
 from balgen.replay.discovery import discover
 from balgen.replay.runner import ReplayOptions, replay_suite
@@ -173,6 +175,52 @@ def test_a_stop_sent_again_while_the_hook_still_runs_still_stops_the_command(sto
     name = "interrupted" if stop == signal.SIGINT else "terminated (SIGTERM)"
     assert (completed.returncode, completed.stderr) == (128 + stop, f"balgen demo: {name}\n"), completed
     assert "ran to the end" not in completed.stdout
+
+
+STOP_WHILE_A_PROCESS_STARTS = """
+import signal, subprocess, sys
+from pathlib import Path
+import balgen.plumbing.processes as processes
+from balgen.commands.runner import run_command
+
+class SignalledMidStart(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        Path(sys.argv[1]).write_text(str(self.pid))
+        signal.raise_signal(signal.{signal})  # handled here: after the fork, before `start` returns it
+
+subprocess.Popen = SignalledMidStart
+
+def body():
+    processes.run(["sleep", "30"], deadline=60)
+    print("ran to the end")
+    return 0
+
+sys.exit(run_command("demo", body))
+"""
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_while_a_process_starts_leaves_it_stopped(tmp_path: Path, stop: signal.Signals) -> None:
+    """
+    The flaky `balgen verify` SIGTERM case, made deterministic: a stop handled between the fork and
+    `processes.start` returning the process was raised where no caller held it yet, and the child
+    (`evm --version` then) ran on. It waits until the process is held, and then stops it.
+    """
+    pid_file = tmp_path / "pid"
+    completed = subprocess.run(
+        [sys.executable, "-c", STOP_WHILE_A_PROCESS_STARTS.format(signal=stop.name), str(pid_file)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    child = int(pid_file.read_text())
+    try:
+        name = "interrupted" if stop == signal.SIGINT else "terminated (SIGTERM)"
+        assert (completed.returncode, completed.stderr) == (128 + stop, f"balgen demo: {name}\n"), completed
+        assert "ran to the end" not in completed.stdout
+        assert group_members(child) == [], "the started process outlived the stopped command"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child, signal.SIGKILL)
 
 
 def test_more_modes_than_nodes_that_may_run_at_once_are_refused_before_any_starts(tmp_path: Path) -> None:

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .stop_signals import defer_stops_inside
+
 _PR_SET_PDEATHSIG = 1
 """prctl(2) option: the signal the kernel sends a process when its parent dies."""
 
@@ -93,6 +95,10 @@ def start(
         preexec_fn=_PREEXEC[ignore_sigint] if needs_setup else None,  # noqa: PLW1509 - resolved before the fork
         **popen,
     )
+
+
+# A stop raised between the fork and `start`'s return would leave the child running with no one holding it.
+defer_stops_inside(start)
 
 
 def signal_group(process: subprocess.Popen[Any], signum: int) -> None:
@@ -216,9 +222,9 @@ def run(
     of its process group is left running.
     """
     process = start(command, dies_with_balgen=False, stdin=stdin, stdout=stdout, stderr=stderr, text=text, env=env)
-    started = time.monotonic()
-    ends = started + deadline
-    try:
+    try:  # at once: a stop deferred while `start` ran is raised here, where the group is stopped
+        started = time.monotonic()
+        ends = started + deadline
         while True:
             try:
                 out, err = process.communicate(timeout=min(_LEFTOVER_CHECK, max(0.0, ends - time.monotonic())))

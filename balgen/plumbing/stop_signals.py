@@ -22,7 +22,10 @@ from another thread, so that it is handled outside the finalizer (again, if
 it lands in another). On a loaded machine "a moment later" may still find
 the main thread inside the hook, where a raised stop would be dropped once
 more, and for good; so the handlers look at the frames they interrupt and,
-inside the hook, send the signal again later instead of raising.
+inside the hook, send the signal again later instead of raising. They do the
+same inside a function that must not be interrupted halfway
+(`defer_stops_inside`): starting a process, whose caller can stop it only
+once it has it.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from types import FrameType
+from types import CodeType, FrameType
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 """Handled like Ctrl-C (SIGINT, which Python already turns into KeyboardInterrupt)."""
@@ -59,7 +62,7 @@ def stop_name(stop: BaseException) -> str:
 
 
 def _raise_stopped(signum: int, frame: FrameType | None) -> None:
-    if _inside_redelivery(frame):
+    if _inside_deferring_code(frame):
         _send_soon(signum)
         return
     for stop_signal in STOP_SIGNALS:  # once: the unwinding itself is not interrupted again
@@ -68,8 +71,8 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C as Python's own handler answers it (KeyboardInterrupt), except inside the redelivery hook."""
-    if _inside_redelivery(frame):
+    """Ctrl-C as Python's own handler answers it (KeyboardInterrupt), except inside code that defers stops."""
+    if _inside_deferring_code(frame):
         _send_soon(signum)
         return
     raise KeyboardInterrupt
@@ -113,10 +116,24 @@ class _LostStopRedelivery:
             self.previous(unraisable)
 
 
-def _inside_redelivery(frame: FrameType | None) -> bool:
-    """Whether the main thread was interrupted inside `_LostStopRedelivery` (or what it calls)."""
+_DEFERRING_CODE: set[CodeType] = {_LostStopRedelivery.__call__.__code__}
+"""The functions a stop must not interrupt (`defer_stops_inside`): inside them, or what they call, the
+handlers send the signal again a moment later instead of raising."""
+
+
+def defer_stops_inside(function: Callable[..., object]) -> None:
+    """
+    Make a stop that lands inside `function` (or what it calls) wait until it has returned: for a function
+    whose caller can only clean up what it returns, such as a process started (`plumbing.processes.start`),
+    which a stop raised between the fork and the return would leave running with no one to stop it.
+    """
+    _DEFERRING_CODE.add(function.__code__)
+
+
+def _inside_deferring_code(frame: FrameType | None) -> bool:
+    """Whether the main thread was interrupted inside `_LostStopRedelivery` or a function of `defer_stops_inside`."""
     while frame is not None:
-        if frame.f_code is _LostStopRedelivery.__call__.__code__:
+        if frame.f_code in _DEFERRING_CODE:
             return True
         frame = frame.f_back
     return False
