@@ -50,23 +50,24 @@ def account_json(account: Account) -> dict[str, Any]:
 
 def system_accounts(fork: Fork) -> dict[Address, Account]:
     """The system contracts `fork`'s genesis must hold."""
-    code = system_contract_code()
-    return {
-        bytes.fromhex(code[key][0][2:]): Account(nonce=1, code=bytes.fromhex(code[key][1][2:]))
-        for key in fork.system_contracts
-    }
+    return {address: Account(nonce=1, code=code) for address, code in _system_contracts(fork.system_contracts).items()}
 
 
 def system_addresses(fork: Fork) -> frozenset[str]:
     """The addresses (lower-case 0x) of the system contracts `fork`'s genesis must hold."""
-    return frozenset(data_hex(address) for address in system_accounts(fork))
+    return frozenset(data_hex(address) for address in _system_contracts(fork.system_contracts))
 
 
 def system_called_addresses(fork: Fork) -> frozenset[str]:
     """The addresses (lower-case 0x) of the contracts `fork`'s system calls run: besides BLOCKHASH, the
     only state a block reads that its chain's history writes, and not its genesis alone."""
+    return frozenset(data_hex(address) for address in _system_contracts(fork.system_called_contracts))
+
+
+def _system_contracts(keys: Iterable[str]) -> dict[Address, bytes]:
+    """The code of the system contracts of `keys`, by address."""
     code = system_contract_code()
-    return frozenset(code[key][0].lower() for key in fork.system_called_contracts)
+    return {bytes.fromhex(code[key][0][2:]): bytes.fromhex(code[key][1][2:]) for key in keys}
 
 
 def genesis_accounts(fork: Fork, pres: Iterable[Mapping[Address, Account]]) -> dict[Address, Account]:
