@@ -27,8 +27,10 @@ tools:
 demo: venv tools
 	$(PY) -m balgen.commands.demo
 
+# Three workers on two cores: a worker waiting on a client it started leaves a core idle, and a third
+# worker fills it (quiet machine, same code: 315 s wall with two, 294 s with three, the same CPU).
 test: venv tools
-	$(PY) -m pytest tests -n 2 --dist loadfile --no-loadscope-reorder --durations=10
+	$(PY) -m pytest tests -n 3 --dist loadfile --no-loadscope-reorder --durations=10
 
 fill: venv tools
 	$(VENV)/bin/balgen fill
