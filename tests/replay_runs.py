@@ -11,7 +11,9 @@ import pytest
 
 from balgen.clients.process import ClientProcess
 from balgen.commands.replay import checked_request
-from balgen.replay.runner import replay_group
+from balgen.replay.discovery import ReplayGroup
+from balgen.replay.options import ReplayObserver, ReplayOptions
+from balgen.replay.runner import ModeTarget, replay_group
 from balgen.results.schema import FixtureResult
 
 from in_process import balgen_in_process
@@ -57,22 +59,31 @@ class _KeptResults:
 def replayed_on_one_set_of_nodes(*command_lines: Sequence[str | Path]) -> list[list[dict]]:
     """
     Several `balgen replay` command lines over one genesis group, with the same client and modes but
-    their own `-k` and options, run in order on one node per mode started once (`replay_group` on
-    clients opened once), not on nodes of their own: each test as results.json would hold it, per
-    command line. A test that needs a few option sets on every mode's node is spared a start of each
-    node per set (go-ethereum's KZG set-up and reth's first seconds: about 3 CPU-s a node).
+    their own `-k` and options, run in order on one node per mode started once (`replayed_groups_on_one_set_of_nodes`),
+    not on nodes of their own: each test as results.json would hold it, per command line.
     """
     requests = [checked_request([str(argument) for argument in line]) for line in command_lines]
     targets = requests[0].mode_targets()
     groups = [group for request in requests for group in request.suite.groups]
     assert len(groups) == len(requests), "each command line selects tests of one genesis group"
-    assert len({group.genesis.genesis_hash for group in groups}) == 1, "one genesis group for every command line"
     assert all(request.mode_targets() == targets for request in requests), "the same client and modes in each"
-    runs = []
+    kept = [_KeptResults() for _ in requests]
+    runs = [(group, request.options, observer) for group, request, observer in zip(groups, requests, kept, strict=True)]
+    replayed_groups_on_one_set_of_nodes(targets, runs)
+    return [[result.model_dump(mode="json") for result in observer.results] for observer in kept]
+
+
+def replayed_groups_on_one_set_of_nodes(
+    targets: Sequence[ModeTarget], runs: Sequence[tuple[ReplayGroup, ReplayOptions, ReplayObserver]]
+) -> None:
+    """
+    Groups of one genesis, each with its own options and observer, replayed in order on one node per
+    mode target started once (`replay_group` on clients opened once, where `balgen replay` starts them
+    per run): a test that needs a few option sets on every mode's node is spared a start of each node
+    per set (go-ethereum's KZG set-up and reth's first seconds: about 3 CPU-s a node).
+    """
+    assert len({group.genesis.genesis_hash for group, _, _ in runs}) == 1, "one genesis group for every run"
     with contextlib.ExitStack() as stack:
-        clients = [(mode, stack.enter_context(target.open(groups[0].genesis))) for mode, target in targets]
-        for request, group in zip(requests, groups, strict=True):
-            kept = _KeptResults()
-            replay_group(clients, group, request.options, kept)
-            runs.append([result.model_dump(mode="json") for result in kept.results])
-    return runs
+        clients = [(mode, stack.enter_context(target.open(runs[0][0].genesis))) for mode, target in targets]
+        for group, options, observer in runs:
+            replay_group(clients, group, options, observer)

@@ -44,7 +44,7 @@ from balgen.clients.kinds.geth import PRESET as GETH_PRESET
 from balgen.clients.process import ClientError, ClientProcess
 from balgen.replay.discovery import discover
 from balgen.results.schema import FixtureResult
-from balgen.replay.runner import INTAKE_PROBES, ReplayOptions, replay_group, replay_suite, without_modes
+from balgen.replay.runner import INTAKE_PROBES, ReplayOptions, replay_suite, without_modes
 from balgen.replay.targets import ManagedClient, preset_with_client_args
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION
 from balgen.clients.jwt_auth import (
@@ -54,6 +54,8 @@ from balgen.clients.jwt_auth import (
     parse_jwt_secret,
     read_jwt_secret,
 )
+
+from replay_runs import replayed_groups_on_one_set_of_nodes
 
 GETH = Path(__file__).resolve().parents[1] / "tools" / "bin" / "geth"
 
@@ -755,15 +757,15 @@ def _fixture(network: str, payloads: list[dict[str, Any]], last: str) -> dict[st
 def _replays_on_one_node(temp_parent: Path, *runs: tuple[Path, dict[str, Any]]) -> list[_Collected]:
     """
     Every fixture under each path, each path with its own `ReplayOptions`, on one geth started once
-    for their one genesis group (`replay_group` on a client opened once, where `_replay` starts one a
+    for their one genesis group (`replayed_groups_on_one_set_of_nodes`, where `_replay` starts one a
     path): a geth start, about 3 CPU-s, spared for each set of options after the first.
     """
     groups = [group for path, _ in runs for group in discover(path).groups]
-    assert len(groups) == len(runs) and len({group.genesis.genesis_hash for group in groups}) == 1
+    assert len(groups) == len(runs)
     collected = [_Collected() for _ in runs]
-    with ManagedClient(GETH_PRESET, GETH, temp_parent=temp_parent).open(groups[0].genesis) as client:
-        for group, (_, options), observer in zip(groups, runs, collected, strict=True):
-            replay_group([(None, client)], group, ReplayOptions(**({"warmup": 0, "repeat": 1} | options)), observer)
+    options = [ReplayOptions(**({"warmup": 0, "repeat": 1} | given)) for _, given in runs]
+    geth = without_modes(ManagedClient(GETH_PRESET, GETH, temp_parent=temp_parent))
+    replayed_groups_on_one_set_of_nodes(geth, list(zip(groups, options, collected, strict=True)))
     return collected
 
 
