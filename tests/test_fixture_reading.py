@@ -102,3 +102,40 @@ def test_every_read_holds_a_quote_and_every_byte_comes_once(extension: int, monk
         assert spanning == [] and max(map(len, chunks)) > 900  # the 1 KB string went on to its end in one read
     else:
         assert spanning and max(map(len, chunks)) <= 16 + extension + 16  # the run of numbers is cut at the bound
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        ('{"t": {"a": 1, "a": 2}}', "malformed JSON: key 'a' appears twice in one object"),
+        ('{"t": {"gasUsed": NaN}}', "malformed JSON: NaN is not a JSON value"),
+        ('{"t": {"blocks": [}}', "malformed JSON: Expecting value (line 1 column 19)"),
+        ("[1, 2]", "top level is not a JSON object"),
+    ],
+)
+def test_the_whole_read_and_the_stream_refuse_the_same_files_in_the_same_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, refusal: str
+) -> None:
+    """`read_fixture_values` reads a file whole where ten times it fits in memory, else streams it: the user sees no difference."""
+    path = tmp_path / "f.json"
+    path.write_text(text)
+    monkeypatch.setattr(reading, "fits_in_memory", lambda size: size < 1 << 30)
+    with pytest.raises(BadInput) as whole:
+        reading.read_fixture_values(path)
+    monkeypatch.setattr(reading, "WHOLE_READ_GROWTH", 1 << 30)  # the file fits, ten times over it does not: streamed
+    with pytest.raises(BadInput) as streamed:
+        reading.read_fixture_values(path)
+    assert str(whole.value) == str(streamed.value) == f"{path}: {refusal}"
+
+
+def test_the_whole_read_builds_what_the_stream_builds_and_the_pre_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    document = {"t-1M": {"network": "Osaka", "pre": {ADDRESS: ACCOUNT}, "blocks": [{"rlp": "0x" + "ab" * 70_000}], "n": [1, 2.5, None]}}
+    path = _write(tmp_path / "f.json", document)
+    whole = reading.read_fixture_values(path)
+    assert whole == document
+    monkeypatch.setattr(reading, "fits_in_memory", lambda size: False)
+    streamed = reading.read_fixture_values(path)
+    assert isinstance(streamed["t-1M"]["pre"], StreamedPre)
+    assert {key: value for key, value in streamed["t-1M"].items() if key != "pre"} == {
+        key: value for key, value in document["t-1M"].items() if key != "pre"
+    }

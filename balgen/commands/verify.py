@@ -35,8 +35,9 @@ from ..plumbing.command_line import (
     KeywordExpression, OneLineParser, add_keyword_option, keyword_matcher, matches, wide_console,
 )
 from ..plumbing.errors import BadInput
+from ..plumbing.forked_map import forked_map
 from ..fixtures.files import fixture_files, fixture_format, format_names, formats_where, known_format
-from ..fixtures.reading import read_fixture_document
+from ..fixtures.reading import read_fixture_values
 from ..replay.discovery import Suite
 from ..plumbing.toolchain import required_tool
 from ..verify.engine_import import engine_outcomes, engine_suite
@@ -196,8 +197,30 @@ class Plan:
         return 0 if self.engine is None else self.engine.test_count
 
 
+@dataclass(frozen=True)
+class _PlannedFixture:
+    """What the plan needs of one fixture, read in a fork (`forked_map`) and sent back small."""
+
+    test_id: str
+    readers: frozenset[Verifier]
+    blocks_gas: list[int]
+    balgens: bool
+    filled: Filled
+
+
+def _planned_fixtures(file: Path) -> list[_PlannedFixture]:
+    """The fixtures of one file, in the file's order."""
+    return [
+        _PlannedFixture(test_id, verifiers_of(fixture), fixture_blocks_gas(fixture) or [0], balgens(fixture), Filled.of(fixture))
+        for test_id, fixture in read_fixture_values(file).items()
+    ]  # fmt: skip
+
+
 def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
-    """Find what to verify under `path`; `BadInput` when it is nothing."""
+    """
+    Find what to verify under `path`; `BadInput` when it is nothing. The files are read on every
+    core (`forked_map`): reading is pure Python, and no verifier can start before the plan is made.
+    """
     blockchain: dict[Path, list[str]] = {}
     ids: set[str] = set()
     has_engine = False
@@ -205,18 +228,18 @@ def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
     gas: dict[Path, int] = {}
     executed: dict[Path, int] = {}
     others: set[Path] = set()
-    for file in fixture_files(path):
-        for test_id, fixture in read_fixture_document(file).items():
-            readers = verifiers_of(fixture)
+    files = fixture_files(path)
+    for file, fixtures in zip(files, forked_map(_planned_fixtures, files, os.cpu_count() or 1), strict=True):
+        for fixture in fixtures:
+            test_id, readers = fixture.test_id, fixture.readers
             if Verifier.ETHEREUMJS in readers:
-                blocks_gas = fixture_blocks_gas(fixture) or [0]
-                gas[file] = gas.get(file, 0) + sum(blocks_gas)
-                executed[file] = executed.get(file, 0) + blocks_gas[-1]  # the last block: the one ethereumjs executes
-                if not balgens(fixture):
+                gas[file] = gas.get(file, 0) + sum(fixture.blocks_gas)
+                executed[file] = executed.get(file, 0) + fixture.blocks_gas[-1]  # the last block: the one ethereumjs executes
+                if not fixture.balgens:
                     others.add(file)
             if not selection(test_id) or not readers:
                 continue
-            filled[test_id] = Filled.of(fixture)
+            filled[test_id] = fixture.filled
             if readers - {Verifier.ENGINE} and tools.blockchain_verifiers:
                 blockchain.setdefault(file, []).append(test_id)
                 ids.add(test_id)
