@@ -31,6 +31,7 @@ from balgen.verify.ethereumjs import (
     EthereumjsInstall,
     SETUP_FROM_BAL,
     EthereumjsOutcome,
+    EthereumjsRun,
     located_ethereumjs,
     run_ethereumjs,
 )
@@ -68,27 +69,35 @@ ENGINE_X_SAMPLE = (NAME, "extcodesize-max-0.5KB-1M")
 deployed by setup blocks, which since the sets joined that group run on its genesis)."""
 
 
-def test_the_default_suite_passes_in_the_engine_formats_under_the_revised_gas_schedule(default_suite: Path) -> None:
+def suite_sample(default_suite: Path) -> list[Path]:
+    """Two engine_x fixtures of the default suite (`ENGINE_X_SAMPLE`) and `ENGINE_SAMPLE` blockchain_test_engine ones."""
+    engine_x = [next((default_suite / "blockchain_tests_engine_x").rglob(f"{name}.json")) for name in ENGINE_X_SAMPLE]
+    return [*engine_x, *fixture_files(default_suite / "blockchain_tests_engine")[:ENGINE_SAMPLE]]
+
+
+def test_the_default_suite_passes_in_the_engine_formats_under_the_revised_gas_schedule(
+    default_suite: Path, default_run: EthereumjsRun
+) -> None:
     """
     The engine formats' reader (payloads, pre-alloc groups, the genesis in the fixture) on a sample of the
-    default suite: two engine_x fixtures (`ENGINE_X_SAMPLE`) and `ENGINE_SAMPLE` blockchain_test_engine ones.
+    default suite (`suite_sample`), in the run that judges the tampered copies (`default_run`).
     Each fixture's blocks are the same in every format, and ethereumjs executes every blockchain_test of
     the default suite in test_import_geth's every-EVM test (`balgen verify`): reading every engine_x
     fixture here executed the same blocks a second time (about 8 CPU-s).
     """
-    engine_x = [next((default_suite / "blockchain_tests_engine_x").rglob(f"{name}.json")) for name in ENGINE_X_SAMPLE]
-    files = [*engine_x, *fixture_files(default_suite / "blockchain_tests_engine")[:ENGINE_SAMPLE]]
-    run = run_ethereumjs(files, located_ethereumjs())
+    run = default_run
     assert run.version is not None
     gas = run.version.amsterdam_gas
     assert (gas.cold_sload, gas.create) == (2100, 12000), "the EIP-8038 revision go-ethereum v1.17.6-v1.17.10 fill with"
     assert {7928, 8037, 8038} <= set(gas.eips)
-    failed = [(o.test_id, str(o.path), o.difference) for o in run.outcomes if not o.passed]
+    sample = [o for o in run.outcomes if o.path.is_relative_to(default_suite)]
+    assert sorted({str(o.path) for o in sample}) == sorted(map(str, suite_sample(default_suite)))
+    failed = [(o.test_id, str(o.path), o.difference) for o in sample if not o.passed]
     assert not failed
-    by_format = {folder: {o.test_id for o in run.outcomes if o.path.relative_to(default_suite).parts[0] == folder} for folder in FORMATS}
+    by_format = {folder: {o.test_id for o in sample if o.path.relative_to(default_suite).parts[0] == folder} for folder in FORMATS}
     assert by_format["blockchain_tests_engine_x"] == set(ENGINE_X_SAMPLE)
     assert len(by_format["blockchain_tests_engine"]) == ENGINE_SAMPLE
-    assert all(o.verifier is Verifier.ETHEREUMJS and o.block is not None and o.block >= 1 for o in run.outcomes)
+    assert all(o.verifier is Verifier.ETHEREUMJS and o.block is not None and o.block >= 1 for o in sample)
 
 
 # --- re-sealing an altered BAL --------------------------------------------------------------------
@@ -190,19 +199,23 @@ Refusals = dict[str, tuple[Any, list[EthereumjsOutcome]]]
 """Per tampered copy, what was changed and ethereumjs's outcomes of its files, in file order."""
 
 
-def outcomes_by_case(cases: dict[str, tuple[Any, list[Path]]], setup_from_bal: bool = False) -> Refusals:
-    """
-    ethereumjs's outcomes of every case's files, from one run of them all: a run is a node start and
-    ethereumjs's imports (about 0.5 CPU-s beside 0.25 a file of this fill), and no file's verdict depends on another's.
-    """
-    files = [file for _, case_files in cases.values() for file in case_files]
-    run = run_ethereumjs(files, located_ethereumjs(), setup_from_bal=setup_from_bal)
-    assert run.version is not None and run.version.version == f"@ethereumjs/vm {ETHEREUMJS_VERSION}"
-    assert sorted(map(str, (o.path for o in run.outcomes))) == sorted(map(str, files)), "one outcome per file"
+def outcomes_by_case(cases: dict[str, tuple[Any, list[Path]]], run: EthereumjsRun) -> Refusals:
+    """Each case's outcomes in `run` (`judged_together`: every case's files, and maybe others), in the case's file order."""
     return {
         case: (changed, sorted((o for o in run.outcomes if o.path in case_files), key=lambda o: case_files.index(o.path)))
         for case, (changed, case_files) in cases.items()
     }
+
+
+def judged_together(files: list[Path], setup_from_bal: bool = False) -> EthereumjsRun:
+    """
+    ethereumjs's outcomes of `files` from one run: a run is a node start and ethereumjs's imports (about
+    1 CPU-s beside 0.2 a file of this fill), and no file's verdict depends on another's.
+    """
+    run = run_ethereumjs(files, located_ethereumjs(), setup_from_bal=setup_from_bal)
+    assert run.version is not None and run.version.version == f"@ethereumjs/vm {ETHEREUMJS_VERSION}"
+    assert sorted(map(str, (o.path for o in run.outcomes))) == sorted(map(str, files)), "one outcome per file"
+    return run
 
 
 def changed_post_state(folder: Path) -> list[str]:
@@ -229,8 +242,8 @@ def changed_pre_state(folder: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def refusals(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) -> Refusals:
-    """Every tampered copy of the fill that ethereumjs must refuse executing every block, judged in one run."""
+def tampered_cases(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, list[Path]]]:
+    """Every tampered copy of the fill that ethereumjs must refuse executing every block: what was changed, its files."""
     cases: dict[str, tuple[Any, list[Path]]] = {}
     for case, (edit, *_) in RESEALED.items():
         folder = Path(shutil.copytree(serial_chain_fill, tmp_path_factory.mktemp(case) / "fixtures"))
@@ -239,7 +252,18 @@ def refusals(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) 
     cases["post-state"] = (changed_post_state(folder), tampered_files(folder))
     folder = Path(shutil.copytree(serial_chain_fill, tmp_path_factory.mktemp("pre-state") / "fixtures"))
     cases["pre-state"] = (None, changed_pre_state(folder))
-    return outcomes_by_case(cases)
+    return cases
+
+
+@pytest.fixture(scope="module")
+def default_run(default_suite: Path, tampered_cases: dict[str, tuple[Any, list[Path]]]) -> EthereumjsRun:
+    """The default suite's sample and every tampered copy, judged in one run as `balgen verify` runs ethereumjs."""
+    return judged_together([*suite_sample(default_suite), *(file for _, files in tampered_cases.values() for file in files)])
+
+
+@pytest.fixture(scope="module")
+def refusals(tampered_cases: dict[str, tuple[Any, list[Path]]], default_run: EthereumjsRun) -> Refusals:
+    return outcomes_by_case(tampered_cases, default_run)
 
 
 @pytest.mark.parametrize("case", list(RESEALED))
@@ -430,7 +454,7 @@ def setup_refusals(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFac
     for case, edit in SETUP_LIES.items():
         folder = Path(shutil.copytree(serial_chain_fill, tmp_path_factory.mktemp(case) / "fixtures"))
         cases[case] = (resealed(folder, edit, index=0), tampered_files(folder))
-    return outcomes_by_case(cases, setup_from_bal=True)
+    return outcomes_by_case(cases, judged_together([file for _, files in cases.values() for file in files], setup_from_bal=True))
 
 
 @pytest.mark.parametrize("case", list(SETUP_LIES))
