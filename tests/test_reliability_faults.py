@@ -2,7 +2,12 @@
 Faults during `balgen replay`, with the real pinned geth on 127.0.0.1: the
 client killed in the middle of a test, the client hanging (SIGSTOP) past the
 timeout, the client answering with JSON-RPC errors, a wrong JWT, a port
-already in use, and `--cold` failing to bring geth back.
+already in use, and `--cold` failing to bring geth back. Where only balgen's
+handling is judged (`--fail-fast` after a kill, giving up on a client that
+keeps dying, balgen itself terminated or killed), the client is the fake of
+tests/fake_client.py, started and stopped as a node (a geth start is about 3
+CPU-s, the fake's a twentieth): the same kill, and Ctrl-C, are judged on a
+real geth here too.
 
 For each: the test that was running is reported failed with the reason and
 keeps the executions it completed; the run goes on (on a fresh geth when
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -38,6 +44,7 @@ from balgen.replay.discovery import FixtureRef, ReplayGroup, discover
 from balgen.clients.genesis_files import write_client_genesis
 from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
 from balgen.clients.kinds.geth import PRESET as GETH_PRESET
+from balgen.clients.presets import ClientPreset, Rollback
 from balgen.clients.process import ClientProcess
 from balgen.clients.jwt_auth import make_jwt_token
 from balgen.results.measurements import Execution
@@ -66,17 +73,43 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def scratch(tmp_path: Path) -> Iterator[Path]:
-    """Where balgen's geth datadirs go; every test checks it is left empty and geth-free."""
+    """Where balgen's client datadirs go; every test checks it is left empty and client-free."""
     folder = tmp_path / "scratch"
     folder.mkdir()
     yield folder
-    for pid in processes_mentioning(folder, "geth"):  # never leave a geth behind, even when a check failed
+    for pid in processes_mentioning(folder):  # never leave a client behind, even when a check failed
         os.kill(pid, signal.SIGKILL)
 
 
-def assert_no_geth_left(scratch: Path) -> None:
-    assert processes_mentioning(scratch, "geth") == [], "a geth balgen started is still running"
+def assert_no_geth_left(scratch: Path, name: str = "geth") -> None:
+    assert processes_mentioning(scratch, name) == [], f"a {name} balgen started is still running"
     assert list(scratch.iterdir()) == [], "datadirs and genesis files are removed"
+
+
+FAKE_CLIENT = Path(__file__).with_name("fake_client.py")
+FAKE = FAKE_CLIENT.stem
+"""What the fake client's command line mentions."""
+
+
+def fake_node_command(folder: Path, payload_seconds: float = 0.0) -> str:
+    """
+    The fake client's node command (`--client-cmd`, its `{bin}` this Python) on the genesis of the one
+    group in `folder`, each payload taking `payload_seconds`: without site-packages, so its start costs
+    no imports of balgen's.
+    """
+    (group,) = discover(folder).groups
+    return "{bin} -S " + shlex.quote(str(FAKE_CLIENT)) + (
+        " --datadir {datadir} --rpc-port {rpc_port} --engine-port {engine_port}"
+        f" --genesis-hash {group.genesis.genesis_hash} --payload-seconds {payload_seconds}"
+    )
+
+
+def fake_preset(folder: Path) -> ClientPreset:
+    """The fake client as a preset balgen starts per group, rolled back by `debug_setHead` as geth is."""
+    return ClientPreset(
+        name="fake", genesis_format=GETH_GENESIS, node_command=fake_node_command(folder), init_command=None,
+        rollback=Rollback.SET_HEAD,
+    )  # fmt: skip
 
 
 def benchmark_hash(folder: Path, test_id: str) -> str:
@@ -103,8 +136,12 @@ class Fault:
     checks that results.json already holds every test completed so far.
     """
 
-    def __init__(self, scratch: Path, output: Path, test_index: int, after: int, action: Callable[[int], None]) -> None:
+    def __init__(
+        self, scratch: Path, output: Path, test_index: int, after: int, action: Callable[[int], None], name: str = "geth"
+    ) -> None:
         self.scratch = scratch
+        self.name = name
+        """What the client's command line mentions."""
         self.output = output
         self.test_index = test_index
         self.after = after
@@ -125,7 +162,7 @@ class Fault:
     def execution_done(self, execution: Execution) -> None:
         self.executions += 1
         if self.fired_on is None and self.tests_started == self.test_index and self.executions == self.after:
-            (pid,) = processes_mentioning(self.scratch, "geth")
+            (pid,) = processes_mentioning(self.scratch, self.name)
             self.on_disk_when_fired = verdicts(results_on_disk(self.output))
             self.action(pid)
             self.fired_on = execution.test_id
@@ -174,13 +211,15 @@ def new_run_header(folder: Path, options: ReplayOptions) -> RunResult:
 
 
 def replay(
-    folder: Path, scratch: Path, output: Path, options: ReplayOptions, *observers: Any, keyword: str | None = None, **target: Any
+    folder: Path, scratch: Path, output: Path, options: ReplayOptions, *observers: Any, keyword: str | None = None,
+    fake: bool = False, **target: Any,
 ) -> RunState:
-    """The suite (tests matching `keyword`) on balgen's geth, results written as `balgen replay` writes them."""
+    """The suite (tests matching `keyword`) on balgen's geth (or the fake client), results written as `balgen replay` writes them."""
     writer = RunWriter(prepare_output(output), new_run_header(folder, options))
     state = RunState.INTERRUPTED
     try:
-        managed = ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=scratch, **target)
+        preset, binary = (fake_preset(folder), Path(sys.executable)) if fake else (GETH_PRESET, pinned_geth())
+        managed = ManagedClient(preset, binary, temp_parent=scratch, **target)
         state = replay_suite(discover(folder, keyword), without_modes(managed), options, Fanout(writer, *observers))
     finally:
         writer.finish(state)
@@ -189,85 +228,112 @@ def replay(
 
 def replay_with_fault(
     folder: Path, scratch: Path, output: Path, fault_at: tuple[int, int], action: Callable[[int], None],
-    options: ReplayOptions, **target: Any,
+    options: ReplayOptions, fake: bool = False, **target: Any,
 ) -> tuple[RunState, Fault]:
-    """`replay` with `action` done to geth after `fault_at` = (test index, executions)."""
-    fault = Fault(scratch, output, *fault_at, action)
-    return replay(folder, scratch, output, options, fault, **target), fault
+    """`replay` with `action` done to the client after `fault_at` = (test index, executions)."""
+    fault = Fault(scratch, output, *fault_at, action, name=FAKE if fake else "geth")
+    return replay(folder, scratch, output, options, fault, fake=fake, **target), fault
 
 
-FIRST_THREE = "not serial_chain-max"
-"""ORDER[:3]: a test before the fault, the faulty one and one after it."""
+# -- the client killed, or hanging, in the middle of a test ---------------------------
 
 
-# -- the client killed in the middle of a test --------------------------------------
+@dataclass(frozen=True)
+class KilledThenHungRun:
+    """A replay of the four tests on balgen's geth: killed in the second test, the fresh one hung in the third."""
+
+    state: RunState
+    output: Path
+    scratch: Path
+    killed: Fault
+    hung: Fault
 
 
-def test_killed_client_fails_its_test_and_the_rest_run_on_a_fresh_geth(filled: Path, scratch: Path, tmp_path: Path) -> None:
-    output = tmp_path / "run"
-    options = ReplayOptions(warmup=1, repeat=3, agreement_check=False)
-    state, fault = replay_with_fault(filled, scratch, output, (1, 2), kill, options, keyword=FIRST_THREE)
-    run = results_on_disk(output)
+@pytest.fixture(scope="module")
+def killed_then_hung_run(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilledThenHungRun]:
+    """
+    One replay, two faults, each judged by its own test below (a geth start is about 3 CPU-s): geth
+    killed (SIGKILL) after the second test's warm-up, then the fresh geth that took over stopped
+    (SIGSTOP) after the third test's setup payload, past the 2 s timeouts; a third geth runs the last.
+    """
+    root = tmp_path_factory.mktemp("killed-then-hung")
+    scratch, output = root / "scratch", root / "run"
+    scratch.mkdir()
+    killed, hung = Fault(scratch, output, 1, 2, kill), Fault(scratch, output, 2, 1, stop)
+    try:
+        state = replay(
+            filled, scratch, output, ReplayOptions(warmup=1, repeat=2, agreement_check=False), killed, hung,
+            rpc_timeout=2.0, engine_timeout=2.0,
+        )  # fmt: skip
+    finally:
+        for pid in processes_mentioning(scratch, "geth"):  # never leave a geth behind, even when a check failed
+            os.kill(pid, signal.SIGKILL)
+    yield KilledThenHungRun(state, output, scratch, killed, hung)
+
+
+def test_killed_client_fails_its_test_and_the_rest_run_on_a_fresh_geth(killed_then_hung_run: KilledThenHungRun) -> None:
+    replayed = killed_then_hung_run
+    run, fault = results_on_disk(replayed.output), replayed.killed
     assert fault.fired_on == ORDER[1]
     assert fault.on_disk_when_fired == [(ORDER[0], "passed")], "each test is on disk as soon as it is over"
-    assert state is RunState.COMPLETE and run.state is RunState.COMPLETE
-    assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed"), (ORDER[2], "passed")]
+    assert replayed.state is RunState.COMPLETE and run.state is RunState.COMPLETE
+    assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed"), (ORDER[2], "failed"), (ORDER[3], "passed")]
     killed = run.tests[1]
     assert killed.failure is not None and killed.failure.startswith("no answer from the client: "), killed.failure
     assert "geth is not running (exit code -9)" in killed.failure
     assert [e.role.value for e in killed.executions] == ["setup", "warmup"], "the executions before the kill are kept"
-    assert fault.groups == 2, "a fresh geth took over the group's remaining tests"
-    assert_no_geth_left(scratch)
+    assert fault.groups == 3, "a fresh geth took over the group's remaining tests after each fault"
+    assert_no_geth_left(replayed.scratch)
+
+
+def test_hung_client_times_out_its_test_and_is_replaced(killed_then_hung_run: KilledThenHungRun) -> None:
+    """The run of `test_killed_client_fails_its_test_and_the_rest_run_on_a_fresh_geth`: its second geth hung."""
+    replayed = killed_then_hung_run
+    run = results_on_disk(replayed.output)
+    assert replayed.hung.fired_on == ORDER[2]
+    assert [verdict for _, verdict in verdicts(run)[2:]] == ["failed", "passed"], "the test after the hung one passed"
+    hung = run.tests[2]
+    assert hung.failure is not None and hung.failure.startswith("no answer from the client: "), hung.failure
+    assert "no complete answer within 2 s" in hung.failure
+    assert len(hung.executions) == 1
+    assert_no_geth_left(replayed.scratch)
 
 
 def test_killed_client_with_fail_fast_stops_the_run(filled: Path, scratch: Path, tmp_path: Path) -> None:
+    """On the fake client: what a kill does to a test is judged on geth above; here, that `--fail-fast` stops at it."""
     output = tmp_path / "run"
-    state, fault = replay_with_fault(filled, scratch, output, (1, 2), kill, ReplayOptions(warmup=1, repeat=3, fail_fast=True, agreement_check=False))
+    options = ReplayOptions(warmup=1, repeat=3, fail_fast=True, agreement_check=False)
+    state, fault = replay_with_fault(filled, scratch, output, (1, 2), kill, options, fake=True)
     run = results_on_disk(output)
     assert state is RunState.STOPPED and run.state is RunState.STOPPED
     assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed")]
+    assert run.tests[1].failure is not None and "fake is not running (exit code -9)" in run.tests[1].failure
     assert fault.groups == 1
-    assert_no_geth_left(scratch)
+    assert_no_geth_left(scratch, FAKE)
 
 
 def test_a_client_that_keeps_dying_is_replaced_twice_then_the_rest_is_not_run(
     filled: Path, scratch: Path, tmp_path: Path
 ) -> None:
-    """Each new geth is killed at its first test's first execution: a build that crashes on every block."""
+    """Each new client (the fake) is killed at its first test's first execution: a build that crashes on every block."""
     output = tmp_path / "run"
 
     class KillEveryClient(Fault):
         def execution_done(self, execution: Execution) -> None:
             if self.executions == 0:
-                kill(processes_mentioning(self.scratch, "geth")[0])
+                kill(processes_mentioning(self.scratch, FAKE)[0])
             self.executions += 1
 
     killer = KillEveryClient(scratch, output, 0, 0, kill)
-    replay(filled, scratch, output, ReplayOptions(warmup=0, repeat=1, agreement_check=False), killer)
+    replay(filled, scratch, output, ReplayOptions(warmup=0, repeat=1, agreement_check=False), killer, fake=True)
     run = results_on_disk(output)
     assert verdicts(run) == [(ORDER[0], "failed"), (ORDER[1], "failed"), (ORDER[2], "failed"), (ORDER[3], "not_run")]
     assert run.tests[3].failure == f"not run: the client was lost during {ORDER[2]} (after 2 fresh clients)"
     assert killer.groups == 3
-    assert_no_geth_left(scratch)
+    assert_no_geth_left(scratch, FAKE)
 
 
 # -- the client stops answering ----------------------------------------------------
-
-
-def test_hung_client_times_out_its_test_and_is_replaced(filled: Path, scratch: Path, tmp_path: Path) -> None:
-    output = tmp_path / "run"
-    options = ReplayOptions(warmup=1, repeat=2, agreement_check=False)
-    state, fault = replay_with_fault(
-        filled, scratch, output, (1, 1), stop, options, keyword=FIRST_THREE, rpc_timeout=2.0, engine_timeout=2.0
-    )
-    run = results_on_disk(output)
-    assert state is RunState.COMPLETE and fault.fired_on == ORDER[1]
-    assert verdicts(run) == [(ORDER[0], "passed"), (ORDER[1], "failed"), (ORDER[2], "passed")]
-    hung = run.tests[1]
-    assert hung.failure is not None and hung.failure.startswith("no answer from the client: "), hung.failure
-    assert "no complete answer within 2 s" in hung.failure
-    assert len(hung.executions) == 1
-    assert_no_geth_left(scratch)
 
 
 def test_a_stopped_geth_is_continued_and_exits_cleanly(filled: Path, scratch: Path) -> None:
@@ -601,15 +667,20 @@ def test_cold_restart_of_a_dead_geth_fails_the_test_and_a_fresh_geth_goes_on(
 # -- balgen itself terminated or killed ---------------------------------------------
 
 
-def _replay_process(filled: Path, scratch: Path, output: Path) -> subprocess.Popen[bytes]:
+FAKE_PAYLOAD_SECONDS = 0.04
+"""How long the fake client takes over each payload: 30 executions take over a second, as geth's do."""
+
+
+def _replay_process(filled: Path, scratch: Path, output: Path, client: str) -> subprocess.Popen[bytes]:
     """
-    `balgen replay` of two tests, long enough to be signalled in the second
-    one: 30 executions of a 1M block take over a second, three times
+    `balgen replay` of two tests on `client` (geth, or the fake as a `--client-cmd`), long enough to be
+    signalled in the second one: 30 executions of a 1M block take over a second, three times
     `SECOND_TEST_INTO` (a slower machine slows them and the sleep alike).
     """
+    fake = ("--client-cmd", fake_node_command(filled, FAKE_PAYLOAD_SECONDS), "--client-bin", sys.executable) if client == FAKE else ()
     return subprocess.Popen(
         [sys.executable, "-m", "balgen.commands.main", "replay", str(filled), "-k", "keccak_chain", "--warmup", "0", "--repeat", "30",
-         "--output", str(output)],
+         *fake, "--output", str(output)],
         env=os.environ | {"TMPDIR": str(scratch)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -629,24 +700,26 @@ SECOND_TEST_INTO = 0.3
 """Seconds from the first test's results on disk to the signal: the second test's setup payload and
 some of its executions are done by then."""
 
-STOP_PATHS = [signal.SIGINT, signal.SIGTERM]
-"""Ctrl-C (Python's KeyboardInterrupt) and SIGTERM (balgen's `stop_signals` handler). SIGHUP and
-SIGQUIT take SIGTERM's handler and path from there on: tests/test_command_line.py checks each raises
-the same `Stopped` and names itself, tests/test_fill_faults.py stops a real fill with each."""
+STOP_PATHS = [(signal.SIGINT, "geth"), (signal.SIGTERM, FAKE)]
+"""Ctrl-C (Python's KeyboardInterrupt) on a real geth, and SIGTERM (balgen's `stop_signals` handler) on the
+fake client: how balgen stops the client it started is the same for both, and geth's side of it (its
+handler, installed late) is Ctrl-C's to prove. SIGHUP and SIGQUIT take SIGTERM's handler and path from
+there on: tests/test_command_line.py checks each raises the same `Stopped` and names itself,
+tests/test_fill_faults.py stops a real fill with each."""
 
 
-@pytest.mark.parametrize("stop", STOP_PATHS, ids=[stop.name for stop in STOP_PATHS])
+@pytest.mark.parametrize(("stop", "client"), STOP_PATHS, ids=[f"{stop.name}-{client}" for stop, client in STOP_PATHS])
 def test_a_stop_signal_stops_geth_and_keeps_what_was_measured(
-    filled: Path, scratch: Path, tmp_path: Path, stop: signal.Signals
+    filled: Path, scratch: Path, tmp_path: Path, stop: signal.Signals, client: str
 ) -> None:
     """
-    Ctrl-C and SIGTERM (and through the same handler SIGHUP and SIGQUIT): geth stopped, its
+    Ctrl-C and SIGTERM (and through the same handler SIGHUP and SIGQUIT): the client stopped, its
     datadir gone, the completed tests kept and the interrupted one with the executions it had measured.
     """
     output = tmp_path / "run"
-    process = _replay_process(filled, scratch, output)
+    process = _replay_process(filled, scratch, output, client)
     _wait_for_first_test(output, process)
-    assert processes_mentioning(scratch, "geth"), "geth runs under the replay"
+    assert processes_mentioning(scratch, client), "the client runs under the replay"
     time.sleep(SECOND_TEST_INTO)  # into the second test's executions
     process.send_signal(stop)
     assert process.wait(timeout=60) == 128 + stop, process.stderr.read() if process.stderr else ""
@@ -658,20 +731,21 @@ def test_a_stop_signal_stops_geth_and_keeps_what_was_measured(
     # What it had measured when the signal came (on a loaded machine possibly nothing yet) is kept, all of it.
     done = int(interrupted.failure.removeprefix("interrupted after ").split()[0])
     assert len(interrupted.executions) == done, interrupted.failure
-    assert_no_geth_left(scratch)
+    assert_no_geth_left(scratch, client)
 
 
-def test_sigkill_of_balgen_takes_geth_down_and_keeps_completed_tests(filled: Path, scratch: Path, tmp_path: Path) -> None:
+def test_sigkill_of_balgen_takes_its_client_down_and_keeps_completed_tests(filled: Path, scratch: Path, tmp_path: Path) -> None:
+    """On the fake client: the kernel kills whatever balgen started when balgen dies, whatever the binary."""
     output = tmp_path / "run"
-    process = _replay_process(filled, scratch, output)
+    process = _replay_process(filled, scratch, output, FAKE)
     _wait_for_first_test(output, process)
-    assert processes_mentioning(scratch, "geth")
+    assert processes_mentioning(scratch, FAKE)
     process.kill()
     process.wait(timeout=10)
     deadline = time.monotonic() + 10
-    while processes_mentioning(scratch, "geth") and time.monotonic() < deadline:
+    while processes_mentioning(scratch, FAKE) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert processes_mentioning(scratch, "geth") == [], "the kernel kills geth when balgen dies (PR_SET_PDEATHSIG)"
+    assert processes_mentioning(scratch, FAKE) == [], "the kernel kills the client when balgen dies (PR_SET_PDEATHSIG)"
     run = results_on_disk(output)
     assert run.state is RunState.RUNNING and run.tests and all(t.verdict is Verdict.PASSED for t in run.tests)
     # A SIGKILL can land inside an atomic write: its hidden temporary may stay, never a partial result file.

@@ -29,11 +29,9 @@ import contextlib
 import io
 import json
 import shutil
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +51,8 @@ from balgen.clients.genesis_files import write_client_genesis
 from balgen.clients.kinds.geth import GENESIS as GETH_GENESIS
 from balgen.replay.outputs import RESULTS_JSON
 from balgen.results.schema import RunResult
+
+from fake_client import BAD_ANSWERS, FakeClient, served
 
 pytestmark = pytest.mark.integration
 """Every test here runs the pinned binaries."""
@@ -255,126 +255,11 @@ def test_fuzz_fixture_loader(suite: Suite, workspace: Workspace) -> None:
 # -- balgen replay against a fake client ----------------------------------------------
 
 
-class FakeClient:
-    """
-    An Engine API client that keeps a block tree: `newPayload` accepts any
-    block whose parent it has, `forkchoiceUpdated` moves the head,
-    `debug_setHead` rewinds it and forgets the blocks above, as geth does.
-    `misbehave` makes the n-th call get a bad answer.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.reset("0x" + "00" * 32)
-
-    def reset(self, genesis_hash: str, misbehave: tuple[int, str, Any] | None = None) -> None:
-        with self.lock:
-            self.blocks = {genesis_hash: {"hash": genesis_hash, "number": "0x0", "parentHash": "0x" + "00" * 32}}
-            self.head = genesis_hash
-            self.calls = 0
-            self.misbehave = misbehave
-
-    def canonical(self) -> dict[int, str]:
-        chain, block_hash = {}, self.head
-        while block_hash in self.blocks:
-            block = self.blocks[block_hash]
-            chain[int(block["number"], 16)] = block_hash
-            block_hash = block["parentHash"]
-        return chain
-
-    def answer(self, request: Any) -> tuple[int, bytes | None]:
-        """(HTTP status, body) for a request; body None closes the connection unanswered."""
-        with self.lock:
-            self.calls += 1
-            if self.misbehave is not None and self.calls == self.misbehave[0]:
-                return _bad_answer(request, *self.misbehave[1:])
-            method, params = request.get("method", ""), request.get("params") or []
-            try:
-                return 200, _reply(request, result=self.result(method, params))
-            except LookupError as error:
-                return 200, _reply(request, error={"code": -32000, "message": str(error)})
-
-    def result(self, method: str, params: list[Any]) -> Any:
-        if method == "engine_exchangeCapabilities":
-            return []
-        if method == "web3_clientVersion":
-            return "Fake/v0.0.0"
-        if method == "eth_getBlockByHash":
-            return self.blocks.get(str(params[0]).lower())
-        if method == "eth_getBlockByNumber":
-            block_hash = self.head if params[0] == "latest" else self.canonical().get(int(params[0], 16))
-            return self.blocks.get(block_hash) if block_hash else None
-        if method == "debug_setHead":
-            number, chain = int(params[0], 16), self.canonical()
-            if number >= int(self.blocks[self.head]["number"], 16):
-                raise LookupError("not allowed to rewind to a future block")
-            for above in range(number + 1, max(chain) + 1):  # deleted, as geth's SetHead does
-                self.blocks.pop(chain[above])
-            self.head = chain[number]
-            return None
-        if method.startswith("engine_newPayload"):
-            payload = params[0]
-            parent = self.blocks.get(str(payload.get("parentHash")).lower())
-            if parent is None:
-                return {"status": "SYNCING", "latestValidHash": None, "validationError": None}
-            block_hash = str(payload.get("blockHash")).lower()
-            self.blocks[block_hash] = {"hash": block_hash, "number": hex(int(parent["number"], 16) + 1), "parentHash": parent["hash"]}
-            return {"status": "VALID", "latestValidHash": block_hash, "validationError": None}
-        if method.startswith("engine_forkchoiceUpdated"):
-            head = str(params[0].get("headBlockHash")).lower()
-            if head not in self.blocks:
-                return {"payloadStatus": {"status": "SYNCING"}, "payloadId": None}
-            self.head = head
-            return {"payloadStatus": {"status": "VALID", "latestValidHash": head}, "payloadId": None}
-        raise LookupError(f"method {method} not found")
-
-
-def _reply(request: Any, **member: Any) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request.get("id") if isinstance(request, dict) else None, **member}).encode()
-
-
-BAD_ANSWERS = ["rpc error", "error not an object", "junk result", "HTTP 500", "HTTP 401", "not JSON", "JSON list", "no result", "hang up"]
-
-
-def _bad_answer(request: Any, kind: str, junk: Any) -> tuple[int, bytes | None]:
-    return {
-        "rpc error": (200, _reply(request, error={"code": -32603, "message": "injected"})),
-        "error not an object": (200, _reply(request, error="injected")),
-        "junk result": (200, _reply(request, result=junk)),
-        "HTTP 500": (500, b"internal error"),
-        "HTTP 401": (401, b"signature is invalid"),
-        "not JSON": (200, b"<html>gateway</html>"),
-        "JSON list": (200, b"[1, 2]"),
-        "no result": (200, _reply(request)),
-        "hang up": (200, None),
-    }[kind]
-
-
-class _FakeHandler(BaseHTTPRequestHandler):
-    fake: FakeClient
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        status, reply = self.fake.answer(json.loads(body))
-        if reply is None:
-            self.close_connection = True
-            return
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *_args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def fake_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeClient, list[str]]]:
     """The fake client on 127.0.0.1 and the `balgen replay` options that reach it."""
     fake = FakeClient()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_FakeHandler,), {"fake": fake}))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = served(fake)
     secret = tmp_path_factory.mktemp("fake") / "jwt.hex"
     secret.write_text("11" * 32)
     try:

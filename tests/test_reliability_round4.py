@@ -21,7 +21,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from balgen.clients.kinds.geth import PRESET as GETH_PRESET
 from balgen.clients.modes import ClientMode
 from balgen.commands.export import run_export
 from balgen.commands.main import main as balgen_main
@@ -31,7 +30,6 @@ from balgen.devnet.matching import FoundPayload
 from balgen.chain.state_roots import StateRoots
 from balgen.plumbing.errors import BadInput, TransitionToolError
 from balgen.plumbing.processes import group_members
-from balgen.plumbing.toolchain import pinned_geth
 from balgen.replay.discovery import discover
 from balgen.replay.runner import ReplayOptions, replay_suite
 from balgen.replay.targets import ManagedClient
@@ -48,7 +46,7 @@ from test_report_modes import _modes_run
 from test_reliability_environment import (
     _group_of_another_genesis, _refused_as_another_genesis, balgen_subprocess, one_line, tools_env,
 )  # fmt: skip
-from test_reliability_faults import ORDER, kill
+from test_reliability_faults import FAKE, ORDER, fake_preset, kill
 
 integration = pytest.mark.integration
 
@@ -251,7 +249,7 @@ class _KillOneModesNode:
 
     def execution_done(self, execution: Execution) -> None:
         if self.killed is None and self.tests_started == 2 and execution.mode == "b":
-            (self.killed,) = [pid for pid in processes_mentioning(self.scratch, "geth") if b"--cache=1025" in _cmdline(pid)]
+            (self.killed,) = [pid for pid in processes_mentioning(self.scratch, FAKE) if b"--cache=1025" in _cmdline(pid)]
             kill(self.killed)
 
     def test_finished(self, result: FixtureResult) -> None:
@@ -263,29 +261,32 @@ def _cmdline(pid: int) -> bytes:
 
 
 @integration
-@pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built")
 def test_one_mode_s_node_dying_fails_that_mode_s_test_only_and_fresh_nodes_go_on(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
-    filled = copied_from_suite_fill(tmp_path_factory, ORDER)
+    """
+    On the fake client (tests/fake_client.py), a node per mode told apart by its flags: what becomes of
+    a modes run when one mode's node is lost is balgen's; a real geth killed and replaced is
+    test_reliability_faults', real nodes per mode test_replay_modes'.
+    """
+    filled = copied_from_suite_fill(tmp_path_factory, ORDER) / "blockchain_tests_engine_x"
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    geth = ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=scratch)
     modes = [ClientMode("a", ("--cache=1024",), None, False), ClientMode("b", ("--cache=1025",), None, False)]
-    targets = [(mode, ManagedClient(geth.preset, geth.binary, mode.flags, scratch)) for mode in modes]
+    targets = [(mode, ManagedClient(fake_preset(filled), Path(sys.executable), mode.flags, scratch)) for mode in modes]
     observer = _KillOneModesNode(scratch)
-    suite = discover(filled / "blockchain_tests_engine_x", "not serial_chain-max")
+    suite = discover(filled, "not serial_chain-max")
     state = replay_suite(suite, targets, ReplayOptions(warmup=0, repeat=2, agreement_check=False), observer)
     assert state is RunState.COMPLETE and observer.killed is not None
     outcome = {(r.test_id, r.mode): (r.verdict, r.failure or "") for r in observer.results}
     first, second, third = sorted({r.test_id for r in observer.results})
     assert outcome[second, "b"][0] is Verdict.FAILED and outcome[second, "b"][1].startswith("no answer from the client")
-    assert "geth is not running (exit code -9)" in outcome[second, "b"][1]
+    assert "fake is not running (exit code -9)" in outcome[second, "b"][1]
     assert outcome[second, "a"] == (Verdict.PASSED, ""), "the other mode's node answered: its test stands"
     assert all(outcome[test, mode] == (Verdict.PASSED, "") for test in (first, third) for mode in "ab"), (
         "a fresh node for the lost one serves the tests after"
     )
-    assert processes_mentioning(scratch, "geth") == [] and list(scratch.iterdir()) == []
+    assert processes_mentioning(scratch, FAKE) == [] and list(scratch.iterdir()) == []
 
 
 # -- finding 12 and 2: verify's node ----------------------------------------------------------------
