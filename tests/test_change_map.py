@@ -10,6 +10,7 @@ names that the row does not mention) fails here.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -85,13 +86,48 @@ def in_copy(
     )
 
 
-def suite_checks(copy: Path, *tests: str) -> None:
+def suite_checks(copy: Path, probe: str, *tests: str) -> str:
     """
-    The suite's tests `tests` (tools-free ones), run on the copy, pass. The venv's plugins (hypothesis,
-    xdist, anyio, balgen's filler) are no part of these checks; loading them was a third of the run.
+    The suite's tests `tests` (tools-free ones), run on the copy, pass; returns what `probe` (Python
+    run first, in the same interpreter, so that the copy's modules are imported once for both) printed.
+    The venv's plugins (hypothesis, xdist, anyio, balgen's filler) are no part of these checks; loading
+    them was a third of the run.
     """
-    ran = in_copy(copy, "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider", "-m", "not integration", autoload=False)
-    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-2000:]
+    pytest_argv = [*tests, "-q", "-p", "no:cacheprovider", "-m", "not integration"]
+    script = f"{probe}\nprint({PROBE_END!r}, flush=True)\nimport sys, pytest\nsys.exit(pytest.main({pytest_argv!r}))"
+    ran = in_copy(copy, "-c", script, autoload=False)
+    probed, separator, checks = ran.stdout.partition(PROBE_END)
+    assert separator, ran.stdout[-3000:] + ran.stderr[-2000:]
+    assert ran.returncode == 0, checks[-3000:] + ran.stderr[-2000:]
+    return probed
+
+
+PROBE_END = "-- end of the probe --"
+"""Printed between the probe's output and the suite checks' in `suite_checks`."""
+
+
+def commands_in_copy(copy: Path, *commands: list[str]) -> list[tuple[int, str, str]]:
+    """
+    Each `balgen` command of `commands` (a list of arguments each) run on the copy's sources, one after
+    the other in one interpreter as `tests/in_process.py` runs them in the test process: the exit code,
+    what it printed and what it complained of, for each. A command after one that failed does not run.
+    """
+    script = f"""
+import contextlib, io, json, sys
+from balgen.commands.main import main
+outcomes = []
+for argv in {[list(command) for command in commands]!r}:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    outcomes.append([code, out.getvalue(), err.getvalue()])
+    if code != 0:
+        break
+print({PROBE_END!r} + json.dumps(outcomes))
+"""
+    ran = in_copy(copy, "-c", script, tools=True)
+    assert ran.returncode == 0 and PROBE_END in ran.stdout, ran.stdout[-3000:] + ran.stderr[-3000:]
+    return [tuple(outcome) for outcome in json.loads(ran.stdout.rsplit(PROBE_END, 1)[1])]
 
 
 def appended(path: Path, text: str) -> None:
@@ -128,47 +164,42 @@ def engine_twin_fixture(filled: FilledChains) -> dict[str, Any]:
 '''
 
 
-def with_new_format(tmp_path: Path) -> Path:
-    """A copy with a new fixture format, added as the table's row says: a model and its renderer."""
+@pytest.fixture(scope="module")
+def format_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy with a new fixture format, added as the table's row says: a model and its renderer (both tests read it)."""
     assert "`balgen/fixtures/models.py`" in row("a fixture format") and "`fixtures/render.py`" in row("a fixture format")
-    copy = checkout_copy(tmp_path)
+    copy = checkout_copy(tmp_path_factory.mktemp("new-format"))
     appended(copy / "balgen" / "fixtures" / "models.py", FORMAT_MODEL)
     appended(copy / "balgen" / "fixtures" / "render.py", FORMAT_RENDERER)
     return copy
 
 
-def test_a_new_fixture_format_is_a_model_and_a_renderer(tmp_path: Path) -> None:
-    copy = with_new_format(tmp_path)
-    seen = in_copy(
-        copy,
-        "-c",
+def test_a_new_fixture_format_is_a_model_and_a_renderer(format_copy: Path) -> None:
+    seen = suite_checks(
+        format_copy,
         "from balgen.replay.discovery import FORMAT_CHOICES; from balgen.analysis.fixture_chain import FORMATS; "
         "from balgen.fixtures.render import RENDERERS; "
         "print(sorted(FORMAT_CHOICES), 'blockchain_test_engine_twin' in FORMATS, [m.__name__ for m in RENDERERS])",
-    )
-    assert seen.returncode == 0, seen.stderr
-    assert "'engine_twin'" in seen.stdout and "True" in seen.stdout and "BlockchainEngineTwinFixture" in seen.stdout
-    suite_checks(copy, "tests/test_format_registry.py", "tests/test_layers.py")
+        "tests/test_format_registry.py", "tests/test_layers.py",
+    )  # fmt: skip
+    assert "'engine_twin'" in seen and "True" in seen and "BlockchainEngineTwinFixture" in seen
 
 
 @pytest.mark.integration
-def test_a_new_fixture_format_is_filled_inspected_and_verified(tmp_path: Path) -> None:
-    copy = with_new_format(tmp_path)
+def test_a_new_fixture_format_is_filled_inspected_and_verified(format_copy: Path, tmp_path: Path) -> None:
     output = tmp_path / "fixtures"
-    filled = in_copy(
-        copy, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max",
-        "--output", str(output), tools=True,
+    twin = output / "blockchain_tests_engine_twin"
+    (filled, inspected, verified) = commands_in_copy(
+        format_copy,
+        ["fill", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", str(output)],
+        ["inspect", str(twin)],
+        ["verify", str(twin), "--without", "geth,revm,ethereumjs"],
     )  # fmt: skip
-    assert filled.returncode == 0, filled.stderr
-    (written,) = (output / "blockchain_tests_engine_twin").rglob("serial_chain-max-1M.json")
-    inspected = in_copy(copy, "-m", "balgen.commands.main", "inspect", str(written.parent), tools=True)
-    assert inspected.returncode == 0 and "engine_twin" in inspected.stdout, inspected.stderr
-    verified = in_copy(
-        copy, "-m", "balgen.commands.main", "verify", str(written.parent), "--without", "geth,revm,ethereumjs",
-        tools=True,
-    )  # fmt: skip
-    assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr
-    assert "engine 1/1" in verified.stdout
+    assert filled[0] == 0, filled[2]
+    assert [path.name for path in twin.rglob("*.json")] == ["serial_chain-max-1M.json"]
+    assert inspected[0] == 0 and "engine_twin" in inspected[1], inspected[2]
+    assert verified[0] == 0, verified[1][-2000:] + verified[2]
+    assert "engine 1/1" in verified[1]
 
 
 # -- a workload family ------------------------------------------------------------
@@ -213,12 +244,13 @@ def test_echo_chain(workload, fill):
 '''
 
 
-def with_new_family(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def family_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy with a new family, added as the table's row says: a generator module listed in the catalog, a
-    filler and a section of docs/workloads.md."""
+    filler and a section of docs/workloads.md (both tests read it)."""
     family_row = row("a workload family")
     assert all(place in family_row for place in ("`balgen/generators/`", "`generators/catalog.py`", "`fillers/test_<family>.py`"))
-    copy = checkout_copy(tmp_path)
+    copy = checkout_copy(tmp_path_factory.mktemp("new-family"))
     (copy / "balgen" / "generators" / "echo_chain.py").write_text(FAMILY_MODULE)
     catalog = copy / "balgen" / "generators" / "catalog.py"
     text = catalog.read_text().replace("bal_bound, coinbase_serialization,", "bal_bound, coinbase_serialization, echo_chain,", 1)
@@ -228,32 +260,25 @@ def with_new_family(tmp_path: Path) -> Path:
     return copy
 
 
-def test_a_new_family_is_a_generator_module_a_filler_and_a_section(tmp_path: Path) -> None:
-    copy = with_new_family(tmp_path)
-    seen = in_copy(
-        copy,
-        "-c",
+def test_a_new_family_is_a_generator_module_a_filler_and_a_section(family_copy: Path) -> None:
+    seen = suite_checks(
+        family_copy,
         "from balgen.generators.catalog import families; from balgen.replay.expected_counts import expected_counts; "
         "print([f.name for f in families() if 'echo_chain' in f.name]); "
         "print(expected_counts({'family': 'echo_chain', 'tx_count': 7}, parallel_execution=True))",
-    )
-    assert seen.returncode == 0, seen.stderr
-    assert "['echo_chain', 'invalid_bal_echo_chain']" in seen.stdout
-    assert "Expectation(counter='writes.storage_slots', least=7" in seen.stdout
-    suite_checks(
-        copy,
         "tests/test_families.py::test_no_combination_is_skipped",
         "tests/test_invalid_bal.py::test_the_invalid_families_are_opt_in_and_selected_by_name",
         "tests/test_layers.py", "tests/test_doc_paths.py",
     )  # fmt: skip
+    assert "['echo_chain', 'invalid_bal_echo_chain']" in seen
+    assert "Expectation(counter='writes.storage_slots', least=7" in seen
 
 
 @pytest.mark.integration
-def test_a_new_family_is_filled_with_its_invalid_twin(tmp_path: Path) -> None:
-    copy = with_new_family(tmp_path)
+def test_a_new_family_is_filled_with_its_invalid_twin(family_copy: Path, tmp_path: Path) -> None:
     output = tmp_path / "fixtures"
     filled = in_copy(
-        copy, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1",
+        family_copy, "-m", "balgen.commands.main", "fill", "--gas-benchmark-values", "1",
         "-k", "echo_chain-max-1M or invalid_bal_echo_chain-max-missing_account_rehashed", "--output", str(output), tools=True,
     )  # fmt: skip
     assert filled.returncode == 0, filled.stderr
