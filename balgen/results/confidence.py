@@ -27,11 +27,17 @@ that, and its noise floor is the threshold to use (see `docs/replay.md`).
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-import numpy
+if TYPE_CHECKING:
+    import numpy
+
+# numpy is imported by the functions that use it: `balgen replay` and `balgen verify` import this module
+# for `median_interval`, which needs none, and numpy is a tenth of a CPU-second of a command's start.
 
 CONFIDENCE = 0.95
 """Coverage of the interval of one test's median (`--repeat auto`, `median_interval_width`)."""
@@ -87,7 +93,7 @@ def median_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> 
             break
     if best is None:
         return None
-    return Interval(low=data[best - 1], center=float(numpy.median(data)), high=data[n - best])
+    return Interval(low=data[best - 1], center=statistics.median(data), high=data[n - best])
 
 
 class ChangeVerdict(StrEnum):
@@ -146,6 +152,7 @@ def median_ratio_interval(
     seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of median(values) / median(baseline)."""
+    import numpy
     rng = numpy.random.default_rng(seed)
     base_medians = _resampled_medians(rng, baseline, resamples)  # drawn first: the seeded intervals stay as they were
     other_medians = _resampled_medians(rng, values, resamples)
@@ -157,6 +164,7 @@ def median_ratio_interval(
 def _ratios_over_zero(numerators: numpy.ndarray, denominators: numpy.ndarray) -> numpy.ndarray:
     """Ratios where some denominators are zero (a phase timed at 0 ms in most of a resample: the client's
     clock is coarser than the phase): 0/0 is no change (1), more than nothing is unbounded (inf)."""
+    import numpy
     ratios = numpy.full(numerators.shape, numpy.inf)
     numpy.divide(numerators, denominators, out=ratios, where=denominators > 0)
     ratios[(denominators <= 0) & (numerators <= 0)] = 1.0
@@ -165,6 +173,7 @@ def _ratios_over_zero(numerators: numpy.ndarray, denominators: numpy.ndarray) ->
 
 def _resampled_medians(rng: numpy.random.Generator, values: Sequence[float], resamples: int) -> numpy.ndarray:
     """The medians of `resamples` bootstrap resamples of `values`, drawn from `rng`."""
+    import numpy
     data = numpy.asarray(values, dtype=float)
     return numpy.median(data[rng.integers(0, data.size, (resamples, data.size))], axis=1)
 
@@ -172,6 +181,7 @@ def _resampled_medians(rng: numpy.random.Generator, values: Sequence[float], res
 def _percentile_interval(samples: numpy.ndarray, confidence: float, bounded: bool = True) -> tuple[float, float]:
     """The central `confidence` interval of bootstrap `samples` (percentile method); with unbounded samples
     (infinities) each bound is a sample itself, as interpolating between two infinities has no value."""
+    import numpy
     tail = (1 - confidence) / 2 * 100
     if bounded:
         low, high = numpy.percentile(samples, [tail, 100 - tail])
@@ -187,6 +197,7 @@ def change_between(
     The change from `baseline` to `values` (per-execution MGas/s of one
     test in two runs) and its verdict; `noise_threshold` in percent.
     """
+    import numpy
     estimate = (float(numpy.median(values)) / float(numpy.median(baseline)) - 1) * 100
     if min(len(baseline), len(values)) < MIN_EXECUTIONS:
         return Change(estimate, math.nan, math.nan, ChangeVerdict.TOO_FEW, _counted(min(len(baseline), len(values)), "execution"))
@@ -201,6 +212,7 @@ def median_interval_bootstrap(
     seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of median(values), seeded like `median_ratio_interval`."""
+    import numpy
     return _percentile_interval(_resampled_medians(numpy.random.default_rng(seed), values, resamples), confidence)
 
 
@@ -212,6 +224,7 @@ def paired_change(ratios: Sequence[float], noise_threshold: float = 0.0) -> Chan
     the machine's clock speed) moves both and cancels in their ratio, where an unpaired comparison
     of the two runs' medians counts it as noise.
     """
+    import numpy
     had = _counted(len(ratios), "paired round")
     if not ratios:
         return Change(math.nan, math.nan, math.nan, ChangeVerdict.TOO_FEW, had)
@@ -242,5 +255,6 @@ def noise_floor(changes: Sequence[Change]) -> float | None:
     The A/A noise floor: the 95th percentile of |change| over the tests of
     a pair of runs of the same build, in percent; None without changes.
     """
+    import numpy
     sizes = [abs(change.estimate) for change in changes if math.isfinite(change.estimate)]
     return float(numpy.percentile(sizes, 95)) if sizes else None

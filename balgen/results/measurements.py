@@ -16,7 +16,6 @@ import statistics
 from collections.abc import Sequence
 from enum import StrEnum
 
-import numpy
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from ..clients.process_io import ProcessReads
@@ -165,6 +164,8 @@ class Distribution(BaseModel):
 
 def distribution(values: Sequence[float]) -> Distribution | None:
     """The distribution of `values` (linear-interpolated percentiles); None if empty."""
+    import numpy  # here, not at the top: `balgen verify` imports this module and computes no distribution
+
     if not values:
         return None
     data = [float(value) for value in values]
