@@ -313,18 +313,14 @@ def test_a_missing_balgen_state_root_is_one_line_before_pytest_starts(tmp_path: 
 
 
 @integration
-def test_a_collection_error_names_its_cause(tmp_path: Path) -> None:
+def test_a_collection_error_names_its_cause(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same tool missing, as if the up-front check had let it through: pytest's collection fails."""
+    import balgen.commands.fill as fill_command
+
     env = _tools_without_state_root(tmp_path)
     output = tmp_path / "out"
-    program = (
-        "import sys\nimport balgen.commands.fill as fill_command\nimport balgen.commands.main as command\n"
-        "fill_command.missing_tools = lambda fork: None\n"
-        f"sys.exit(command.main(['fill', '--gas-benchmark-values', '1', '--output', {str(output)!r}]))\n"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, timeout=COMMAND_TIMEOUT, env=env, cwd=tmp_path, check=False
-    )
+    monkeypatch.setattr(fill_command, "missing_tools", lambda fork: None)  # in the fork that fills too
+    completed = balgen_subprocess("fill", "--gas-benchmark-values", "1", "--output", output, env=env, cwd=tmp_path)
     line = one_line(completed.stderr, "fill")
     assert completed.returncode == 2, completed.stderr
     assert line.startswith("balgen fill: cannot collect fillers/test_"), line
