@@ -64,6 +64,51 @@ def test_roots_with_replaced_accounts_are_t8ns(t8n: TransitionTool, base: dict, 
 
 
 @pytest.mark.integration
+@settings(max_examples=12, deadline=None)
+@given(base=allocs, blocks=st.lists(replacements, min_size=1, max_size=4))
+def test_kept_roots_are_the_roots_of_every_block_so_far_asked_of_the_base(base: dict, blocks: list[dict]) -> None:
+    """
+    A chain's blocks given one at a time, each with only its own accounts, have
+    the roots of the base with every account changed so far replaced; after
+    the chain the base is back, so the same chain again has the same roots.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        write_alloc_entries(folder / "base.json", sorted(base.items()))
+        so_far: dict = {}
+        for index, block in enumerate(blocks):
+            write_alloc_entries(folder / f"block{index}.json", sorted(block.items()))
+            so_far.update(block)
+            write_alloc_entries(folder / f"so-far{index}.json", sorted(so_far.items()))
+        roots = StateRoots(state_root_tool(), folder / "base.json")
+        try:
+            chains = []
+            for _ in range(2):
+                with roots.kept() as root_with:
+                    chains.append([root_with(folder / f"block{index}.json") for index in range(len(blocks))])
+            from_the_base = [roots.with_accounts(folder / f"so-far{index}.json") for index in range(len(blocks))]
+            assert chains == [from_the_base, from_the_base]
+        finally:
+            roots.close()
+
+
+@pytest.mark.integration
+def test_a_chain_that_fails_midway_leaves_the_base(tmp_path: Path) -> None:
+    """A fill check failing between two blocks does not leave its accounts in the next chain's state."""
+    write_alloc_entries(tmp_path / "base.json", [(ADDRESSES[0], {"balance": "0x1"})])
+    write_alloc_entries(tmp_path / "block.json", [(ADDRESSES[0], None), (ADDRESSES[1], {"balance": "0x2"})])
+    roots = StateRoots(state_root_tool(), tmp_path / "base.json")
+    try:
+        with pytest.raises(ValueError, match="a check failed"), roots.kept() as root_with:
+            assert root_with(tmp_path / "block.json") != roots.base_root
+            raise ValueError("a check failed")
+        with roots.kept() as root_with:
+            assert root_with(tmp_path / "base.json") == roots.base_root
+    finally:
+        roots.close()
+
+
+@pytest.mark.integration
 def test_an_unreadable_replacement_names_the_file_and_the_account(tmp_path: Path) -> None:
     write_alloc_entries(tmp_path / "base.json", [(ADDRESSES[0], {"balance": "0x1"})])
     (tmp_path / "bad.json").write_text('{"%s": {"balance": "lots"}}' % ADDRESSES[1])

@@ -75,64 +75,71 @@ def apply_blocks(
     label: str,
 ) -> BuiltChain:
     """
-    The blocks of `built` applied on `genesis`. Each block's allocation holds
-    only the accounts changed since the genesis (the others are the genesis's).
+    The blocks of `built` applied on `genesis`. The last block's allocation
+    (the chain's post-state) holds only the accounts changed since the
+    genesis (the others are the genesis's); an earlier block's holds only the
+    accounts that block changed (null: it no longer exists), the question its
+    state root answers: nothing reads an applied chain's earlier states.
     """
     headers = [genesis.header]
     blocks: list[BuiltBlock] = []
     changes: dict[str, AllocAccount | None] = {}
     """Every account changed since the genesis, as it is now (None: it no longer exists)."""
     system = system_addresses(fork)
-    for index, block in enumerate(built.blocks):
-        block_label = f"{label} block {index + 1} (applied)"
-        folder = workdir / f"block{index + 1}"
-        folder.mkdir(parents=True, exist_ok=True)
-        changed = changed_by_transactions(block)
-        changes.update(accounts_as_in(block.t8n.alloc_path, changed))
-        system_state = {address: changes.get(address, account) for address, account in genesis.system_accounts.items()}
-        system_alloc = folder / "system.json"
-        write_alloc_entries(system_alloc, present(system_state))
-        env = block_env(fork, headers[-1], headers)
-        t8n_before = t8n.busy_seconds
-        system_only = t8n.transition_raw(fork.name, system_alloc, env, (), folder, label=block_label, write_alloc=False)
-        requests_hash = block.header.requests_hash
-        if system_only.result.get("requestsHash") != (None if requests_hash is None else data_hex(requests_hash)):
-            raise FillCheckFailed(f"{block_label}: the system calls' requests differ from the executed block's")
-        access_list, system_access_list = block.block_access_list, system_only.block_access_list
-        if access_list is None or system_access_list is None:
-            raise FillCheckFailed(f"{block_label}: blocks without access lists are executed, not applied")
-        system_entries = list(iter_block_access_list(system_access_list))
-        check_system_calls_stay_in_system_contracts(system_entries, system, block_label)
-        check_system_entries_are_not_transactions(changed, system_entries, block_label)
-        for entry in system_entries:
-            address = "0x" + entry.address.hex()
-            if entry.changes_state:
-                changes[address] = account_with_changes(system_state.get(address) or {}, entry)
-        post = folder / "post.json"
-        write_alloc_entries(post, present(changes))
-        replacements = post
-        if None in changes.values():  # an account is gone: the trie is told which (as null), the post-state omits it
+    with genesis.roots.kept() as root_with:
+        for index, block in enumerate(built.blocks):
+            block_label = f"{label} block {index + 1} (applied)"
+            folder = workdir / f"block{index + 1}"
+            folder.mkdir(parents=True, exist_ok=True)
+            changed = changed_by_transactions(block)
+            block_changes = accounts_as_in(block.t8n.alloc_path, changed)
+            """The accounts this block changes, as it leaves them (None: it no longer exists)."""
+            changes.update(block_changes)
+            system_state = {address: changes.get(address, account) for address, account in genesis.system_accounts.items()}
+            system_alloc = folder / "system.json"
+            write_alloc_entries(system_alloc, present(system_state))
+            env = block_env(fork, headers[-1], headers)
+            t8n_before = t8n.busy_seconds
+            system_only = t8n.transition_raw(fork.name, system_alloc, env, (), folder, label=block_label, write_alloc=False)
+            requests_hash = block.header.requests_hash
+            if system_only.result.get("requestsHash") != (None if requests_hash is None else data_hex(requests_hash)):
+                raise FillCheckFailed(f"{block_label}: the system calls' requests differ from the executed block's")
+            access_list, system_access_list = block.block_access_list, system_only.block_access_list
+            if access_list is None or system_access_list is None:
+                raise FillCheckFailed(f"{block_label}: blocks without access lists are executed, not applied")
+            system_entries = list(iter_block_access_list(system_access_list))
+            check_system_calls_stay_in_system_contracts(system_entries, system, block_label)
+            check_system_entries_are_not_transactions(changed, system_entries, block_label)
+            for entry in system_entries:
+                address = "0x" + entry.address.hex()
+                if entry.changes_state:
+                    changes[address] = block_changes[address] = account_with_changes(system_state.get(address) or {}, entry)
+            # The trie keeps each block's accounts: it is given only this block's (a gone one as null).
             replacements = folder / "replacements.json"
-            write_alloc_entries(replacements, sorted(changes.items()))
-        state_root = genesis.roots.with_accounts(replacements)
-        access_list = with_accounts_of(access_list, system_access_list)
-        header = block.header.with_values(
-            parent_hash=headers[-1].hash,
-            state_root=state_root,
-            block_access_list_hash=keccak(access_list),
-        )
-        blocks.append(
-            BuiltBlock(
-                header=header,
-                phase=block.phase,
-                txs=block.txs,
-                requests=block.requests,
-                access_list_source=access_list,
-                t8n=T8nResult(result={**system_only.result, "stateRoot": data_hex(state_root)}, alloc_path=post),
-                t8n_seconds=t8n.busy_seconds - t8n_before,
+            write_alloc_entries(replacements, sorted(block_changes.items()))
+            state_root = root_with(replacements)
+            alloc = replacements
+            if index == len(built.blocks) - 1:
+                alloc = folder / "post.json"
+                write_alloc_entries(alloc, present(changes))
+            access_list = with_accounts_of(access_list, system_access_list)
+            header = block.header.with_values(
+                parent_hash=headers[-1].hash,
+                state_root=state_root,
+                block_access_list_hash=keccak(access_list),
             )
-        )
-        headers.append(header)
+            blocks.append(
+                BuiltBlock(
+                    header=header,
+                    phase=block.phase,
+                    txs=block.txs,
+                    requests=block.requests,
+                    access_list_source=access_list,
+                    t8n=T8nResult(result={**system_only.result, "stateRoot": data_hex(state_root)}, alloc_path=alloc),
+                    t8n_seconds=t8n.busy_seconds - t8n_before,
+                )
+            )
+            headers.append(header)
     return BuiltChain(genesis=genesis.header, blocks=tuple(blocks), genesis_alloc_path=genesis.alloc_path, sorted_post=True)
 
 

@@ -7,7 +7,9 @@ chain has changed so far replaced. t8n would load and hash the whole group
 for every block, seconds each; `balgen-state-root` (scripts/state_root,
 built by scripts/install-tools.sh from the pinned go-ethereum's source)
 loads it once, keeps its trie, and rehashes only the replaced accounts' paths
-for each question. One process answers one base allocation.
+for each question; a chain's blocks are given to it one at a time (`kept`),
+each with only the accounts it changed, which it keeps until the chain ends.
+One process answers one base allocation.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -170,13 +172,48 @@ class StateRoots:
 
     def with_accounts(self, replacements: Path) -> bytes:
         """The state root of the base with the accounts of the allocation in `replacements` (null: absent) replaced."""
+        self._request(str(replacements))
+        return self._answer(answer_deadline(_file_size(replacements)))
+
+    @contextlib.contextmanager
+    def kept(self) -> Iterator[Callable[[Path], bytes]]:
+        """
+        A function that replaces the accounts of an allocation (null: absent)
+        and keeps them, giving the root with every allocation it was given so
+        far replaced: a chain's blocks are given one at a time, each with only
+        the accounts it changed, so only their paths are hashed again, not
+        every account the chain has changed so far. The base is put back after.
+        """
+        try:
+            yield self._kept_root
+        except Exception:
+            with contextlib.suppress(TransitionToolError):
+                self._reset()  # if it stopped, its next question says why
+            raise
+        self._reset()
+
+    def _kept_root(self, replacements: Path) -> bytes:
+        self._request(f"apply {replacements}")
+        return self._answer(answer_deadline(_file_size(replacements)))
+
+    def _reset(self) -> None:
+        """Put back the base's accounts the kept allocations replaced, and check the tool's root is the base's again."""
+        self._request("reset")
+        root = self._answer(answer_deadline(0))
+        if root != self.base_root:
+            raise TransitionToolError(
+                f"{self.binary} over {self.base_alloc}: after reset its root is 0x{root.hex()}, "
+                f"the base's is 0x{self.base_root.hex()}"
+            )
+
+    def _request(self, line: str) -> None:
+        """Send one request line (its answer is read by the caller)."""
         stdin = self._pipe(self._process.stdin)
         try:
-            stdin.write(f"{replacements}\n".encode())
+            stdin.write(f"{line}\n".encode())
             stdin.flush()
         except BrokenPipeError:
             pass  # it has stopped: `_answer` says why
-        return self._answer(answer_deadline(_file_size(replacements)))
 
     def depths(self, addresses: Iterable[bytes], scratch: Path) -> list[int]:
         """How many trie nodes a read of each address walks from the base state's root (a file in `scratch` asks)."""
@@ -196,12 +233,7 @@ class StateRoots:
             return []
         listed = scratch / f"{request}-list.txt"
         listed.write_text(listed_text)
-        stdin = self._pipe(self._process.stdin)
-        try:
-            stdin.write(f"{request} {listed}\n".encode())
-            stdin.flush()
-        except BrokenPipeError:
-            pass
+        self._request(f"{request} {listed}")
         line = self._read_line(answer_deadline(0))
         if line is None or not line.strip() or not all(part.isdigit() for part in line.decode().strip().split(",")):
             self._answer(0)  # says why it stopped

@@ -15,6 +15,12 @@
 // prints the root of the base with those accounts replaced. Bad input ends it
 // with one line on standard error and exit code 2.
 //
+// A request line `apply PATH` replaces the accounts of PATH likewise but keeps
+// them: later requests see the state with them replaced, so a chain's blocks
+// are sent one at a time, each with only the accounts it changed, and only
+// their paths are hashed again. `reset` puts back the base's accounts every
+// `apply` since the last reset replaced, and prints the base's root.
+//
 // With --background, the base is the genesis state of the geth datadir
 // DATADIR (a background state balgen-state-build wrote) with BASE_ALLOC's
 // accounts put into it: the trie is go-ethereum's over that database, opened
@@ -111,6 +117,8 @@ func main() {
 		"depth":         func(path string) (string, error) { return pathDepths(base, path) },
 		"storage-depth": held.slotDepths,
 	}
+	// The base's leaves that `apply` requests replaced since the last reset.
+	kept := leaves{}
 	for requests.Scan() {
 		word, path, _ := strings.Cut(requests.Text(), " ")
 		if depths := depthRequests[word]; depths != nil {
@@ -121,28 +129,54 @@ func main() {
 			answer(out, answered)
 			continue
 		}
-		// The base's leaves the request replaces, to put back after: cheaper
-		// than copying the whole trie for every request.
-		before := make(map[string][]byte)
-		remember := func(key []byte) {
-			if _, seen := before[string(key)]; !seen {
-				before[string(key)] = common.CopyBytes(state.MustGet(key))
+		switch {
+		case word == "apply":
+			if err := replaceAccounts(state, path, held, false, kept.remember(state)); err != nil {
+				fail(err)
 			}
-		}
-		if err := replaceAccounts(state, requests.Text(), held, false, remember); err != nil {
-			fail(err)
-		}
-		answer(out, state.Hash().Hex())
-		for key, leaf := range before {
-			if leaf == nil {
-				state.MustDelete([]byte(key))
-			} else {
-				state.MustUpdate([]byte(key), leaf)
+			answer(out, state.Hash().Hex())
+		case requests.Text() == "reset":
+			kept.restore(state)
+			kept = leaves{}
+			answer(out, state.Hash().Hex())
+		default:
+			// The leaves the request replaces, to put back after: cheaper
+			// than copying the whole trie for every request.
+			before := leaves{}
+			if err := replaceAccounts(state, requests.Text(), held, false, before.remember(state)); err != nil {
+				fail(err)
 			}
+			answer(out, state.Hash().Hex())
+			before.restore(state)
 		}
 	}
 	if err := requests.Err(); err != nil {
 		fail(fmt.Errorf("reading requests: %v", err))
+	}
+}
+
+// leaves holds state trie leaves by key as they were before some requests
+// replaced them (nil: the key had no leaf).
+type leaves map[string][]byte
+
+// remember is the function that keeps a key's leaf in the state the first
+// time the key is replaced, before it is.
+func (l leaves) remember(state *trie.Trie) func(key []byte) {
+	return func(key []byte) {
+		if _, seen := l[string(key)]; !seen {
+			l[string(key)] = common.CopyBytes(state.MustGet(key))
+		}
+	}
+}
+
+// restore puts every kept leaf back into the state.
+func (l leaves) restore(state *trie.Trie) {
+	for key, leaf := range l {
+		if leaf == nil {
+			state.MustDelete([]byte(key))
+		} else {
+			state.MustUpdate([]byte(key), leaf)
+		}
 	}
 }
 
