@@ -623,7 +623,10 @@ def test_a_port_taken_before_geth_binds_it_is_retried(port_taken_and_rpc_error_r
 def test_results_that_cannot_be_written_stop_the_run_with_one_line(
     filled: Path, scratch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The output folder is removed after the first test (a full disk behaves alike): one line, exit 1, geth stopped."""
+    """
+    The output folder is removed after the first test (a full disk behaves alike): one line, exit 1, the
+    client stopped. On the fake client (a `--client-cmd`): what is judged is balgen's writing and stopping.
+    """
     output = tmp_path / "run"
     real_finished = RunWriter.test_finished
 
@@ -633,12 +636,15 @@ def test_results_that_cannot_be_written_stop_the_run_with_one_line(
 
     monkeypatch.setattr(RunWriter, "test_finished", folder_gone_after_first)
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    code = run_replay([str(filled), "-k", "keccak_chain", "--warmup", "0", "--repeat", "1", "--output", str(output)])
+    code = run_replay(
+        [str(filled), "-k", "keccak_chain", "--warmup", "0", "--repeat", "1", "--client-cmd", fake_node_command(filled),
+         "--client-bin", sys.executable, "--output", str(output)]
+    )  # fmt: skip
     err = capsys.readouterr().err
     assert code == 1
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith(f"balgen replay: cannot write the results to {output} (No such file or directory); the run stopped after 1 tests")
-    assert_no_geth_left(scratch)
+    assert_no_geth_left(scratch, FAKE)
 
 
 # -- --cold cannot bring geth back ------------------------------------------------
