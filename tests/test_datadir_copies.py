@@ -9,11 +9,15 @@ A `--cold` restart of reth goes on after an unclean stop when the node comes bac
 head (reth writes every block it makes head to disk), and fails in one line naming both heads when
 it does not; geth's unclean stop is refused as before. A node whose memory grew past its preset's
 bound (reth keeps every sibling in memory) is restarted at the next test's start.
+
+A second geth of a genesis in one process starts from the files the first one's `geth init` wrote,
+kept in memory (`clients.initialised_datadirs`), and has the genesis the init gives.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,9 +25,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from balgen.clients.kinds.geth import PRESET as GETH
+from balgen.chain.builder import genesis_header
+from balgen.clients import process
+from balgen.clients.initialised_datadirs import InitialisedDatadirs, init_key, read_datadir, write_datadir
+from balgen.clients.kinds.geth import PRESET as GETH, empty_genesis
 from balgen.clients.kinds.reth import PRESET as RETH
 from balgen.clients.process import ClientError, ClientProcess, UncleanStop
+from balgen.ethereum.chain_constants import EMPTY_TRIE_ROOT
+from balgen.ethereum.forks import AMSTERDAM
+from balgen.plumbing.toolchain import pinned_geth
 from balgen.replay.client_chain import RollbackFailed
 from balgen.replay.positioning import Positioning
 from balgen.replay.targets import _ManagedClient
@@ -170,3 +180,72 @@ def test_a_node_past_its_memory_bound_is_restarted_at_the_next_test_start() -> N
     assert _start_point(grown) == (0, BLOCK) and grown.restarts == 1
     within = CountedRestarts(unclean=0)  # reth's own bound, 2 GiB: far above this test process
     assert _start_point(within) == (0, BLOCK) and within.restarts == 0
+
+
+# -- a node of a genesis already initialised in this process ---------------------------------------
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built")
+def test_a_second_geth_of_a_genesis_starts_from_the_files_the_first_ones_init_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    genesis = tmp_path / "genesis.json"
+    genesis.write_text(json.dumps(empty_genesis(AMSTERDAM)))
+    monkeypatch.setattr(process, "INITIALISED", InitialisedDatadirs())  # none kept by earlier tests
+    inits: list[Path] = []
+    run_init = ClientProcess._run_init
+
+    def counted(node: ClientProcess, init_command: str) -> None:
+        inits.append(node.datadir)
+        run_init(node, init_command)
+
+    monkeypatch.setattr(ClientProcess, "_run_init", counted)
+    hashes = []
+    for _ in range(2):  # each node stopped once it answered: a geth that lives on costs its KZG set-up
+        with ClientProcess(GETH, pinned_geth(), genesis, temp_parent=tmp_path) as geth, geth.rpc_client() as rpc:
+            hashes.append(rpc.get_block_by_number(0).result["hash"])
+    assert len(inits) == 1, "geth init ran for the first node only"
+    assert hashes == ["0x" + genesis_header(AMSTERDAM, EMPTY_TRIE_ROOT).hash.hex()] * 2
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["genesis.json"], "nothing of either node is left"
+
+
+def test_kept_files_are_written_back_with_their_folders_and_modes_and_a_datadir_past_the_bound_is_not_kept(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "source"
+    (source / "geth" / "chaindata" / "ancient").mkdir(parents=True)
+    (source / "keystore").mkdir(mode=0o700)
+    (source / "geth" / "chaindata" / "000001.log").write_bytes(b"\x00" * 100)
+    (source / "geth" / "LOCK").write_bytes(b"")
+    (source / "geth" / "LOCK").chmod(0o600)
+    kept = read_datadir(source, limit=100)
+    assert kept is not None and kept.size == 100
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    write_datadir(kept, copy)
+    listing = lambda root: sorted((str(p.relative_to(root)), p.stat().st_mode, p.is_file() and p.read_bytes()) for p in root.rglob("*"))  # noqa: E731
+    assert listing(copy) == listing(source)
+    assert read_datadir(source, limit=99) is None, "past the bound: not kept"
+    datadirs = InitialisedDatadirs(limit=150)
+    datadirs.keep("a", source)
+    datadirs.keep("b", source)  # 50 bytes left of the bound: not kept
+    (tmp_path / "from-a").mkdir()
+    (tmp_path / "from-b").mkdir()
+    assert datadirs.put_into("a", tmp_path / "from-a") and listing(tmp_path / "from-a") == listing(source)
+    assert not datadirs.put_into("b", tmp_path / "from-b") and list((tmp_path / "from-b").iterdir()) == []
+
+
+def test_an_init_is_reused_only_for_the_same_command_binary_and_genesis(tmp_path: Path) -> None:
+    (tmp_path / "geth").write_bytes(b"one build")
+    (tmp_path / "other-geth").write_bytes(b"another build")
+    (tmp_path / "genesis.json").write_text('{"alloc": {}}')
+    (tmp_path / "other.json").write_text('{"alloc": {} }')
+    key = init_key(GETH.init_command or "", tmp_path / "geth", tmp_path / "genesis.json")
+    assert key == init_key(GETH.init_command or "", tmp_path / "geth", tmp_path / "genesis.json")
+    assert len({
+        key,
+        init_key(GETH.init_command or "", tmp_path / "geth", tmp_path / "other.json"),
+        init_key(GETH.init_command or "", tmp_path / "other-geth", tmp_path / "genesis.json"),
+        init_key("{bin} init --datadir {datadir} {genesis}", tmp_path / "geth", tmp_path / "genesis.json"),
+    }) == 4  # fmt: skip

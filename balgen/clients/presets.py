@@ -69,6 +69,9 @@ class ClientPreset:
     node_command: str
     init_command: str | None
     rollback: Rollback
+    init_relocatable: bool = False
+    """The init command's output depends on the binary and the genesis only, not on the datadir's path:
+    a node may start from the files another node's init of the same genesis wrote (`initialised_datadirs`)."""
     env_prefix: str | None = None
     """Environment variables with this prefix are dropped: the client reads its flags from them too."""
     ignores_early_sigint: bool = False

@@ -40,6 +40,7 @@ from ..plumbing import processes
 from ..plumbing.errors import BadInput
 from .presets import CONFIG_FILE_NAME, CONFIG_PLACEHOLDER, ClientPreset, render_command
 from .engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
+from .initialised_datadirs import INITIALISED, init_key
 from .jwt_auth import generate_jwt_secret_file
 
 LOOPBACK = "127.0.0.1"
@@ -325,10 +326,23 @@ class ClientProcess:
         self._run_node()
 
     def _init_datadir(self) -> None:
-        """The preset's init command (e.g. `geth init`), if it has one."""
+        """
+        The preset's init command (e.g. `geth init`), if it has one; for a preset whose init output does
+        not depend on where it is written (`ClientPreset.init_relocatable`), the files of this process's
+        earlier init of the same binary and genesis instead, if it has run one (`initialised_datadirs`).
+        """
         if self.preset.init_command is None:
             return
-        command = render_command(self.preset.init_command, self._placeholders())
+        key = init_key(self.preset.init_command, self.binary, self.genesis_path) if self.preset.init_relocatable else None
+        if key is not None and INITIALISED.put_into(key, self.datadir):
+            return
+        self._run_init(self.preset.init_command)
+        if key is not None:
+            INITIALISED.keep(key, self.datadir)
+
+    def _run_init(self, init_command: str) -> None:
+        """The init command run on the fresh datadir; `ClientError` with its log's end if it fails."""
+        command = render_command(init_command, self._placeholders())
         init_log = self.root / f"{self.preset.name}-init.log"
         with open(init_log, "wb") as log:
             try:

@@ -125,6 +125,7 @@ PRESET = ClientPreset(
     name="geth",
     genesis_format=GENESIS,
     init_command="{bin} init --datadir {datadir} --state.scheme path {genesis}",
+    init_relocatable=True,  # pebble's tables and the freezer's files name no path: a copy starts as the original does
     node_command=(
         "{bin} --datadir {datadir} --state.scheme path --syncmode full --nodiscover --nat none"
         " --netrestrict 127.0.0.0/8 --maxpeers 0 --port {p2p_port}"
