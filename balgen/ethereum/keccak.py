@@ -2,13 +2,14 @@
 keccak-256, Ethereum's hash: addresses, transaction and block hashes, and the
 words a keccak-loop generator predicts.
 
-eth-hash with its pysha3 backend (safe-pysha3's C keccak). eth-hash's automatic
-choice takes pycryptodome when both are installed (eth-account brings it in),
-which costs about six times as much per call, and building a fill's workloads
-hashes hundreds of thousands of words.
+eth-hash's pysha3 backend (safe-pysha3's C keccak), called directly. eth-hash's
+automatic choice takes pycryptodome when both are installed (eth-account brings
+it in), which costs about six times as much per call; and its `Keccak256`
+wrapper, which only checks the argument's type before calling the backend, adds
+about a third to each call, while building a fill's workloads hashes hundreds of
+thousands of words.
 """
 
-from eth_hash.backends.pysha3 import PySha3Backend
-from eth_hash.main import Keccak256
+from eth_hash.backends.pysha3 import keccak256 as keccak
 
-keccak = Keccak256(PySha3Backend())
+__all__ = ["keccak"]
