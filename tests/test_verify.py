@@ -52,16 +52,7 @@ def edit_blockchain_test(root: Path, change: Any) -> None:
 
 ENGINE_UNCHANGED = "engine"
 """Left out where only the blockchain_test is changed: the engine import reads the engine_x files, which
-`test_a_filled_fixture_passes_every_verifier` imports as filled, and a node start is about 3 CPU-s."""
-
-
-@pytest.mark.integration
-@requires_revme
-def test_a_filled_fixture_passes_every_verifier(serial_chain_fill: Path) -> None:
-    code, output = verified(serial_chain_fill)
-    assert code == 0, output
-    assert "1 fixtures: geth 1/1, revm 1/1, ethereumjs 1/1, engine 1/1" in output
-    assert not failing_rows(output)
+`test_a_filled_fixture_passes_every_verifier_in_fill_verify` imports as filled, and a node start is about 3 CPU-s."""
 
 
 @pytest.mark.integration
@@ -148,13 +139,19 @@ def test_revme_decode_error_names_the_field_on_its_line(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 @requires_revme
-def test_fill_verify_checks_what_the_fill_wrote(tmp_path: Path) -> None:
+def test_a_filled_fixture_passes_every_verifier_in_fill_verify(tmp_path: Path) -> None:
+    """
+    `fill --verify` checks what the fill wrote, and only that, with all four verifiers: the same `verify` as
+    `balgen verify FOLDER` runs, on the fixture the session's `serial_chain_fill` holds byte for byte, so
+    a `balgen verify` of that fill too (an engine node and an ethereumjs start more) would judge nothing new.
+    """
     output = tmp_path / "out"
     (stale := output / "blockchain_tests" / "old.json").parent.mkdir(parents=True)
     stale.write_text(json.dumps({"old-1M": {"_info": {"fixture-format": "blockchain_test"}, "blocks": []}}))
     completed = run_fill("--verify", "--gas-benchmark-values", "1", "-k", "serial_chain-max", "--output", output)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     assert "1 fixtures: geth 1/1, revm 1/1, ethereumjs 1/1, engine 1/1" in completed.stdout, "only this fill's fixture, not old-1M"
+    assert not failing_rows(completed.stdout)
 
 
 def test_fill_verify_without_revme_is_refused_before_filling(tmp_path: Path) -> None:
