@@ -171,7 +171,7 @@ def test_fill_verify_without_revme_is_refused_before_filling(tmp_path: Path) -> 
 def test_ethereumjs_batches_hold_every_file_once_in_about_equal_gas_heaviest_first() -> None:
     """
     verify runs ethereumjs on batches of files (one node process each, so node's start and warm-up are paid
-    per batch): every file in exactly one, at most four per worker, of about equal gas, heaviest first.
+    per batch): every file in exactly one, at most `BATCHES_PER_WORKER` per worker, of about equal gas, heaviest first.
     """
     gas = {Path(f"f{index}.json"): (index % 7 + 1) * 1_000_000 * (20 if index < 6 else 1) for index in range(78)}
     found = batches(list(gas), gas, workers=2)

@@ -207,10 +207,13 @@ def block_gas(files: Iterable[Path]) -> int:
     return sum(sum(fixture_blocks_gas(fixture)) for path in files for fixture in read_fixture_document(path).values())
 
 
-BATCHES_PER_WORKER = 4
-"""Runs per worker `batches` makes: enough that the workers end close together (each run about an eighth
-of the gas on two cores) and the progress bar moves, few enough that node's start and its JIT's warm-up
-(a third of the CPU of a 30M fixture run alone) are paid a few times, not once per file."""
+BATCHES_PER_WORKER = 2
+"""Runs per worker `batches` makes: enough that the workers end close together and the progress bar moves,
+few enough that node's start (0.95 CPU-s: 0.07 node, 0.37 loading ethereumjs, 0.5 verify.mjs's start checks)
+and its JIT's warm-up are paid a few times, not once per file. Measured (2026-11-29, the demo's 78 files,
+each fixture's CPU-s from verify.mjs, batched by `work_from_bal` and handed to two workers in turn): two per
+worker end within 3.2 CPU-s of each other and the later at 153.9 CPU-s; four (the value before) within 6.1,
+at 157.2, with four more node starts (3.8 CPU-s); one within 14.8."""
 
 
 MIN_BATCH_WORK = 30_000_000
