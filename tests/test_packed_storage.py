@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from balgen.chain.alloc import (
-    fixture_alloc, iter_alloc, iter_alloc_packing, normalised_account, write_alloc_entries, write_sorted_alloc,
+    account_text, fixture_alloc, iter_alloc, iter_alloc_packing, normalised_account, write_alloc_entries,
+    write_sorted_alloc,
 )
 from balgen.analysis.tracer import PreState
 from balgen.chain.packed_storage import PackedStorage
@@ -140,3 +141,17 @@ def test_a_deleted_account_beside_a_packed_one_is_written_as_null(tmp_path) -> N
         "0x" + "01" * 20: None,
         "0x" + "02" * 20: {**packed, "storage": {"0x01": "0x02", "0x0100": "0x03"}},
     }
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**300), 2**300) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text(), json_values, max_size=5))
+def test_an_unpacked_account_is_written_as_compact_json_writes_it(account: dict) -> None:
+    """orjson writes the common account; big integers and text past ASCII or with DEL (a fixture read back) get json's very text."""
+    assert "".join(account_text(account)) == json.dumps(account, separators=(",", ":"))

@@ -130,7 +130,7 @@ def account_text(account: Mapping[str, Any] | None) -> Iterator[str]:
     """
     storage = None if account is None else account.get("storage")
     if not isinstance(storage, PackedStorage):
-        yield COMPACT_JSON.encode(account)
+        yield _compact_text(account)
         return
     before, after = COMPACT_JSON.encode({**account, "storage": _SPLICE}).split(json.dumps(_SPLICE))
     yield before + "{"
@@ -141,6 +141,23 @@ def account_text(account: Mapping[str, Any] | None) -> Iterator[str]:
         yield separator + ",".join(f'"{key}":"{value}"' for key, value in batch)
         separator = ","
     yield "}" + after
+
+
+def _compact_text(value: Any) -> str:
+    """
+    `value`'s compact JSON as `COMPACT_JSON` writes it: by orjson, five times
+    faster (a contract set's accounts are written several times per fill),
+    where that gives the same text; an integer past 64 bits or a string with
+    a character json escapes and orjson does not (past ASCII, or DEL: a
+    fixture's account read back) by `COMPACT_JSON`, which also says what it
+    cannot write. A float, which no allocation holds (quantities are hex
+    strings), is spelled orjson's way.
+    """
+    try:
+        text = orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return COMPACT_JSON.encode(value)
+    return text.decode() if text.isascii() and b"\x7f" not in text else COMPACT_JSON.encode(value)
 
 
 HELD_ALLOC_BYTES = 4 << 20
