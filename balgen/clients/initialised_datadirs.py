@@ -95,12 +95,22 @@ class InitialisedDatadirs:
         return True
 
     def keep(self, key: str, datadir: Path) -> None:
-        """Keep what an init just wrote into `datadir` for `key`, if it fits in what is left of the bound."""
+        """
+        Keep what an init just wrote into `datadir` for `key`, if it fits in what is left of the bound. The
+        files are read outside the lock, which is held only to look and to insert (a fork of the process
+        while another thread reads would otherwise inherit it held).
+        """
         with self._lock:
-            room = self.limit - sum(files.size for files in self._kept.values())
-            files = read_datadir(datadir, room) if key not in self._kept else None
-            if files is not None:
+            if key in self._kept:
+                return
+            room = self.limit - self._kept_bytes()
+        files = read_datadir(datadir, room)
+        with self._lock:
+            if files is not None and key not in self._kept and files.size <= self.limit - self._kept_bytes():
                 self._kept[key] = files
+
+    def _kept_bytes(self) -> int:
+        return sum(files.size for files in self._kept.values())
 
 
 INITIALISED = InitialisedDatadirs()
