@@ -39,6 +39,7 @@ from balgen.replay.discovery import discover
 from balgen.replay.targets import ManagedClient
 
 from in_process import balgen_in_process
+from replay_runs import replayed_on_one_set_of_nodes
 
 TINY = "accounts=2000,contracts=200,slots=20k,seed=3"
 
@@ -361,27 +362,32 @@ def test_geth_over_the_background_state_with_the_groups_accounts_accepts_every_e
 
 @pytest.mark.integration
 def test_balgen_replays_the_fixtures_into_geth_over_the_background_state_warm_and_cold(
-    fills: dict[str, Path], tmp_path: Path
+    fills: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tiny = fills["tiny"]
+    monkeypatch.setenv("BALGEN_CACHE", str(tiny.parent / "cache"))
     # Warm, two sibling executions; cold, one, after a restart on the group's datadir (each restart is a
-    # geth start: a second proves nothing the first does not).
-    for cold, repeat in (((), "2"), (("--cold",), "1")):
-        output = tmp_path / ("cold" if cold else "warm")
-        completed = balgen_in_process(
-            "replay", tiny, "--warmup", "0", "--repeat", repeat, *cold, "--output", output,
-            env={**os.environ, "BALGEN_CACHE": str(tiny.parent / "cache")},
-        )  # fmt: skip
-        assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
-        (result,) = json.loads((output / "results.json").read_text())["tests"]
+    # geth start: a second proves nothing the first does not). Both `balgen replay` command lines on one
+    # node started on the group's datadir (a geth start is about 3 CPU-s).
+    warm, cold_run = replayed_on_one_set_of_nodes(
+        (tiny, "--warmup", "0", "--repeat", "2", "--output", tmp_path / "warm"),
+        (tiny, "--warmup", "0", "--repeat", "1", "--cold", "--output", tmp_path / "cold"),
+    )
+    for cold, (result,) in ((False, warm), (True, cold_run)):
         assert (result["format"], result["verdict"]) == ("blockchain_test_engine_x", "passed")
         measured = [e["restarted_before"] for e in result["executions"] if e["role"] == "measured"]
         assert measured == ([True] if cold else [False, False]), measured
-    # The group's datadir was made once and is kept beside the state, by genesis hash.
+    # The group's datadir was made once and is kept beside the state, by genesis hash: asked again (as the
+    # next replay's node asks), the same files are found, not built again.
     state = built_state(parse_recipe(TINY), TINY, empty_genesis(AMSTERDAM), tiny.parent / "cache")
-    assert [path.name for path in (state.folder / "groups").iterdir()] == [
-        _fixture(tiny / ENGINE_X_FILE)["engineNewPayloads"][0]["params"][0]["parentHash"]
-    ]
+    parent_hash = _fixture(tiny / ENGINE_X_FILE)["engineNewPayloads"][0]["params"][0]["parentHash"]
+    assert [path.name for path in (state.folder / "groups").iterdir()] == [parent_hash]
+    files = {path: path.stat().st_ino for path in (state.folder / "groups" / parent_hash).rglob("*") if path.is_file()}
+    (group,) = [group for group in discover(tiny).groups if group.genesis.background is not None]
+    datadir, _, _ = ManagedClient(GETH, pinned_geth()).background_datadir(group.genesis)
+    assert datadir == state.folder / "groups" / parent_hash / "datadir"
+    # Every file the same inode (a build writes its record, pebble's manifest and log anew: only the state's tables are links).
+    assert {path: path.stat().st_ino for path in datadir.parent.rglob("*") if path.is_file()} == files
 
 
 def test_a_client_other_than_geth_and_reth_is_refused_a_background_state_in_one_line(tmp_path: Path) -> None:
