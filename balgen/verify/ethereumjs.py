@@ -209,7 +209,8 @@ def block_gas(files: Iterable[Path]) -> int:
 
 BATCHES_PER_WORKER = 2
 """Runs per worker `batches` makes: enough that the workers end close together and the progress bar moves,
-few enough that node's start (0.95 CPU-s: 0.07 node, 0.37 loading ethereumjs, 0.5 verify.mjs's start checks)
+few enough that node's start (`MIN_BATCH_WORK`'s 0.7 CPU-s was 0.95 at load 15: 0.07 node, 0.37 loading
+ethereumjs, 0.5 verify.mjs's start checks)
 and its JIT's warm-up are paid a few times, not once per file. Measured (2026-11-29, the demo's 78 files,
 each fixture's CPU-s from verify.mjs, batched by `work_from_bal` and handed to two workers in turn): two per
 worker end within 3.2 CPU-s of each other and the later at 153.9 CPU-s; four (the value before) within 6.1,
