@@ -31,11 +31,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from balgen.clients import process
@@ -56,6 +54,7 @@ from balgen.plumbing.toolchain import pinned_geth
 
 from fill_runs import copied_from_suite_fill
 from processes_left import processes_mentioning
+from rpc_proxy import proxy
 
 pytestmark = [
     pytest.mark.integration,
@@ -450,48 +449,6 @@ def test_json_rpc_error_from_geth_fails_that_test_only(port_taken_and_rpc_error_
     assert_no_geth_left(replayed.scratch)
 
 
-class _Injector(BaseHTTPRequestHandler):
-    """
-    Forwards JSON-RPC to geth (Engine API or HTTP endpoint, headers kept),
-    except what `rule` decides to answer itself. Class attributes are set
-    per test.
-    """
-
-    upstream = ""
-    rule: Callable[[dict[str, Any], dict[str, str]], tuple[int, dict[str, Any]] | dict[str, str] | None] = staticmethod(
-        lambda request, headers: None
-    )
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        request = json.loads(body)
-        headers = {"Content-Type": "application/json"}
-        if self.headers.get("Authorization"):
-            headers["Authorization"] = self.headers["Authorization"]
-        decision = type(self).rule(request, headers)
-        if isinstance(decision, tuple):
-            status, reply = decision
-            data = json.dumps(reply).encode()
-        else:
-            upstream = httpx.post(self.upstream, content=body, headers=decision or headers, timeout=30)
-            status, data = upstream.status_code, upstream.content
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *_args: object) -> None:
-        pass
-
-
-def _proxy(upstream: str, rule: Callable[..., Any]) -> ThreadingHTTPServer:
-    handler = type("Handler", (_Injector,), {"upstream": upstream, "rule": staticmethod(rule)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 @pytest.fixture(scope="module")
 def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientProcess]:
     """
@@ -530,7 +487,7 @@ def test_json_rpc_errors_to_any_call_fail_the_test_and_the_run_goes_on(
             return _error(request, "injected lookup failure")
         return None
 
-    engine, rpc = _proxy(user_geth.engine_url, engine_rule), _proxy(user_geth.rpc_url, rpc_rule)
+    engine, rpc = proxy(user_geth.engine_url, engine_rule), proxy(user_geth.rpc_url, rpc_rule)
     output = tmp_path / "run"
     try:
         code = run_replay(
@@ -584,7 +541,7 @@ def test_jwt_refused_mid_run_fails_that_test_and_the_rest_is_not_run(
             corrupted.set()
         return headers | {"Authorization": wrong_token} if corrupted.is_set() else headers
 
-    engine = _proxy(user_geth.engine_url, rule)
+    engine = proxy(user_geth.engine_url, rule)
     output = tmp_path / "run"
     try:
         code = run_replay(
