@@ -13,6 +13,8 @@ deployer's nonces; spamoor is not installable here), then:
 - plain `geth --dev` is refused for both the Amsterdam and the Osaka export,
   with the reason and what to change, by devnet-check and by `export --check-chain`;
 - a pure-Osaka chain from `balgen devnet-genesis` runs the Osaka export and passes;
+- a run is traced a block at a time (`debug_traceBlockByNumber`), and behind a proxy refusing that, a
+  transaction at a time, with the same lines;
 - runs of the 3M and the 1M export on spamoor's wallets: with spamoor's key, the 1M check takes its own only.
 """
 
@@ -23,6 +25,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +36,7 @@ from balgen.plumbing.toolchain import pinned_geth
 from balgen.model.workload import TxSpec
 from in_process import balgen_in_process
 from devnet_sender import FUNDER, MAX_FEE, TIP, fund, fund_funder_from_dev_account, send_payload_file, send_signed
+from rpc_proxy import proxy
 
 pytestmark = pytest.mark.integration
 
@@ -229,6 +233,49 @@ def test_a_wrong_storage_value_fails_the_check(amsterdam_export: Path, amsterdam
     assert completed.returncode == 1
     assert f"{MIXED}: MISMATCH: slot 0x0 of {intruder[0]} holds " in completed.stdout
     assert "the model" in completed.stdout and "(last written by benchmark block tx" in completed.stdout
+
+
+def test_runs_are_traced_per_block_and_alike_where_the_block_trace_is_refused(
+    amsterdam_export: Path, amsterdam_chain: RpcClient
+) -> None:
+    """
+    geth answers debug_traceBlockByNumber: two traces a block (plain and
+    diff mode), no transaction traced on its own. Behind a proxy refusing the
+    block trace as a client without it does, each transaction is traced on
+    its own, and the check's lines are the same.
+    """
+    rpc = amsterdam_chain
+    start = head(rpc) + 1
+    receipts = send_payload_file(rpc, amsterdam_export / "mixed" / "payloads" / f"{MIXED}.yaml", "traced per block")
+    assert all(receipt["status"] == "0x1" for receipt in receipts)
+    blocks = {int(receipt["blockNumber"], 16) for receipt in receipts}
+    called: dict[str, list[str]] = {"block": [], "refused": []}
+
+    def recorded(request: dict[str, Any], _: dict[str, str]) -> None:
+        called["block"].append(request["method"])
+
+    def refused(request: dict[str, Any], _: dict[str, str]) -> tuple[int, dict[str, Any]] | None:
+        called["refused"].append(request["method"])
+        if request["method"] == "debug_traceBlockByNumber":
+            error = {"code": -32601, "message": "the method debug_traceBlockByNumber does not exist/is not available"}
+            return 200, {"jsonrpc": "2.0", "id": request["id"], "error": error}
+        return None
+
+    lines = {}
+    for name, rule in (("block", recorded), ("refused", refused)):
+        server = proxy(rpc.url, rule)
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            lines[name] = balgen_in_process("devnet-check", amsterdam_export / "mixed" / f"{MIXED}.yaml", "--rpc-url", url, "--since", str(start))
+        finally:
+            server.shutdown()
+            server.server_close()
+    assert lines["block"].returncode == 0, lines["block"].stdout + lines["block"].stderr
+    assert "traced read/write sets as designed, 18 independent groups" in lines["block"].stdout
+    assert called["block"].count("debug_traceBlockByNumber") == 2 * len(blocks)
+    assert "debug_traceTransaction" not in called["block"]
+    assert called["refused"].count("debug_traceTransaction") == 2 * len(receipts)
+    assert (lines["refused"].returncode, lines["refused"].stdout) == (0, lines["block"].stdout)
 
 
 def test_plain_geth_dev_is_refused_with_the_reason(amsterdam_export: Path, osaka_export: Path, tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape as markup_escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ..clients.engine_client import RpcClient, RpcError, RpcTransportError
@@ -174,12 +175,16 @@ def workload_lines(
         task = bar.add_task(name, total=None)
         reported = [time.monotonic()]
 
-        def progress(step: str, done: int, total: int) -> None:
-            """The bar, or off a terminal a plain line every PROGRESS_LINE_SECONDS: tracing a run takes minutes."""
-            bar.update(task, description=f"{name}: {step}", completed=done, total=total)
+        def progress(step: str, done: int, total: int, unit: str = "transactions") -> None:
+            """
+            The bar, or off a terminal a plain line every PROGRESS_LINE_SECONDS:
+            tracing a run takes minutes. The step may quote the chain (why it
+            traces transaction by transaction): printed escaped.
+            """
+            bar.update(task, description=markup_escape(escaped(f"{name}: {step}")), completed=done, total=total)
             if bar.disable and time.monotonic() - reported[0] >= PROGRESS_LINE_SECONDS:
                 reported[0] = time.monotonic()
-                print(f"{PROG}: {escaped(name)}: {step} {done:,} of {total:,} transactions", file=sys.stderr, flush=True)
+                print(f"{PROG}: {escaped(name)}: {escaped(step)} {done:,} of {total:,} {unit}", file=sys.stderr, flush=True)
 
         try:
             lines.append(f"{name}: ok: {check_run(rpc, item, run, miners, progress)}")

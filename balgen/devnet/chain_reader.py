@@ -2,8 +2,10 @@
 The transactions, receipts and state of a live chain, through its JSON-RPC URL only.
 
 Blocks are read with their full transactions in the range asked for; the
-rest (receipts, storage, code, traces) per transaction or account as the
-checks need it. Every call goes to the one URL the user gave.
+rest (receipts, storage, code) per transaction or account as the checks
+need it, and traces per block where the client answers a block trace for
+its transactions (per transaction where it does not). Every call goes to
+the one URL the user gave.
 
 A chain's answers are input like a file the user gives: each is read as the
 typed model of what its method returns (`RpcClient.call_as`), so one that is
@@ -18,10 +20,11 @@ import re
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
 
-from ..clients.engine_client import RpcClient, RpcError
+from ..clients.engine_client import RpcAnswerError, RpcClient, RpcError
 from ..ethereum.hextypes import exactly
+from ..export.yaml_text import counted
 from ..plumbing.errors import BadInput
 
 _HEX = re.compile(r"0x[0-9a-fA-F]*")
@@ -177,10 +180,24 @@ class NoTrace(Exception):
     """The RPC does not trace the transaction (no debug API, or no state to trace on); the message says why."""
 
 
+class NoBlockTrace(Exception):
+    """
+    The RPC's block trace cannot stand for its transactions' own traces (the
+    method or the tracer refused, or an answer that is not the block's
+    transactions); the message says which. Each is then traced on its own.
+    """
+
+
+BLOCK_TRACE = "debug_traceBlockByNumber"
+
+
+def _tracer_options(diff: bool) -> dict[str, Any]:
+    return {"tracer": "prestateTracer", "tracerConfig": {"diffMode": diff}}
+
+
 def _trace(rpc: RpcClient, kind: Any, tx: ChainTx, diff: bool) -> Any:
-    options = {"tracer": "prestateTracer", "tracerConfig": {"diffMode": diff}}
     try:
-        return rpc.call_as(kind, "debug_traceTransaction", [tx.hash, options])
+        return rpc.call_as(kind, "debug_traceTransaction", [tx.hash, _tracer_options(diff)])
     except RpcError as error:
         raise NoTrace(error.message) from None
 
@@ -193,3 +210,63 @@ def prestate_trace(rpc: RpcClient, tx: ChainTx) -> PrestateTrace:
 def prestate_diff(rpc: RpcClient, tx: ChainTx) -> PrestateDiff:
     """The same tracer in diff mode: what `tx` changed, before and after."""
     return _trace(rpc, PrestateDiff, tx, diff=True)
+
+
+class BlockTraceEntry(ChainModel):
+    """One transaction's part of a block trace: its hash, and its tracer's result or why there is none."""
+
+    tx_hash: RpcHash | None = Field(None, alias="txHash")
+    result: Any = None
+    error: Any = None
+
+
+def _block_trace_entries(rpc: RpcClient, number: int, diff: bool) -> list[BlockTraceEntry]:
+    try:
+        return rpc.call_as(list[BlockTraceEntry], BLOCK_TRACE, [hex(number), _tracer_options(diff)])
+    except RpcError as error:
+        raise NoBlockTrace(f"{BLOCK_TRACE} of block {number}: {error.message}") from None
+    except RpcAnswerError as error:
+        raise NoBlockTrace(str(error)) from None
+
+
+def _block_traced(rpc: RpcClient, number: int, txs: list[ChainTx], kind: TypeAdapter[Any], diff: bool) -> dict[str, Any]:
+    """
+    Each of `txs`' results in block `number`'s trace, read as `kind`, by tx
+    hash: the entry at its position must name it (the answer is of this
+    block, in its order) and hold a result that is a trace of that kind.
+    """
+    entries = _block_trace_entries(rpc, number, diff)
+    traced = {}
+    for tx in txs:
+        if tx.position >= len(entries):
+            answered = counted(len(entries), "transaction")
+            raise NoBlockTrace(f"{BLOCK_TRACE} of block {number} answered {answered}, without {tx.where}")
+        entry = entries[tx.position]
+        if entry.tx_hash != tx.hash:
+            raise NoBlockTrace(
+                f"{BLOCK_TRACE} of block {number} names {entry.tx_hash or 'no transaction'} at position {tx.position}, "
+                f"not {tx.hash}"
+            )
+        try:
+            traced[tx.hash] = kind.validate_python(entry.result)
+        except ValidationError:
+            problem = "no prestate trace" if entry.error is None else f"the error {str(entry.error)[:200]!r}"
+            raise NoBlockTrace(f"{BLOCK_TRACE} of block {number} has {problem} for {tx.where}") from None
+    return traced
+
+
+_PLAIN = TypeAdapter(PrestateTrace)
+_DIFF = TypeAdapter(PrestateDiff)
+
+
+def block_prestate_traces(rpc: RpcClient, number: int, txs: list[ChainTx]) -> dict[str, tuple[PrestateTrace, PrestateDiff]]:
+    """
+    `prestate_trace` and `prestate_diff` of each of `txs` (transactions of
+    block `number`), by tx hash, from two block traces: a client traces a
+    transaction by executing the block's transactions before it, so one
+    block trace per mode costs what tracing its last transaction does.
+    NoBlockTrace when they cannot stand for the transactions' own traces.
+    """
+    accessed = _block_traced(rpc, number, txs, _PLAIN, diff=False)
+    changed = _block_traced(rpc, number, txs, _DIFF, diff=True)
+    return {tx.hash: (accessed[tx.hash], changed[tx.hash]) for tx in txs}

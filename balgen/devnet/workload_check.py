@@ -6,26 +6,32 @@ the chain in the range; every receipt is a success (spamoor counts only
 transactions it could not submit); every storage slot the model writes holds
 the model's last value after the workload's last block; every contract the
 workload creates has the model's code (its references to the workload's own
-contracts at their live addresses); and where the RPC serves
-`debug_traceTransaction`, each transaction's traced storage reads and writes
-are the model's and the traced conflict graph has as many independent groups
-as the export has payloads.
+contracts at their live addresses); and where the RPC serves geth's
+`prestateTracer` (`debug_traceBlockByNumber` per block, or
+`debug_traceTransaction` per transaction where a block trace is refused),
+each transaction's traced storage reads and writes are the model's and the
+traced conflict graph has as many independent groups as the export has
+payloads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..analysis.graph import ordered_groups
 from ..export.chain_order import OrderedTx
 from ..export.yaml_text import counted
 from ..clients.engine_client import RpcClient, RpcError
 from ..model.workload import Address, AddressReference
-from .chain_reader import ChainTx, NoTrace, code_at, prestate_diff, prestate_trace, receipt_of, storage_at
+from .chain_reader import (
+    ChainTx, NoBlockTrace, NoTrace, PrestateDiff, PrestateTrace, block_prestate_traces, code_at, prestate_diff, prestate_trace,
+    receipt_of, storage_at,
+)
 from .exported import ExportedWorkload
 from .matching import FoundPayload, Matches
-from .traces import storage_difference, traced_tx
+from .traces import TracedTx, storage_difference, traced_tx
 
 
 class Mismatch(Exception):
@@ -143,8 +149,39 @@ def check_code(rpc: RpcClient, sent: list[Sent], live: dict[Address, Address], b
     return count
 
 
-Progress = Callable[[str, int, int], None]
-"""(step, done, total): what a person watching a long check is told."""
+class Progress(Protocol):
+    """(step, done, total, unit): what a person watching a long check is told."""
+
+    def __call__(self, step: str, done: int, total: int, unit: str = "transactions") -> None: ...
+
+
+def traced_in_turn(rpc: RpcClient, sent: list[Sent], progress: Progress) -> Iterator[tuple[Sent, TracedTx]]:
+    """
+    Each transaction of `sent`, in its order, with its traces: from its
+    block's trace (each block traced once, when its first transaction comes),
+    or, once a block's trace cannot stand for its transactions' own, from
+    each transaction's own trace for the rest of the run; so the first
+    difference and NoTrace are found where tracing each transaction finds them.
+    """
+    untraced: dict[int, list[ChainTx]] = {}
+    """The blocks not traced yet: the run's transactions in each."""
+    for item in sent:
+        untraced.setdefault(item.live.block, []).append(item.live)
+    blocks = len(untraced)
+    traced: dict[str, tuple[PrestateTrace, PrestateDiff]] = {}
+    refused: str | None = None
+    for done, item in enumerate(sent):
+        if refused is None and item.live.block in untraced:
+            progress("tracing", blocks - len(untraced), blocks, "blocks")
+            try:
+                traced.update(block_prestate_traces(rpc, item.live.block, untraced.pop(item.live.block)))
+            except NoBlockTrace as reason:
+                refused = str(reason)
+        own = traced.pop(item.live.hash, None)
+        if own is None:
+            progress(f"tracing transaction by transaction ({refused})", done, len(sent))
+            own = prestate_trace(rpc, item.live), prestate_diff(rpc, item.live)
+        yield item, traced_tx(*own)
 
 
 def check_traces(
@@ -153,9 +190,7 @@ def check_traces(
 ) -> None:
     """Traced storage sets and the independent group count against the model; NoTrace if the RPC has no traces."""
     sets = []
-    for done, item in enumerate(sent):
-        progress("tracing", done, len(sent))
-        traced = traced_tx(prestate_trace(rpc, item.live), prestate_diff(rpc, item.live))
+    for item, traced in traced_in_turn(rpc, sent, progress):
         difference = storage_difference(item.ordered.access, traced, live)
         if difference:
             raise Mismatch(f"{item.ordered.label} ({item.live.where}): {difference}")
