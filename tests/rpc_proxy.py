@@ -18,11 +18,24 @@ Rule = Callable[[dict[str, Any], dict[str, str]], tuple[int, dict[str, Any]] | d
 """(request, headers) -> (HTTP status, reply) answered instead, headers to forward with, or None: forwarded as it is."""
 
 
-class _Injector(BaseHTTPRequestHandler):
-    """Forwards to `upstream` what `rule` does not answer; both class attributes are set per proxy."""
+class ProxyServer(ThreadingHTTPServer):
+    """The proxy's server, with the one HTTP client it forwards through (a client a call costs a TLS context each)."""
 
-    upstream = ""
-    rule: Rule = staticmethod(lambda request, headers: None)
+    def __init__(self, upstream: str, rule: Rule) -> None:
+        super().__init__(("127.0.0.1", 0), _Injector)
+        self.upstream = upstream
+        self.rule = rule
+        self.client = httpx.Client(timeout=30)
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        self.client.close()
+
+
+class _Injector(BaseHTTPRequestHandler):
+    """Forwards to the server's upstream what its rule does not answer."""
+
+    server: ProxyServer
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -30,12 +43,12 @@ class _Injector(BaseHTTPRequestHandler):
         headers = {"Content-Type": "application/json"}
         if self.headers.get("Authorization"):
             headers["Authorization"] = self.headers["Authorization"]
-        decision = type(self).rule(request, headers)
+        decision = self.server.rule(request, headers)
         if isinstance(decision, tuple):
             status, reply = decision
             data = json.dumps(reply).encode()
         else:
-            upstream = httpx.post(self.upstream, content=body, headers=decision or headers, timeout=30)
+            upstream = self.server.client.post(self.server.upstream, content=body, headers=decision or headers)
             status, data = upstream.status_code, upstream.content
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -47,9 +60,8 @@ class _Injector(BaseHTTPRequestHandler):
         pass
 
 
-def proxy(upstream: str, rule: Rule) -> ThreadingHTTPServer:
+def proxy(upstream: str, rule: Rule) -> ProxyServer:
     """The proxy, serving on a free port of 127.0.0.1 until its `shutdown()`."""
-    handler = type("Handler", (_Injector,), {"upstream": upstream, "rule": staticmethod(rule)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = ProxyServer(upstream, rule)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
