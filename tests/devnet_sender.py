@@ -122,16 +122,19 @@ Interjection = Callable[[RpcClient, dict[int, bytes]], None]
 
 def send_payload_file(
     rpc: RpcClient, path: Path, seed: str, interject: Interjection | None = None, drop_last: int = 0,
-    root: bytes | None = None,
+    root: bytes | None = None, at_once: bool = False,
 ) -> list[dict]:
     """
     Every payload of `path`, each on fresh wallets, all funded first, in order; the receipts.
     `interject` runs once, after the first payload's first transaction, with its contracts.
     `drop_last` transactions of the last payload are not sent (a run spamoor has not finished).
     With `root`, the wallets are spamoor's: its pool's children of that root key under `seed`
-    (the spammer's), each payload taking the next ones.
+    (the spammer's), each payload taking the next ones. `at_once` sends every transaction before
+    waiting for a receipt, as spamoor does: the dev chain then mines several in a block.
     """
+    assert not (at_once and interject), "an interjection goes between two transactions mined in turn"
     receipts = []
+    sent = []
     payloads = yaml.safe_load(path.read_text())["payloads"]
     if drop_last:
         payloads[-1]["txs"] = payloads[-1]["txs"][:-drop_last]
@@ -163,8 +166,11 @@ def send_payload_file(
                 max_priority_fee_per_gas=TIP,
             )
             nonces[tx["from"]] += 1
+            if at_once:
+                sent.append(rpc.call("eth_sendRawTransaction", ["0x" + sign(spec, DEV_CHAIN_ID).raw.hex()]).result)
+                continue
             receipts.append(send_signed(rpc, spec))
             if interject is not None:
                 interject(rpc, contracts)
                 interject = None
-    return receipts
+    return receipts + [wait_receipt(rpc, tx_hash) for tx_hash in sent]

@@ -239,6 +239,8 @@ def test_runs_are_traced_per_block_and_alike_where_the_block_trace_is_refused(
     amsterdam_export: Path, amsterdam_chain: RpcClient
 ) -> None:
     """
+    A run sent as spamoor sends it, every transaction before the first
+    receipt (geth mines several in a block, as many as it takes in time).
     geth answers debug_traceBlockByNumber: two traces a block (plain and
     diff mode), no transaction traced on its own. Behind a proxy refusing the
     block trace as a client without it does, each transaction is traced on
@@ -246,7 +248,7 @@ def test_runs_are_traced_per_block_and_alike_where_the_block_trace_is_refused(
     """
     rpc = amsterdam_chain
     start = head(rpc) + 1
-    receipts = send_payload_file(rpc, amsterdam_export / "mixed" / "payloads" / f"{MIXED}.yaml", "traced per block")
+    receipts = send_payload_file(rpc, amsterdam_export / "mixed" / "payloads" / f"{MIXED}.yaml", "traced per block", at_once=True)
     assert all(receipt["status"] == "0x1" for receipt in receipts)
     blocks = {int(receipt["blockNumber"], 16) for receipt in receipts}
     called: dict[str, list[str]] = {"block": [], "refused": []}
