@@ -7,7 +7,10 @@ lines that prove a mode, the agreement margin, and the rotation of rounds.
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,8 @@ from balgen.clients.modes import ClientMode
 from balgen.clients.modes import parse_modes as parse_modes_of
 from balgen.clients.slow_block_log import ExecutionPath, ClientBlockTiming, SlowBlockLogReader
 from balgen.plumbing.errors import BadInput
-from balgen.replay.discovery import discover, load_test
+from balgen.fixtures.reading import read_fixture_document
+from balgen.replay.discovery import discover, load_test, parse_test
 from balgen.replay.runner import rotated
 from balgen.replay.sibling_blocks import SiblingBlocks, UnknownPayloadShape
 from balgen.results.measurements import Execution, Role, allowed_overhead_ms
@@ -111,6 +115,34 @@ def test_a_payload_whose_header_does_not_rebuild_makes_no_sibling(engine_fixture
 
     with pytest.raises(UnknownPayloadShape, match="hashes to 0x[0-9a-f]{64}, not to its blockHash"):
         SiblingBlocks.of(replace(benchmark, params=params))
+
+
+# -- what discovery checked, reused ----------------------------------------------
+
+
+def test_a_test_unchanged_since_discovery_loads_as_a_fresh_check_reads_it(engine_fixtures: Path) -> None:
+    """The payloads discovery checked, given their params again, are what checking the file anew gives."""
+    suite = discover(engine_fixtures, "mixed_dep-max-group1", "auto")
+    ref = suite.groups[0].tests[0]
+    assert ref.checked is not None and all(not directive.params for directive in ref.checked.directives)
+    fresh = parse_test(ref, read_fixture_document(ref.path)[ref.test_id])
+    loaded = load_test(ref)
+    assert loaded.payloads == fresh.payloads
+    assert loaded.benchmark.params[0]["transactions"], "the benchmark payload is sent with its transactions"
+
+
+def test_a_file_rewritten_after_discovery_is_checked_again(engine_fixtures: Path, tmp_path: Path) -> None:
+    """A transaction mangled after discovery is bad input naming it, not sent because discovery once checked the file."""
+    copy = tmp_path / "fixtures"
+    shutil.copytree(engine_fixtures / "blockchain_tests_engine_x", copy)
+    ref = discover(copy, "serial_chain-max", "auto").groups[0].tests[0]
+    document = json.loads(ref.path.read_text())
+    document[ref.test_id]["engineNewPayloads"][-1]["params"][0]["transactions"][0] = "0xnothex"
+    ref.path.write_text(json.dumps(document))
+    written = ref.path.stat().st_mtime_ns
+    os.utime(ref.path, ns=(written + 10**9, written + 10**9))  # a later time even on a coarse clock
+    with pytest.raises(BadInput, match=r"transactions\[0\]: '0xnothex' is not 0x-prefixed hex"):
+        load_test(ref)
 
 
 # -- modes -------------------------------------------------------------------

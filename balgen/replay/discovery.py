@@ -19,6 +19,9 @@ value is read through the fixture models (`fixtures/models.py`) by
 account at a time, and read again the same way into the client's genesis file.
 Only the small facts are kept from discovery; payloads are read again when
 their test runs, so a suite of thousands of large fixtures never sits in memory.
+What discovery checked of a test's payloads is kept without the payloads
+(`CheckedPayloads`): a file unchanged since (the same modification time) is
+not checked a second time when its test runs, only read.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -71,6 +74,16 @@ FORMAT_CHOICES = {"auto": REPLAYABLE_FORMATS, **{known.short_name: (known.name,)
 
 
 @dataclass(frozen=True)
+class CheckedPayloads:
+    """A test's payload entries as discovery checked them, their params left out, and when its file was written."""
+
+    mtime_ns: int
+    """The file's modification time, taken before discovery read it."""
+    directives: tuple[PayloadDirective, ...]
+    """Every `engineNewPayloads` entry, checked, with empty `params` (the payloads stay in the file)."""
+
+
+@dataclass(frozen=True)
 class FixtureRef:
     """Where one test lives: its file, its key in that file and its format."""
 
@@ -80,6 +93,8 @@ class FixtureRef:
     eest_test_id: str | None = None
     """The EEST-style id balgen records in `_info` (`model/test_ids.py`); an
     execution-spec-tests fixture's key is its id already."""
+    checked: CheckedPayloads | None = field(default=None, compare=False, repr=False)
+    """What discovery checked of the test's payloads; None for a ref not made by discovery."""
 
 
 @dataclass(frozen=True)
@@ -206,12 +221,15 @@ def _cached_fixture_file(path: Path, mtime_ns: int) -> dict[str, Any]:
     return read_fixture_document(path)
 
 
-def _fixture_file(path: Path) -> dict[str, Any]:
+def _modification_time(path: Path) -> int:
     try:
-        mtime_ns = path.stat().st_mtime_ns
+        return path.stat().st_mtime_ns
     except OSError:
         raise BadInput(f"{path}: does not exist") from None
-    return _cached_fixture_file(path, mtime_ns)
+
+
+def _fixture_file(path: Path) -> dict[str, Any]:
+    return _cached_fixture_file(path, _modification_time(path))
 
 
 def _hash(value: Any, where: str, field_name: str) -> str:
@@ -233,15 +251,31 @@ def _checked_accounts(genesis: GenesisSource) -> None:
         pass
 
 
-def parse_test(ref: FixtureRef, fixture: Any) -> ReplayTest:
-    """Check one fixture of a replayable format and keep what the replay needs."""
+def _checked_directives(checked: CheckedPayloads, fixture: Mapping[str, Any]) -> tuple[PayloadDirective, ...] | None:
+    """The directives discovery checked, each with its params from `fixture`; None if the entries do not line up."""
+    entries = fixture.get("engineNewPayloads")
+    if not isinstance(entries, list) or len(entries) != len(checked.directives):
+        return None
+    if not all(isinstance(entry, Mapping) and isinstance(entry.get("params"), list) for entry in entries):
+        return None
+    return tuple(replace(directive, params=list(entry["params"])) for directive, entry in zip(checked.directives, entries))
+
+
+def parse_test(ref: FixtureRef, fixture: Any, checked: CheckedPayloads | None = None) -> ReplayTest:
+    """
+    Check one fixture of a replayable format and keep what the replay needs. With `checked` (the
+    fixture's file is unchanged since discovery checked its payloads), the payloads are not checked
+    again: checking the hex of a default suite's 400,000 payload values took 1 CPU-s of a replay.
+    """
     where = f"{ref.path}: test {ref.test_id}"
     if not isinstance(fixture, Mapping):
         raise BadInput(f"{where}: not a JSON object")
-    try:
-        payloads = parse_payload_directives(fixture)
-    except BadInput as error:
-        raise BadInput(f"{where}: {error}") from None
+    payloads = None if checked is None else _checked_directives(checked, fixture)
+    if payloads is None:
+        try:
+            payloads = parse_payload_directives(fixture)
+        except BadInput as error:
+            raise BadInput(f"{where}: {error}") from None
     return ReplayTest(
         ref=ref,
         network=string_field(fixture, "network", where),
@@ -268,11 +302,13 @@ def filled_with(ref: FixtureRef) -> str | None:
 
 
 def load_test(ref: FixtureRef) -> ReplayTest:
-    """Read one test again, at the time it runs (see the module docstring)."""
-    document = _fixture_file(ref.path)
+    """Read one test again, at the time it runs (see the module docstring); checked again if its file changed."""
+    mtime_ns = _modification_time(ref.path)
+    document = _cached_fixture_file(ref.path, mtime_ns)
     if ref.test_id not in document:
         raise BadInput(f"{ref.path}: test {ref.test_id}: no longer in the file")
-    return parse_test(ref, document[ref.test_id])
+    unchanged = ref.checked is not None and ref.checked.mtime_ns == mtime_ns
+    return parse_test(ref, document[ref.test_id], ref.checked if unchanged else None)
 
 
 # -- genesis of a test --------------------------------------------------------
@@ -521,6 +557,7 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
     selected: list[tuple[FixtureRef, GenesisSource]] = []
     candidates: list[FixtureRef] = []
     for file in fixture_files(path):
+        mtime_ns = _modification_time(file)  # before reading: a file written meanwhile is checked again when it runs
         for ref, fixture in _refs_of_file(file):
             if not isinstance(ref, FixtureRef):
                 skipped[ref] = skipped.get(ref, 0) + 1
@@ -530,6 +567,7 @@ def discover(path: Path, keyword: str | None = None, formats: str = "auto") -> S
             if ref.format not in FORMAT_CHOICES[formats]:
                 continue
             test = parse_test(ref, fixture)
+            ref = replace(ref, checked=CheckedPayloads(mtime_ns, tuple(replace(d, params=[]) for d in test.payloads)))
             selected.append((ref, resolver.genesis_of(ref, fixture, test)))
             candidates.append(ref)
     for name, count in sorted(skipped.items()):
