@@ -41,7 +41,7 @@ from rpc_proxy import proxy
 pytestmark = pytest.mark.integration
 
 ARCHIVE = ("--gcmode", "archive", "--state.scheme", "hash")
-"""Every block's state kept at once, so that debug_traceTransaction can trace any transaction."""
+"""Every block's state kept at once, so that any block (or, in the fallback, any transaction) can be traced."""
 MIXED = "mixed_dep-max-group2-1M"
 SET = "extcodesize-max-0.5KB-1M"
 
