@@ -204,16 +204,20 @@ class _PlannedFixture:
     test_id: str
     readers: frozenset[Verifier]
     blocks_gas: list[int]
+    """The gas of each block, for a fixture ethereumjs reads (its batches are balanced by it); else [0]."""
     balgens: bool
     filled: Filled
 
 
+def _planned_fixture(test_id: str, fixture: Any) -> _PlannedFixture:
+    readers = verifiers_of(fixture)
+    blocks_gas = (fixture_blocks_gas(fixture) or [0]) if Verifier.ETHEREUMJS in readers else [0]
+    return _PlannedFixture(test_id, readers, blocks_gas, balgens(fixture), Filled.of(fixture))
+
+
 def _planned_fixtures(file: Path) -> list[_PlannedFixture]:
     """The fixtures of one file, in the file's order."""
-    return [
-        _PlannedFixture(test_id, verifiers_of(fixture), fixture_blocks_gas(fixture) or [0], balgens(fixture), Filled.of(fixture))
-        for test_id, fixture in read_fixture_values(file).items()
-    ]  # fmt: skip
+    return [_planned_fixture(test_id, fixture) for test_id, fixture in read_fixture_values(file).items()]
 
 
 def plan(path: Path, selection: Selection, tools: Tools) -> Plan:
