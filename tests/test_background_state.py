@@ -368,13 +368,15 @@ def test_balgen_replays_the_fixtures_into_geth_over_the_background_state_warm_an
     monkeypatch.setenv("BALGEN_CACHE", str(tiny.parent / "cache"))
     # Warm, two sibling executions; cold, one, after a restart on the group's datadir (each restart is a
     # geth start: a second proves nothing the first does not). Both `balgen replay` command lines on one
-    # node started on the group's datadir (a geth start is about 3 CPU-s).
+    # node started on the group's datadir (a geth start is about 3 CPU-s). The warm run's agreement with
+    # geth's own time is recorded, not checked: a tiny block's 10 ms margin is within the scheduling noise
+    # of three test workers on two cores (the check has its own test in test_replay_harness).
     warm, cold_run = replayed_on_one_set_of_nodes(
-        (tiny, "--warmup", "0", "--repeat", "2", "--output", tmp_path / "warm"),
+        (tiny, "--warmup", "0", "--repeat", "2", "--agreement", "record", "--output", tmp_path / "warm"),
         (tiny, "--warmup", "0", "--repeat", "1", "--cold", "--output", tmp_path / "cold"),
     )
     for cold, (result,) in ((False, warm), (True, cold_run)):
-        assert (result["format"], result["verdict"]) == ("blockchain_test_engine_x", "passed")
+        assert (result["format"], result["verdict"]) == ("blockchain_test_engine_x", "passed"), result["failure"]
         measured = [e["restarted_before"] for e in result["executions"] if e["role"] == "measured"]
         assert measured == ([True] if cold else [False, False]), measured
     # The group's datadir was made once and is kept beside the state, by genesis hash: asked again (as the
