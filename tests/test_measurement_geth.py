@@ -129,12 +129,16 @@ def test_an_aa_pair_is_no_change_and_a_slowed_client_is_slower(
     """
     The three runs go at the same time: the machine's load (other work on
     shared cores) then weighs on each alike, as it would not on runs made
-    minutes apart, whose drift is what the noise floor is for.
+    minutes apart, whose drift is what the noise floor is for. Nine measured
+    executions a test: a 1M block is a few milliseconds, and with five the
+    bootstrap interval of a median ratio under the other test workers'
+    scheduling noise called two of three A/A tests changed (one faster, one
+    slower) in one CI run.
     """
     engine_x = str(filled / "blockchain_tests_engine_x")
     runs = {name: tmp_path / name for name in ("a1", "a2", "slowed")}
     commands = {
-        name: ["replay", engine_x, "--repeat", "5", "--label", name,
+        name: ["replay", engine_x, "--repeat", "9", "--label", name,
                "--agreement", "record",  # three replays on two loaded cores: the verdicts are tested, not the margin
                "--output", str(output), *(_client(late_engine_url, user_geth) if name == "slowed" else [])]
         for name, output in runs.items()
