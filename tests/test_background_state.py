@@ -492,8 +492,9 @@ def test_geth_commits_the_same_workload_slots_as_the_fill_and_replays_the_fixtur
     copy_datadir(state.datadir, plain_copy, DATADIR_LINKABLE)
     assert overlay_accounts(state_build_tool(), plain_copy, alloc, empty_genesis(AMSTERDAM), recipe.built_part())[0] != root
     completed = balgen_in_process(
-        "replay", deep, "--warmup", "0", "--repeat", "1", "--output", tmp_path / "replay", env={**os.environ, "BALGEN_CACHE": str(cache)}
-    )
+        "replay", deep, "--warmup", "0", "--repeat", "1", "--agreement", "record", "--output", tmp_path / "replay",
+        env={**os.environ, "BALGEN_CACHE": str(cache)},
+    )  # the verdicts are tested, not the agreement margin (three workers on two cores)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]
     results = json.loads((tmp_path / "replay" / "results.json").read_text())["tests"]
     assert len(results) == 2 and {result["verdict"] for result in results} == {"passed"}
