@@ -20,8 +20,9 @@
 // With --setup-from-bal, every block before a fixture's last (balgen's setup blocks, which deploy what the
 // benchmark block reads) is applied from its BAL instead of executed: the BAL's structure and its hash
 // against the header, the block against its parent (header, transactions and withdrawals roots), then
-// ethereumjs's own `consumeBAL` writes the BAL's final values into the state, whose root must be the
-// header's. What those blocks' transactions do is then judged by the EVMs that execute every block (geth's
+// the BAL's final values are written into the state, whose root must be the header's: the state built in
+// one pass into ethereumjs's own trie database (one_pass_state.mjs), or by ethereumjs's own `consumeBAL`
+// where that module leaves a block to it or BALGEN_ETHEREUMJS_OWN_SETUP_STATE=1. What those blocks' transactions do is then judged by the EVMs that execute every block (geth's
 // evm blocktest and revme); the last block is run as above, on the state the BAL built.
 // The first line is the version record: which ethereumjs and which Amsterdam gas schedule it charges.
 // Bad input (no file, a file that is not JSON) is one line on stderr and exit code 2 (files are read one at
@@ -65,6 +66,7 @@ import { useCopyOnWriteCheckpoints } from './bal_checkpoints.mjs'
 import { useSortKeys } from './bal_sort_keys.mjs'
 import { compiledCrypto } from './compiled_crypto.mjs'
 import { useOnePassRlp } from './one_pass_rlp.mjs'
+import { SetupState, applyInOnePass, useOnePassState } from './one_pass_state.mjs'
 import { useWordHandlers } from './word_handlers.mjs'
 
 // ethereumjs 10.1.3 copies the whole access list at every call frame; bal_checkpoints.mjs says why
@@ -186,6 +188,15 @@ const CRYPTO = process.env.BALGEN_ETHEREUMJS_JS_CRYPTO === '1'
 const WORD_HANDLERS = process.env.BALGEN_ETHEREUMJS_OWN_HANDLERS === '1'
   ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_HANDLERS=1"
   : await useWordHandlers(amsterdamCommon())
+
+/** keccak-256 as the fixtures' common computes it: hash-wasm's where it loaded (compiled_crypto.mjs), else noble's. */
+const keccak256 = CRYPTO.customCrypto.keccak256 ?? keccak_256
+
+// The state after a setup block applied from its BAL built in one pass (one_pass_state.mjs says why and how
+// it is checked); BALGEN_ETHEREUMJS_OWN_SETUP_STATE=1 keeps ethereumjs's consumeBAL.
+const SETUP_STATE = process.env.BALGEN_ETHEREUMJS_OWN_SETUP_STATE === '1'
+  ? { useIt: false, description: "ethereumjs's consumeBAL: BALGEN_ETHEREUMJS_OWN_SETUP_STATE=1" }
+  : await useOnePassState(amsterdamCommon(), keccak256)
 
 const VM_VERSION = JSON.parse(
   readFileSync(new URL('./node_modules/@ethereumjs/vm/package.json', import.meta.url), 'utf8'),
@@ -469,9 +480,6 @@ async function checkAccounts(state, expected) {
   }
 }
 
-/** keccak-256 as the fixtures' common computes it: hash-wasm's where it loaded (compiled_crypto.mjs), else noble's. */
-const keccak256 = CRYPTO.customCrypto.keccak256 ?? keccak_256
-
 /**
  * The hash `validateBlockAccessListHashFromJSON` checks, keccak-256 of the RLP of the accounts in the
  * JSON's order, from `parsed` (`createBlockLevelAccessListFromJSON(json)`): each account's canonical entry
@@ -489,9 +497,13 @@ function jsonOrderBalHash(json, parsed) {
 /**
  * A setup block applied from its BAL, not executed (--setup-from-bal): the BAL's structure and hash as
  * `runBlock` checks them, the block against its parent as `putBlock` validates it, then the state the BAL's
- * final values give (ethereumjs's `consumeBAL`) against the header's state root.
+ * final values give against the header's state root. That state is built in one pass from `setupState`
+ * (the fixture's state beside ethereumjs's, one_pass_state.mjs) where it is given and takes the block on,
+ * else by ethereumjs's `consumeBAL`; either way the root commits to every account and slot, so a state
+ * whose root is the header's is the state the header commits to. Whether `setupState` still follows the
+ * state (false once consumeBAL has moved the state without it).
  */
-async function applySetupBlock(state, blockchain, block, bal, number) {
+async function applySetupBlock(state, blockchain, block, bal, number, setupState) {
   const where = `block ${number} (setup, applied from its BAL)`
   let changes
   try {
@@ -517,11 +529,16 @@ async function applySetupBlock(state, blockchain, block, bal, number) {
   } catch (error) {
     throw new Disagreement('header', `${where}: ${error.message ?? error}`, null, number)
   }
-  await state.consumeBAL(changes)
-  const root = await state.getStateRoot()
+  let root = setupState === undefined ? undefined : await applyInOnePass(state, setupState, changes)
+  const followed = root !== undefined
+  if (!followed) {
+    await state.consumeBAL(changes)
+    root = await state.getStateRoot()
+  }
   if (!equalsBytes(root, block.header.stateRoot)) {
     throw new Disagreement('bal', `${where}: its BAL's changes give state root ${bytesToHex(root)}, the header has ${bytesToHex(block.header.stateRoot)}`, 'stateRoot', number)
   }
+  return followed
 }
 
 async function verifyFixture(file, name, fixture) {
@@ -553,6 +570,9 @@ async function verifyFixture(file, name, fixture) {
   let last = genesis
   let number = 0
   const blocks = blocksOf(fixture, common)
+  // The state beside ethereumjs's that setup blocks are built from in one pass: made at the first one, and
+  // dropped for the rest of the fixture once a block is executed or left to consumeBAL.
+  let setupState = setupFromBal && SETUP_STATE.useIt && blocks.length > 1 ? null : undefined
   for (const next of blocks) {
     number++
     let block, bal, invalid
@@ -563,10 +583,12 @@ async function verifyFixture(file, name, fixture) {
       throw new Disagreement('format', `block ${number}: ${error.message ?? error}`, null, number)
     }
     if (setupFromBal && number < blocks.length && !invalid) {
-      await applySetupBlock(state, blockchain, block, bal, number)
+      if (setupState === null) setupState = SetupState.fromPre(pre, keccak256)
+      if (!(await applySetupBlock(state, blockchain, block, bal, number, setupState))) setupState = undefined
       last = block
       continue
     }
+    setupState = undefined
     try {
       await runBlock(vm, { block, blockAccessList: bal, generate: false, skipHeaderValidation: false })
     } catch (error) {
@@ -619,7 +641,8 @@ async function versionRecord() {
     verifier: 'ethereumjs', version: `@ethereumjs/vm ${VM_VERSION}`, node: process.version,
     bal_checkpoints: CLONING_CHECKPOINTS ? 'ethereumjs' : 'copy-on-write', crypto: CRYPTO.description,
     opcode_handlers: WORD_HANDLERS, rlp: RLP_CODEC, bal_sort: BAL_SORT,
-    setup_blocks: setupFromBal ? 'applied from their BAL' : 'executed', amsterdam_gas: schedule,
+    setup_blocks: setupFromBal ? 'applied from their BAL' : 'executed', setup_state: SETUP_STATE.description,
+    amsterdam_gas: schedule,
   }
 }
 
