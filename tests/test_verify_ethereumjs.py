@@ -377,12 +377,14 @@ def verdicts_of(
     own_handlers: bool = False,
     own_rlp: bool = False,
     own_bal_sort: bool = False,
+    own_setup_state: bool = False,
 ) -> list[dict[str, Any]]:
     """
     verify.mjs's line per fixture, without its times, with ethereumjs's own checkpoints or balgen's,
     setup blocks executed or applied from their BAL, keccak and sender recovery compiled or in JavaScript,
     ethereumjs's KECCAK256, MLOAD and MSTORE handlers or balgen's, ethereumjs's RLP functions or balgen's,
-    ethereumjs's sort of a BAL's storage keys or balgen's.
+    ethereumjs's sort of a BAL's storage keys or balgen's, an applied setup block's state written by
+    ethereumjs's consumeBAL or built in one pass.
     """
     install = located_ethereumjs()
     environment = {
@@ -392,6 +394,7 @@ def verdicts_of(
         "BALGEN_ETHEREUMJS_OWN_HANDLERS": "1" if own_handlers else "0",
         "BALGEN_ETHEREUMJS_OWN_RLP": "1" if own_rlp else "0",
         "BALGEN_ETHEREUMJS_OWN_BAL_SORT": "1" if own_bal_sort else "0",
+        "BALGEN_ETHEREUMJS_OWN_SETUP_STATE": "1" if own_setup_state else "0",
     }
     completed = subprocess.run(
         [str(install.node), str(install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)],
@@ -404,6 +407,7 @@ def verdicts_of(
     assert version["opcode_handlers"].startswith("ethereumjs's" if own_handlers else "direct"), version["opcode_handlers"]
     assert version["rlp"] == ("ethereumjs's: BALGEN_ETHEREUMJS_OWN_RLP=1" if own_rlp else "one pass"), version["rlp"]
     assert version["bal_sort"].startswith("ethereumjs's" if own_bal_sort else "storage keys sorted"), version["bal_sort"]
+    assert version["setup_state"].startswith("ethereumjs's consumeBAL" if own_setup_state else "built in one pass"), version["setup_state"]
     return [{key: value for key, value in line.items() if key not in ("seconds", "cpu_seconds")} for line in lines]
 
 
@@ -443,18 +447,30 @@ def test_setup_blocks_applied_from_their_bal_give_the_verdicts_executing_them_gi
     assert applied == verdicts()
 
 
+def test_setup_states_built_in_one_pass_give_the_verdicts_consume_bal_gives(verdicts: Verdicts) -> None:
+    built = verdicts(setup_from_bal=True)
+    assert [line["ok"] for line in built] == LIES_AND_TRUTH
+    assert built == verdicts(setup_from_bal=True, own_setup_state=True)
+
+
 SETUP_LIES = {"written-value-changed": change_a_written_value, "account-dropped": drop_an_account}
 """BAL lies re-sealed into the setup block, which `--setup-from-bal` applies rather than executes."""
 
 
 @pytest.fixture(scope="module")
-def setup_refusals(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) -> Refusals:
-    """Each of `SETUP_LIES` in a copy of its own, every copy judged in one run with setup blocks applied."""
+def setup_lies(serial_chain_fill: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, list[Path]]]:
+    """Each of `SETUP_LIES` in a copy of its own: what was changed, the copy's files."""
     cases: dict[str, tuple[Any, list[Path]]] = {}
     for case, edit in SETUP_LIES.items():
         folder = Path(shutil.copytree(serial_chain_fill, tmp_path_factory.mktemp(case) / "fixtures"))
         cases[case] = (resealed(folder, edit, index=0), tampered_files(folder))
-    return outcomes_by_case(cases, judged_together([file for _, files in cases.values() for file in files], setup_from_bal=True))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def setup_refusals(setup_lies: dict[str, tuple[Any, list[Path]]]) -> Refusals:
+    """Every copy of `setup_lies` judged in one run with setup blocks applied."""
+    return outcomes_by_case(setup_lies, judged_together([file for _, files in setup_lies.values() for file in files], setup_from_bal=True))
 
 
 @pytest.mark.parametrize("case", list(SETUP_LIES))
@@ -467,3 +483,13 @@ def test_a_setup_block_whose_bal_does_not_give_its_state_root_is_refused_when_ap
         assert not outcome.passed and outcome.kind == "bal" and outcome.block == 1, outcome.difference
         assert outcome.first_difference == "stateRoot"
         assert "block 1 (setup, applied from its BAL): its BAL's changes give state root" in (outcome.difference or "")
+
+
+def test_a_setup_bal_with_a_wrong_value_is_refused_alike_built_in_one_pass_or_by_consume_bal(
+    setup_lies: dict[str, tuple[Any, list[Path]]],
+) -> None:
+    """The same 'bal' disagreement at the setup block, naming the same wrong state root, both ways."""
+    _, files = setup_lies["written-value-changed"]
+    built = verdicts_of(files, setup_from_bal=True)
+    assert [(line["ok"], line["kind"], line["block"], line["first_difference"]) for line in built] == [(False, "bal", 1, "stateRoot")] * 2
+    assert built == verdicts_of(files, setup_from_bal=True, own_setup_state=True)

@@ -10,7 +10,8 @@
 // inlined in its parent, the root always hashed, as the trie spec says). The nodes go into the state
 // trie's own database as ethereumjs's trie writes them (under their hash, through the same CheckpointDB,
 // the code under "c" + its hash as `putCode` writes it), and `setStateRoot` points the state manager at
-// the root, so the block that follows is executed by ethereumjs reading its own database as usual.
+// the root, so the block that follows is executed by ethereumjs reading its own database as usual; its
+// caches are given the values just written, as consumeBAL's flush leaves them (`warmCaches` says why).
 //
 // Why the verdicts are unchanged: each account is computed as consumeBAL computes it (an account without
 // changes skipped; the last balance, nonce and code change; balance and nonce kept from the state where
