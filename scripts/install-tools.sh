@@ -92,7 +92,7 @@ install_go_ethereum() {
 # next to them (Node resolves its imports from that folder's node_modules), in tools/ethereumjs.
 ethereumjs_source="$root/scripts/ethereumjs"
 ethereumjs_dir="$root/tools/ethereumjs"
-ethereumjs_files=(package.json package-lock.json verify.mjs bal_checkpoints.mjs bal_checkpoints_check.mjs bal_sort_keys.mjs compiled_crypto.mjs word_handlers.mjs one_pass_rlp.mjs one_pass_state.mjs hex_digits.mjs)
+ethereumjs_files=(package.json package-lock.json verify.mjs bal_checkpoints.mjs bal_checkpoints_check.mjs bal_sort_keys.mjs compiled_crypto.mjs word_handlers.mjs one_pass_rlp.mjs one_pass_state.mjs genesis_state.mjs hex_digits.mjs)
 ethereumjs_stamp="$ethereumjs_dir/.installed-$(cd "$ethereumjs_source" && cat "${ethereumjs_files[@]}" | sha256sum | cut -c1-12)"
 
 # The background builds: each is one command (so that stopping it stops the build), its output in

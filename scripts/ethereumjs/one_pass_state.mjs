@@ -28,18 +28,15 @@
 // nodes) before verify.mjs uses it; BALGEN_ETHEREUMJS_OWN_SETUP_STATE=1 (verify.mjs) keeps consumeBAL.
 import { RLP } from '@ethereumjs/rlp'
 import { MerklePatriciaTrie } from '@ethereumjs/mpt'
-import { CODEHASH_PREFIX, Caches, MerkleStateManager } from '@ethereumjs/statemanager'
+import { CODEHASH_PREFIX } from '@ethereumjs/statemanager'
 import {
   Account,
   Address,
   KECCAK256_NULL,
   KECCAK256_RLP,
-  MapDB,
-  ValueEncoding,
   bigIntToUnpaddedBytes,
   bytesToHex,
   concatBytes,
-  createAccount,
   createAddressFromString,
   equalsBytes,
   hexToBigInt,
@@ -47,6 +44,8 @@ import {
   setLengthLeft,
   unpadBytes,
 } from '@ethereumjs/util'
+
+import { genesisState } from './genesis_state.mjs'
 
 const EMPTY_BYTES = new Uint8Array(0)
 
@@ -273,24 +272,6 @@ function warmCaches(caches, setupState, emptied) {
   caches.storage?.flush()
 }
 
-/** A state manager as verify.mjs makes one (caches, the trie's nodes kept as bytes) holding `pre`. */
-async function stateOf(common, pre) {
-  const trie = new MerklePatriciaTrie({ useKeyHashing: true, common, db: new MapDB(), valueEncoding: ValueEncoding.Bytes })
-  const state = new MerkleStateManager({ common, caches: new Caches(), trie })
-  for (const [address, account] of Object.entries(pre)) {
-    const at = createAddressFromString(address)
-    await state.putAccount(at, createAccount({ nonce: BigInt(account.nonce), balance: BigInt(account.balance) }))
-    if (account.code !== undefined) await state.putCode(at, hexToBytes(account.code))
-    for (const [slot, value] of Object.entries(account.storage ?? {})) {
-      await state.putStorage(at, setLengthLeft(hexToBytes(slot), 32), bigIntToUnpaddedBytes(BigInt(value)))
-    }
-  }
-  await state.checkpoint()
-  await state.commit()
-  await state.flush()
-  return state
-}
-
 const address = (index) => `0x${index.toString(16).padStart(40, '0')}`
 const slot = (index) => `0x${index.toString(16).padStart(64, '0')}`
 
@@ -340,8 +321,8 @@ async function readsOf(state, addresses, slots) {
 /** Whether the one-pass build gives consumeBAL's root and reads on the check's state, after each of its BALs. */
 async function buildAgreesWithConsumeBal(common, keccak256) {
   const { pre, bals } = checkCase()
-  const own = await stateOf(common, pre)
-  const built = await stateOf(common, pre)
+  const { state: own } = await genesisState(common, pre)
+  const { state: built } = await genesisState(common, pre)
   const setupState = SetupState.fromPre(pre, keccak256)
   const addresses = [address(7), address(8), address(9), address(1000), address(2000), address(2001), address(2002), address(2003), address(3000)]
   const slots = [1, 2, 3, 4, 5, 9, 10, 11].map(slot)

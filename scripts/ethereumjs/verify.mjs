@@ -36,15 +36,12 @@ import { Block, createBlock, createBlockFromExecutionPayload, createBlockFromRLP
 import { createBlockchain } from '@ethereumjs/blockchain'
 import { Common, Hardfork, Mainnet, createCustomCommon } from '@ethereumjs/common'
 import { RLP } from '@ethereumjs/rlp'
-import { MerklePatriciaTrie } from '@ethereumjs/mpt'
-import { Caches, MerkleStateManager } from '@ethereumjs/statemanager'
 import { AccessList2930Tx, Blob4844Tx, EOACode7702Tx, FeeMarket1559Tx, LegacyTx } from '@ethereumjs/tx'
 import {
   Address,
   bigIntToUnpaddedBytes,
   bytesToHex,
   concatBytes,
-  createAccount,
   createAddressFromString,
   createBlockLevelAccessListFromJSON,
   createBlockLevelAccessListFromRLP,
@@ -54,9 +51,7 @@ import {
   validateBlockAccessListJSONStructure,
   validateBlockAccessListStructure,
   hexToBytes,
-  MapDB,
   setLengthLeft,
-  ValueEncoding,
 } from '@ethereumjs/util'
 import { createVM, runBlock } from '@ethereumjs/vm'
 import { sha256 } from '@noble/hashes/sha2.js'
@@ -65,6 +60,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js'
 import { useCopyOnWriteCheckpoints } from './bal_checkpoints.mjs'
 import { useSortKeys } from './bal_sort_keys.mjs'
 import { compiledCrypto } from './compiled_crypto.mjs'
+import { genesisState } from './genesis_state.mjs'
 import { useOnePassRlp } from './one_pass_rlp.mjs'
 import { SetupState, applyInOnePass, useOnePassState } from './one_pass_state.mjs'
 import { useWordHandlers } from './word_handlers.mjs'
@@ -242,39 +238,6 @@ function quantity(hex) {
 
 function word(hex) {
   return setLengthLeft(bigIntToUnpaddedBytes(BigInt(hex)), 32)
-}
-
-/**
- * The genesis state of `pre` in a fresh state manager, and its root. The state manager keeps ethereumjs's
- * account, code and storage caches (as its own client does): writes reach the trie once per block, not once
- * per transaction, which halves the CPU time of a 30M block; what is computed is the same.
- */
-async function genesisState(common, pre) {
-  const state = new MerkleStateManager({ common, caches: new Caches(), trie: stateTrie(common) })
-  for (const [address, account] of Object.entries(pre)) {
-    const at = createAddressFromString(address)
-    await state.putAccount(at, createAccount({ nonce: quantity(account.nonce), balance: quantity(account.balance) }))
-    if (account.code !== undefined && account.code !== '0x' && account.code !== '') {
-      await state.putCode(at, hexToBytes(account.code))
-    }
-    for (const [slot, value] of Object.entries(account.storage ?? {})) {
-      if (BigInt(value) !== 0n) await state.putStorage(at, word(slot), bigIntToUnpaddedBytes(BigInt(value)))
-    }
-  }
-  await state.checkpoint()
-  await state.commit()
-  await state.flush()
-  return { state, root: await state.getStateRoot() }
-}
-
-/**
- * The state trie, its trie nodes kept as bytes. The state manager's own default keeps the account trie's
- * nodes as bytes but gives each storage trie (a copy of it with the default options) nodes encoded as
- * hex strings, decoded again at every read: a fifth of the CPU time of a fixture whose setup writes
- * thousands of slots. The nodes, and so every root, are the same either way.
- */
-function stateTrie(common) {
-  return new MerklePatriciaTrie({ useKeyHashing: true, common, db: new MapDB(), valueEncoding: ValueEncoding.Bytes })
 }
 
 /** The genesis header fields from an EEST header object (`genesisBlockHeader`). */
