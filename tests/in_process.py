@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import os
@@ -112,6 +113,7 @@ def balgen_forked(
     if pid == 0:  # the fork: run the command, send the outcome, exit without the test process's clean-up
         status = 70
         try:
+            gc.freeze()  # the test process's heap is read here, never freed: the collector need not walk (and copy) it
             os.close(read_end)
             tempfile.tempdir = None  # found again from TMPDIR (in `env`), as a new process finds it
             completed = balgen_in_process(*argv, env=env, cwd=cwd)
