@@ -13,7 +13,6 @@ pays the calibration once per binary: about a second.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import tempfile
@@ -28,6 +27,7 @@ from ..ethereum.chain_constants import CHAIN_ID
 from ..plumbing.errors import BadInput
 from ..ethereum.forks import Fork
 from ..ethereum.gas_costs import GasCosts
+from ..plumbing.file_digests import file_sha256
 from ..plumbing.toolchain import cache_root
 from ..model.transactions import sign
 from .measure import STEP_TRACER, UnmodelledRule, check_receipts, check_static_costs, measure_rules, observations
@@ -43,15 +43,6 @@ def cache_folder() -> Path:
     return cache_root() / "gas-rules"
 
 
-def binary_digest(binary: Path) -> str:
-    """SHA-256 of the t8n binary: what the cache is keyed by."""
-    digest = hashlib.sha256()
-    with binary.open("rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def calibrated_fork(t8n: TransitionTool, fork: Fork, workdir: Path) -> Fork:
     """`fork` with the gas rules `t8n` implements; bad input if balgen cannot model them."""
     return dataclasses.replace(fork, gas=calibrated_gas(t8n, fork, workdir))
@@ -59,7 +50,7 @@ def calibrated_fork(t8n: TransitionTool, fork: Fork, workdir: Path) -> Fork:
 
 def calibrated_gas(t8n: TransitionTool, fork: Fork, workdir: Path) -> GasCosts:
     """The gas rules `t8n` implements for `fork`, from the cache or measured now."""
-    path = cache_folder() / f"{fork.name.lower()}-v{CALIBRATION_VERSION}-{binary_digest(t8n.binary)[:32]}.json"
+    path = cache_folder() / f"{fork.name.lower()}-v{CALIBRATION_VERSION}-{file_sha256(t8n.binary)[:32]}.json"
     cached = _read_cached(path)
     if cached is not None:
         return cached

@@ -21,7 +21,6 @@ so `EthereumjsRuns` keeps one run per core going while balgen does its other che
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -35,6 +34,7 @@ from typing import Any
 
 from ..plumbing import processes
 from ..plumbing.errors import BadInput
+from ..plumbing.file_digests import file_sha256
 from ..fixtures.reading import read_fixture_document
 from ..plumbing.toolchain import TOOLS_VARIABLE, tools_bin
 from .outcomes import Outcome, Verifier, last_line
@@ -155,7 +155,7 @@ def recorded_node(folder: Path) -> Path:
             f"ethereumjs: {record_path} does not say which node it was installed with (run `make tools`)"
         ) from None
     try:
-        found = _sha256(path)
+        found = file_sha256(path)
     except OSError as error:
         raise BadInput(
             f"node: {path}, which ethereumjs was installed with, cannot be read ({error.strerror}); run `make tools`"
@@ -166,14 +166,6 @@ def recorded_node(folder: Path) -> Path:
             f"recorded {digest[:12]}…); run `make tools` to install with this one"
         )
     return path
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as binary:
-        while chunk := binary.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def fixture_blocks_gas(fixture: Any) -> list[int]:
