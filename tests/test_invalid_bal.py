@@ -22,13 +22,14 @@ from balgen.model.workload import FillLevel, Placement, WorkloadParams
 from balgen.plumbing.errors import BadInput
 from balgen.plumbing.toolchain import pinned_geth_bal_switch
 from balgen.replay.engine_payloads import parse_payload_directives
+from balgen.replay.sibling_blocks import payload_header
 from balgen.replay.rejections import NOT_REPEATED, rejection_executions, rejection_reason_problem, time_rejections
 from balgen.commands.report import run_report
 from balgen.results.measurements import Execution, Role, benchmark_statistics, rejection_statistics
 from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 
 from fill_runs import shared_fill
-from replay_runs import replayed_engine_x, replayed_on_one_set_of_nodes
+from replay_runs import replayed_engine_x
 
 SYSTEM = b"\x00" * 19 + b"\x02"
 SENDER_A = b"\x10" * 20
@@ -230,33 +231,73 @@ class RecordingReplay:
     """A stand-in for the runner's test replay: what was sent, and when the client was restarted."""
 
     count_checks: list[str] = field(default_factory=list)
-    steps: list[tuple[str, Role | None, int]] = field(default_factory=list)
+    steps: list[tuple] = field(default_factory=list)
+    sent: list = field(default_factory=list)
 
     def send(self, directive, role: Role, repetition: int, *, restarted: bool, dropped: bool) -> None:
         self.steps.append(("send", role, repetition))
+        self.sent.append(directive)
 
     def restart_client(self, number: int, block_hash: str) -> None:
-        self.steps.append(("restart", None, number))
+        self.steps.append(("restart", number))
 
 
-def test_each_timed_rejection_after_the_first_follows_a_restart() -> None:
-    directives = directives_of(payload(0, "setup"), payload(1, "testing", "BlockException.INVALID_BAL_HASH"), payload(1, "testing"))
+def own_hash(entry: dict) -> dict:
+    """`entry` whose payload's `blockHash` is its header's hash, as a fill writes it."""
+    entry["params"][0]["blockHash"] = "0x" + payload_header(5, entry["params"]).hash.hex()
+    return entry
+
+
+def test_each_timed_rejection_after_the_first_is_a_sibling_of_the_lie_on_the_running_client() -> None:
+    lie = own_hash(payload(1, "testing", "BlockException.INVALID_BLOCK_ACCESS_LIST"))
+    lie["params"][0]["blockAccessList"] = "0xc3c20102"
+    directives = directives_of(payload(0, "setup"), own_hash(lie), own_hash(payload(1, "testing")))
     replay = RecordingReplay()
-    time_rejections(replay, (directives[1],), rejection_executions(1, 2, can_restart=True))
+    time_rejections(replay, (directives[1],), rejection_executions(1, 2), cold=False)
     assert replay.steps == [
-        ("send", Role.REJECTION_WARMUP, 0),
-        ("restart", None, 1), ("send", Role.REJECTION, 1),
-        ("restart", None, 1), ("send", Role.REJECTION, 2),
+        ("send", Role.REJECTION_WARMUP, 0), ("send", Role.REJECTION, 1), ("send", Role.REJECTION, 2),
     ]  # fmt: skip
+    assert replay.sent[0] is directives[1], "the first execution is the fixture's own lie"
+    # Each a block the client has not seen: the same lie on the same parent, under another extraData and hash.
+    assert len({d.block_hash for d in replay.sent}) == 3
+    for sibling in replay.sent[1:]:
+        block, original = sibling.params[0], directives[1].params[0]
+        assert {k: v for k, v in block.items() if k not in ("extraData", "blockHash")} == {
+            k: v for k, v in original.items() if k not in ("extraData", "blockHash")
+        }
+        assert block["blockHash"] == "0x" + payload_header(5, sibling.params).hash.hex()
+        assert sibling.validation_error == directives[1].validation_error
     assert replay.count_checks == []
 
 
-def test_a_client_that_cannot_restart_rejects_once_and_the_test_says_so() -> None:
+def test_with_cold_each_measured_rejection_follows_a_restart() -> None:
+    directives = directives_of(own_hash(payload(0, "testing", "BlockException.INVALID_BAL_HASH")), payload(0, "testing"))
+    replay = RecordingReplay()
+    time_rejections(replay, (directives[0],), rejection_executions(1, 2), cold=True)
+    assert replay.steps == [
+        ("send", Role.REJECTION_WARMUP, 0),
+        ("restart", 0), ("send", Role.REJECTION, 1),
+        ("restart", 0), ("send", Role.REJECTION, 2),
+    ]  # fmt: skip
+
+
+def test_a_lie_refused_at_its_block_hash_is_sent_again_as_it_is() -> None:
+    """The header commits to another list than the payload carries: no block exists that a client could remember."""
     directives = directives_of(payload(0, "testing", "BlockException.INVALID_BAL_HASH"), payload(0, "testing"))
     replay = RecordingReplay()
-    time_rejections(replay, (directives[0],), rejection_executions(1, 5, can_restart=False))
+    time_rejections(replay, (directives[0],), rejection_executions(0, 3), cold=False)
+    assert replay.sent == [directives[0]] * 3
+    assert [step[1] for step in replay.steps] == [Role.REJECTION] * 3 and replay.count_checks == []
+
+
+def test_a_lie_no_sibling_can_be_made_of_is_rejected_once_and_the_test_says_so() -> None:
+    lie = payload(0, "testing", "BlockException.INVALID_BAL_HASH")
+    del lie["params"][0]["slotNumber"]
+    directives = directives_of(lie, payload(0, "testing"))
+    replay = RecordingReplay()
+    time_rejections(replay, (directives[0],), rejection_executions(1, 5), cold=False)
     assert replay.steps == [("send", Role.REJECTION, 0)]
-    assert replay.count_checks == [NOT_REPEATED]
+    assert replay.count_checks == [NOT_REPEATED.format(problem="engine_newPayloadV5 params: KeyError 'slotNumber'")]
 
 
 GETH_LIES = "invalid_bal_prefetch-max"
@@ -305,7 +346,7 @@ wrong before it compares the list."""
 
 @pytest.mark.integration
 def test_geth_rejects_every_lie(lies_for_geth: Path, tmp_path: Path) -> None:
-    """Each lie once, on one node: timing it (warm-up, restarts) is the every-mode test's, on geth-bal-switch."""
+    """Each lie once, on one node: timing it (a warm-up, then a sibling of the lie) is the every-mode test's."""
     run = replayed_engine_x(lies_for_geth, tmp_path / "results", "--warmup", "0", "--repeat", "1")
     assert len(run["tests"]) == 18
     for test in run["tests"]:
@@ -330,11 +371,11 @@ EVERY_MODE_SAMPLE = (
 the lie is an intermediate value (prefetch's slot changes 33 times), one the root refutes (a sender left out),
 one the list's own order refutes, and one the block hash refutes."""
 
-TIMED_LIE = "missing_account_rehashed"
-"""Of the sample, the lie whose rejection each mode times as a block is (a warm-up, then the measured one on a
-node restarted to forget it), and whose run proves each node's mode: one every mode refutes, the executionless
-one by its root. The rest of the sample is rejected once per mode: the restarts are most of the CPU, and timing a
-rejection is the same steps whatever the lie (`replay.rejections`)."""
+ROOT_REFUTES = "missing_account_rehashed"
+"""Of the sample, the lie every mode refutes, the executionless one by its root."""
+
+REFUSED_AT_THE_HASH = "undecodable_stale_hash"
+"""Of the sample, the lie whose header commits to another list than the payload carries: refused at the hash."""
 
 EXECUTIONLESS_ACCEPTS = {"missing_read_rehashed", "wrong_value_rehashed"}
 """Of the sample, what geth-bal-switch's executionless mode accepts: neither lie changes the post-state it applies
@@ -348,40 +389,38 @@ EVERY_GETH_MODE = "sequential,full,nobatchio,executionless"
 def test_every_geth_mode_refuses_every_lie_but_executionless_takes_those_its_root_cannot_see(
     lies_for_geth: Path, tmp_path: Path
 ) -> None:
-    # Two option sets on the same four nodes, one per mode (eight node starts would be about 24 CPU-s).
-    every_mode = ("--format", "engine_x", "--agreement", "record", "--modes", EVERY_GETH_MODE, "--repeat", "1")
-    once, timed = replayed_on_one_set_of_nodes(
-        (lies_for_geth, "-k", f"({EVERY_MODE_SAMPLE}) and not {TIMED_LIE}", *every_mode, "--warmup", "0", "--output", tmp_path / "once"),
-        (lies_for_geth, "-k", f"invalid_bal_prefetch-max and {TIMED_LIE}", *every_mode, "--warmup", "1", "--output", tmp_path / "timed"),
-    )  # fmt: skip
-    assert len(once) == 4 * 4 and len(timed) == 1 * 4
-    for test in [*once, *timed]:
+    every_mode = ("--modes", EVERY_GETH_MODE, "--warmup", "1", "--repeat", "1")
+    run = replayed_engine_x(lies_for_geth, tmp_path / "results", "-k", EVERY_MODE_SAMPLE, *every_mode)
+    assert len(run["tests"]) == 5 * 4
+    for test in run["tests"]:
         lie = test["test_id"].removeprefix("invalid_bal_prefetch-max-").removesuffix("-1M")
-        rejection, *_ = rejections = [e for e in test["executions"] if e["role"].startswith("rejection")]
+        rejections = [e for e in test["executions"] if e["role"].startswith("rejection")]
         if test["mode"] == "executionless" and lie in EXECUTIONLESS_ACCEPTS:
-            assert rejection["status"] == "VALID" and "returned VALID, the fixture expects INVALID" in test["failure"]
+            assert rejections[0]["status"] == "VALID" and "returned VALID, the fixture expects INVALID" in test["failure"]
             continue
-        finding = KNOWN_GETH_FINDINGS.get(test["test_id"]) if test["mode"] in ("full", "nobatchio") else None
         assert {e["status"] for e in rejections} == {"INVALID"}, (test["test_id"], test["mode"])
+        finding = KNOWN_GETH_FINDINGS.get(test["test_id"]) if test["mode"] in ("full", "nobatchio") else None
         if finding is not None:
-            assert finding in rejection["validation_error"], rejection["validation_error"]
+            assert finding in rejections[0]["validation_error"], rejections[0]["validation_error"]
             continue
         assert test["verdict"] == "passed", (test["mode"], test["failure"])
+        # The rejection is timed as a block is, on the running node: a warm-up, then the measured one, a sibling of
+        # the lie the node has not seen (a lie refused at the hash leaves no block to remember: it is sent again).
+        assert [(e["role"], e["restarted_before"], e["known_before_send"]) for e in rejections] == [
+            ("rejection-warmup", False, False), ("rejection", False, False),
+        ], test["mode"]  # fmt: skip
+        hashes = {e["block_hash"] for e in rejections}
+        assert len(hashes) == (1 if lie == REFUSED_AT_THE_HASH else 2), (lie, test["mode"])
         assert test["time_to_reject_ns"]["count"] == 1
         assert test["statistics"]["new_payload_ns"]["count"] == 1, "the valid block is measured after the lie"
-        if lie != TIMED_LIE:
-            assert [(e["role"], e["restarted_before"]) for e in rejections] == [("rejection", False)], test["mode"]
-            continue
-        # The rejection is timed as a block is: a warm-up, then the measured one on a node restarted to forget it.
-        assert [e["role"] for e in rejections] == ["rejection-warmup", "rejection"], test["mode"]
-        assert rejections[1]["restarted_before"], "geth forgets a rejected block only when restarted"
-        # The mode is proven from the node's log of its sibling executions (`steps.prove_mode`), which only the timed
-        # run has: the once run executes each block once, on the same node.
+        # The mode is proven from the node's log of the valid block's sibling executions (`steps.prove_mode`).
         executed = [line for line in test["mode_proof"] if line.startswith(("execution on", "execution off"))]
         assert executed and executed[0].startswith("execution off") == (test["mode"] == "executionless"), test["mode_proof"]
-        if test["mode"] == "executionless":
-            assert "invalid merkle root of the block access list applied without execution" in rejection["validation_error"]
-    assert {test["mode"] for test in timed if test["verdict"] == "passed"} == set(EVERY_GETH_MODE.split(","))
+        if test["mode"] == "executionless" and lie == ROOT_REFUTES:
+            assert "invalid merkle root of the block access list applied without execution" in rejections[1]["validation_error"]
+    assert {t["mode"] for t in run["tests"] if t["verdict"] == "passed" and ROOT_REFUTES in t["test_id"]} == set(
+        EVERY_GETH_MODE.split(",")
+    )
 
 
 # -- the report -----------------------------------------------------------------

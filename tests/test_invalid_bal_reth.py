@@ -14,7 +14,7 @@ from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, r
 from balgen.replay.discovery import discover
 
 from fill_runs import shared_fill
-from replay_runs import replayed_on_one_set_of_nodes
+from replay_runs import replayed_engine_x
 
 RETH_SAMPLE = "invalid_bal_prefetch-max and (missing_read_rehashed or out_of_order or undecodable_stale_hash)"
 """Lies reth must execute to refute, one it could refute by the list's order alone (it executes), and
@@ -22,12 +22,6 @@ an undecodable list under a stale hash: a minute of reth's slow first payloads."
 
 RETH_MODES_SAMPLE = "invalid_bal_prefetch-max and (missing_read_rehashed or wrong_value_rehashed or out_of_order_rehashed)"
 """Lies every reth mode must refute: two it must execute to see, one the list's order refutes."""
-
-TIMED_LIE = "missing_read_rehashed"
-"""Of `RETH_MODES_SAMPLE`, the lie each mode rejects twice, on a node restarted in between to forget it (a rejection
-timed as a block is), and whose run proves each node's mode from its log of a sibling execution; the others are
-rejected once per mode, by nodes that live a few seconds: a reth node spends about 3 CPU-s in its first seconds
-(the restarts of a run that timed every rejection took three times the CPU)."""
 
 requires_reth = pytest.mark.skipif(
     not bundled_reth().is_file() or not (release_bin(EARLIER_AMSTERDAM_VERSION) / "evm").is_file(),
@@ -56,22 +50,17 @@ EVERY_RETH_MODE = "sequential,full,nobatchio"
 
 
 @pytest.fixture(scope="module")
-def reth_mode_runs(lies_for_reth: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]:
+def reth_mode_runs(lies_for_reth: Path, tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     """
-    Both samples in every reth mode, two option sets on the same node per mode: `once`, every lie but
-    `TIMED_LIE` rejected once per mode; `timed`, `TIMED_LIE` rejected twice per mode, the node restarted in
-    between. Both tests below judge them: the plain reth's rejections are those of the `full` mode's node,
-    the same command line. Three reth starts and three restarts in all, where a plain run and two modes
-    runs of their own started seven nodes (about 3 CPU-s each).
+    Both samples in every reth mode, one node per mode: each lie rejected twice, the second time a sibling
+    of it (a block reth has not seen) on the running node, then the valid block executed twice. Both tests
+    below judge it: the plain reth's rejections are those of the `full` mode's node, the same command line.
+    Three reth starts, where a plain run and a modes run of their own would start six (about 3 CPU-s each).
     """
-    root = tmp_path_factory.mktemp("reth-lies")
-    modes = ("--format", "engine_x", "--agreement", "record", "--client", "reth", "--modes", EVERY_RETH_MODE, "--warmup", "0")
     every = f"({RETH_SAMPLE}) or ({RETH_MODES_SAMPLE})"
-    once, timed = replayed_on_one_set_of_nodes(
-        (lies_for_reth, "-k", f"({every}) and not {TIMED_LIE}", *modes, "--repeat", "1", "--output", root / "once"),
-        (lies_for_reth, "-k", f"invalid_bal_prefetch-max and {TIMED_LIE}", *modes, "--repeat", "2", "--output", root / "timed"),
-    )  # fmt: skip
-    return {"once": once, "timed": timed}
+    output = tmp_path_factory.mktemp("reth-lies") / "results"
+    modes = ("--client", "reth", "--modes", EVERY_RETH_MODE, "--warmup", "0", "--repeat", "2")
+    return replayed_engine_x(lies_for_reth, output, "-k", every, *modes)["tests"]
 
 
 def sample_ids(lies_for_reth: Path, sample: str) -> set[str]:
@@ -81,27 +70,28 @@ def sample_ids(lies_for_reth: Path, sample: str) -> set[str]:
 
 @pytest.mark.integration
 @requires_reth
-def test_reth_rejects_the_lies_of_its_amsterdam(lies_for_reth: Path, reth_mode_runs: dict[str, list[dict]]) -> None:
+def test_reth_rejects_the_lies_of_its_amsterdam(lies_for_reth: Path, reth_mode_runs: list[dict]) -> None:
     sample = sample_ids(lies_for_reth, RETH_SAMPLE)
-    tests = [t for run in reth_mode_runs.values() for t in run if t["mode"] == "full" and t["test_id"] in sample]
+    tests = [t for t in reth_mode_runs if t["mode"] == "full" and t["test_id"] in sample]
     assert len(sample) == 4 and sorted(t["test_id"] for t in tests) == sorted(sample)
     for test in tests:
         assert test["verdict"] == "passed", test["failure"]
-        assert {e["status"] for e in test["executions"] if e["role"] == "rejection"} == {"INVALID"}
+        assert [e["status"] for e in test["executions"] if e["role"] == "rejection"] == ["INVALID"] * 2
 
 
 @pytest.mark.integration
 @requires_reth
-def test_every_reth_mode_refuses_the_lies(lies_for_reth: Path, reth_mode_runs: dict[str, list[dict]]) -> None:
-    once, timed = reth_mode_runs["once"], reth_mode_runs["timed"]
+def test_every_reth_mode_refuses_the_lies(lies_for_reth: Path, reth_mode_runs: list[dict]) -> None:
     sample = sample_ids(lies_for_reth, RETH_MODES_SAMPLE)
-    assert len(sample) == 3 and len(timed) == 1 * 3
-    tests = [*[t for t in once if t["test_id"] in sample], *timed]
-    assert sorted((t["test_id"], t["mode"]) for t in tests) == sorted(
+    tests = [t for t in reth_mode_runs if t["test_id"] in sample]
+    assert len(sample) == 3 and sorted((t["test_id"], t["mode"]) for t in tests) == sorted(
         (test_id, mode) for test_id in sample for mode in EVERY_RETH_MODE.split(",")
     )
     for test in tests:
         assert test["verdict"] == "passed", (test["mode"], test["failure"])
-        rejections = [(e["status"], e["restarted_before"]) for e in test["executions"] if e["role"] == "rejection"]
-        assert rejections == ([("INVALID", False), ("INVALID", True)] if TIMED_LIE in test["test_id"] else [("INVALID", False)])
-    assert all(test["mode_proof"] for test in timed), "reth's execution path proves each mode"
+        rejections = [e for e in test["executions"] if e["role"] == "rejection"]
+        # The second rejection is a true one on the running node: a sibling of the lie, a hash reth has not seen.
+        assert [(e["status"], e["restarted_before"], e["known_before_send"]) for e in rejections] == [("INVALID", False, False)] * 2
+        assert len({e["block_hash"] for e in rejections}) == 2, test["test_id"]
+        assert test["time_to_reject_ns"]["count"] == 2
+        assert test["mode_proof"], "reth's execution path proves each mode"

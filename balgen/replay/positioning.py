@@ -1,6 +1,6 @@
 """
 Where a client's chain stands during a test: brought to the test's start, kept a way back to it,
-restarted (`--cold`, timed rejections) and checked to end where the fixture says.
+restarted (`--cold`) and checked to end where the fixture says.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class Positioning:
 
     def restart(self, number: int, block_hash: str) -> None:
         """
-        Restart the client (`--cold`, a timed rejection); its head must still
+        Restart the client (`--cold`); its head must still
         be block `number` `block_hash` (the parent of the payload sent next),
         also after an unclean stop its preset lets through
         (`ClientPreset.unclean_stop_checked_by_head`), else one line saying so.

@@ -4,27 +4,33 @@ Timing a client's rejection of a payload the fixture expects INVALID, like an ex
 A block whose access list lies must be executed before a client trusting
 the list can refute it; how long that takes is what a lying proposer can
 make every validator spend. The rejection is timed as the benchmark payload
-is, warm-up and repeats, but a client remembers the blocks it rejected
-(geth's `invalidTipsets`, reth's invalid-header cache) and answers a resend
-from that memory without executing it. So before every execution after the
-first the client is restarted, which forgets them (they are held in memory
-only); its head stays at the block's parent, as a rejection does not move
-it. A client balgen cannot restart (one the user runs) rejects each such
-payload once, and the test says so.
+is, warm-up and repeats, and on the same footing: a client remembers the
+blocks it rejected after executing them (geth's `invalidTipsets`, reth's
+invalid-header cache), by hash, and answers a resend from that memory. So
+each execution after the first is a sibling of the lie (`sibling_blocks`):
+the same transactions and the same lying list under another `extraData`,
+a hash the client has not seen, on the same parent. The running client
+executes and refutes it again, warm, as it then executes the valid block's
+siblings. A lie refused at the block hash (a header committing to another
+list than the payload carries) leaves no block to remember: it is sent
+again as it is. With `--cold` the client is restarted before each measured
+rejection, as before each measured execution of the valid block.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..clients.kind import UncheckedReasons
 from ..clients.kinds import kind_of_version
 from ..results.measurements import Role
 from .engine_payloads import PayloadDirective
+from .sibling_blocks import ClaimsAnotherHash, SiblingBlocks, UnknownPayloadShape
 
 NOT_REPEATED = (
-    "time to reject measured once: the client cannot be restarted to forget the block it rejected, "
-    "and it answers a resend from memory"
+    "time to reject measured once: no sibling of the lie can be made ({problem}), "
+    "and a client answers a resend from memory"
 )
 
 
@@ -40,26 +46,55 @@ class RejectionReplay(Protocol):
         """Restart the client; its head must still be block `number` `block_hash`."""
 
 
-def rejection_executions(warmup: int, repeat: int, can_restart: bool) -> tuple[int, int]:
-    """(executions, of which warm-ups) of each timed rejection: as the benchmark payload's, or one."""
-    return (warmup + repeat, warmup) if can_restart else (1, 0)
+@dataclass(frozen=True)
+class Resent:
+    """A lie refused at its block hash, which every execution sends again as it is."""
+
+    directive: PayloadDirective
+
+    def variant(self, number: int) -> PayloadDirective:
+        """The lie itself, whatever the execution: the client keeps no block of it."""
+        return self.directive
+
+
+def resendable(directive: PayloadDirective) -> SiblingBlocks | Resent | str:
+    """
+    How the executions of the lie `directive` after the first are sent:
+    siblings of it, the lie itself when the block hash refutes it, or why
+    neither can be (a payload whose header balgen cannot rebuild).
+    """
+    try:
+        return SiblingBlocks.of(directive)
+    except ClaimsAnotherHash:
+        return Resent(directive)
+    except UnknownPayloadShape as error:
+        return str(error)
+
+
+def rejection_executions(warmup: int, repeat: int) -> tuple[int, int]:
+    """(executions, of which warm-ups) of each timed rejection: as the benchmark payload's."""
+    return warmup + repeat, warmup
 
 
 def time_rejections(
-    replay: RejectionReplay, rejected: tuple[PayloadDirective, ...], executions: tuple[int, int]
+    replay: RejectionReplay, rejected: tuple[PayloadDirective, ...], executions: tuple[int, int], *, cold: bool
 ) -> None:
-    """Send each payload of `rejected` `executions` times (the first of them warm-ups), the client
-    restarted before every send after the first so that each rejection is a true one."""
-    total, warmups = executions
-    if rejected and total == 1:
-        replay.count_checks.append(NOT_REPEATED)
+    """Send each payload of `rejected` `executions` times (the first of them warm-ups), each execution
+    after the first a block the client has not seen, and with `cold` each measured one on a restarted client."""
     for directive in rejected:
+        sends = resendable(directive)
+        total, warmups = executions
+        if isinstance(sends, str):
+            replay.count_checks.append(NOT_REPEATED.format(problem=sends))
+            total, warmups = 1, 0
         parent = (directive.block_number - 1, directive.parent_hash)
         for repetition in range(total):
-            if repetition:
-                replay.restart_client(*parent)
             role = Role.REJECTION_WARMUP if repetition < warmups else Role.REJECTION
-            replay.send(directive, role, repetition, restarted=bool(repetition), dropped=False)
+            restarted = cold and role is Role.REJECTION
+            if restarted:
+                replay.restart_client(*parent)
+            sent = directive if isinstance(sends, str) else sends.variant(repetition)
+            replay.send(sent, role, repetition, restarted=restarted, dropped=False)
 
 
 def rejection_reason_problem(client_version: str | None, expected: str, answered: str | None) -> str | None:

@@ -46,7 +46,7 @@ expects to be INVALID is sent once: clients remember rejected blocks and
 answer a resend from that memory (geth: "links to previously rejected
 block"), not by executing it. One it labels `testing`, just before the
 benchmark payload, is a timed rejection: executed like the benchmark
-payload, the client restarted in between (`rejections`).
+payload, each execution after the first a sibling of the lie (`rejections`).
 
 Faults: a JSON-RPC error to any call fails the test with the method and the
 error, and the run goes on. A client that stops answering (killed, hung past

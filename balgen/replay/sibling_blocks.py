@@ -54,6 +54,14 @@ class UnknownPayloadShape(Exception):
     """The payload's header could not be rebuilt to its own `blockHash`; no variant can be made."""
 
 
+class ClaimsAnotherHash(UnknownPayloadShape):
+    """
+    The header the payload describes hashes to another hash than its
+    `blockHash`: a client refuses it at the hash, before a block exists
+    (a payload whose header commits to another access list than it carries).
+    """
+
+
 def _bytes(value: Any) -> bytes:
     return bytes.fromhex(str(value)[2:])
 
@@ -147,7 +155,7 @@ class SiblingBlocks:
             raise UnknownPayloadShape(f"{directive.method} params: {type(error).__name__} {error}") from None
         rebuilt = data_hex(header.hash)
         if rebuilt != directive.block_hash:
-            raise UnknownPayloadShape(
+            raise ClaimsAnotherHash(
                 f"the header rebuilt from the {directive.method} payload hashes to {rebuilt}, "
                 f"not to its blockHash {directive.block_hash}"
             )

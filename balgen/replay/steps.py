@@ -149,7 +149,7 @@ class TestReplay:
             self.position.remember(*self.pre_test)
         for directive in self.test.setup:
             self.send(directive, Role.SETUP, 0, restarted=False, dropped=False)
-        time_rejections(self, self.test.rejected, self.rejection_executions())
+        time_rejections(self, self.test.rejected, self.rejection_executions(), cold=self.options.cold)
         if self.test.benchmark.expected_status == VALID:
             try:
                 self.siblings = SiblingBlocks.of(self.test.benchmark)
@@ -245,7 +245,7 @@ class TestReplay:
 
     def rejection_executions(self) -> tuple[int, int]:
         """(executions, of which warm-ups) of each payload whose rejection is timed (`rejections`)."""
-        return rejection_executions(self.options.warmup, self.options.repeat, self.client.can_restart)
+        return rejection_executions(self.options.warmup, self.options.repeat)
 
     def check_counts(self, execution: Execution, repetition: int) -> None:
         """geth's counters of a measured execution must be where the workload model puts them."""

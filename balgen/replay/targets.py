@@ -52,7 +52,6 @@ class ReplayClient(Protocol):
     client_version: str | None
     slow_blocks: SlowBlockLogReader | None
     """The client's own block log when balgen started it and the client has one, else None."""
-    can_restart: bool
     rollback_method: Rollback
     kind: ClientKind | None
     """The client balgen started, whose log proves its modes; None for a `--client-cmd` or a user's client."""
@@ -111,8 +110,6 @@ def rewind_by_set_head(rpc: RpcClient, number: int, block_hash: str) -> bool:
 
 class _ManagedClient:
     """A client balgen started from a preset, with its connections and its slow-block log."""
-
-    can_restart = True
 
     def __init__(self, process: ClientProcess, rpc_timeout: float, engine_timeout: float) -> None:
         self.process = process
@@ -279,7 +276,6 @@ class ManagedClient:
 class _UserClient:
     """A client the user runs: only the endpoints they gave."""
 
-    can_restart = False
     slow_blocks: SlowBlockLogReader | None = None
     process_id: int | None = None
     rollback_method = Rollback.SET_HEAD

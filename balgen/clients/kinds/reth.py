@@ -96,7 +96,7 @@ PRESET = ClientPreset(
     # 7b3432d often aborts when asked to stop (a tokio panic, "Cannot drop a runtime in a context where
     # blocking is not allowed", exit code -6), with SIGINT on a plain node too. With
     # --engine.persistence-threshold 0 it writes each block it makes head to disk as it goes, so what
-    # an abort loses shows as a lower head when it starts again: a restart (--cold, timed rejections)
+    # an abort loses shows as a lower head when it starts again: a restart (--cold)
     # goes on when the head is the one expected.
     unclean_stop_checked_by_head=True,
     # reth keeps every block it executed but did not make head in its tree's memory until a block above
