@@ -18,10 +18,13 @@ after each start: one test keeps this near a minute.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
 
+from balgen.clients.kinds.reth import PRESET as RETH_PRESET
 from balgen.clients.process import ClientProcess
 from balgen.commands.main import main
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, release_bin
@@ -153,3 +156,26 @@ def test_a_cold_replay_into_reth_restarts_it_before_every_measured_execution_at_
         assert [(e["role"], e["restarted_before"]) for e in benchmark] == [("warmup", False), ("measured", True)]
         assert benchmark[1]["own_timing"] is not None, "reth's own timing read after the restart"
     assert starts == 1 + 2
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system seconds the process `pid` has used (its /proc stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_reth_node_balgen_starts_loads_no_kzg_set_up_beside_the_blocks_it_is_sent(
+    genesis_placed: Path, tmp_path: Path
+) -> None:
+    """
+    With a blob pool, reth loads its KZG trusted setup in the background at every start: about 3 CPU-s
+    in its first two seconds, beside the first blocks a replay sends it and at every restart. A replay
+    sends nothing to the pool, so balgen starts reth without one (`--txpool.disable-blobs-support`).
+    """
+    assert balgen_in_process("genesis", genesis_placed, "--client", "reth", "--output", tmp_path / "genesis").returncode == 0
+    (genesis,) = (tmp_path / "genesis").glob("*/genesis.json")
+    with ClientProcess(RETH_PRESET, bundled_reth(), genesis, temp_parent=tmp_path) as reth:
+        assert reth.pid is not None
+        time.sleep(3)  # the set-up, when it runs, is done in about two seconds
+        used = _cpu_seconds(reth.pid)
+    assert used < 1.0, f"reth used {used:.2f} CPU-s in its first seconds: it set up KZG"
