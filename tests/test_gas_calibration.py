@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from balgen.calibration import cache_folder, calibrated_gas
+from balgen.calibration import cache_folder, calibrated_gas, check_t8n, passed_check
 from balgen.chain.t8n import TransitionTool
 from balgen.plumbing.errors import BadInput
 from balgen.ethereum.forks import AMSTERDAM, OSAKA, PRAGUE
 from balgen.ethereum.gas_costs import AMSTERDAM_GAS, AMSTERDAM_V1_17_5_GAS, LEGACY_GAS
+from balgen.fill.plugin import ACCESS_TRACER
 from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, pinned_evm, release_bin
 
 from fill_runs import run_fill
@@ -61,6 +62,19 @@ def test_rules_are_cached_per_binary_and_a_broken_entry_is_measured_again(tmp_pa
     entry.write_text("{not json")
     third = TransitionTool(pinned_evm())
     assert calibrated_gas(third, AMSTERDAM, tmp_path / "c") == gas and third.calls == 2
+
+
+def test_a_t8n_passes_its_check_once_per_build_and_a_failed_check_is_not_kept(tmp_path: Path) -> None:
+    first = TransitionTool(pinned_evm())
+    check_t8n(first, AMSTERDAM, tmp_path / "a", ACCESS_TRACER)
+    assert first.calls == 2  # the genesis root and the block under the tracer
+    again = TransitionTool(pinned_evm())
+    check_t8n(again, AMSTERDAM, tmp_path / "b", ACCESS_TRACER)
+    assert again.calls == 0, "the same evm and balgen-state-root, checked in another process or worker"
+    for _ in range(2):
+        with pytest.raises(BadInput, match="has no tracer named notBuiltIn"):
+            check_t8n(TransitionTool(pinned_evm()), AMSTERDAM, tmp_path / "c", "notBuiltIn")
+    assert not passed_check(TransitionTool(pinned_evm()), AMSTERDAM, "notBuiltIn").exists()
 
 
 def _receipt_tampering_t8n(folder: Path) -> Path:

@@ -12,6 +12,7 @@ pays the calibration once per binary: about a second.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -21,14 +22,15 @@ from pathlib import Path
 
 from ..chain.alloc import genesis_entries, write_alloc_entries
 from ..chain.builder import block_env, genesis_header, genesis_state_root
-from ..chain.state_roots import check_reported_root
+from ..chain.state_roots import STATE_ROOT_TOOL, check_reported_root
 from ..chain.t8n import TransitionTool
 from ..ethereum.chain_constants import CHAIN_ID
 from ..plumbing.errors import BadInput
 from ..ethereum.forks import Fork
 from ..ethereum.gas_costs import GasCosts
 from ..plumbing.file_digests import file_sha256
-from ..plumbing.toolchain import cache_root
+from ..plumbing.output_files import write_text_atomically
+from ..plumbing.toolchain import cache_root, located
 from ..model.transactions import sign
 from .measure import STEP_TRACER, UnmodelledRule, check_receipts, check_static_costs, measure_rules, observations
 from .probe import CalibrationBlock
@@ -90,13 +92,19 @@ def measure_gas(t8n: TransitionTool, fork: Fork, workdir: Path) -> GasCosts:
 def check_t8n(t8n: TransitionTool, fork: Fork, workdir: Path, tracer: str) -> None:
     """
     One transaction of the calibration block (the probe, which runs every
-    operation balgen prices) under the native `tracer`, on every fill, so
-    that what a fill relies on of its t8n is refused once, in one line,
-    before any fixture: a t8n without the tracer (a stock evm, where balgen
-    fills with its access tracer; t8n instantiates a tracer only for a block
-    with a transaction), or one whose state roots of the genesis and of the
-    block are not those `balgen-state-root` computes from the allocations.
+    operation balgen prices) under the native `tracer`, so that what a fill
+    relies on of its t8n is refused once, in one line, before any fixture: a
+    t8n without the tracer (a stock evm, where balgen fills with its access
+    tracer; t8n instantiates a tracer only for a block with a transaction),
+    or one whose state roots of the genesis and of the block are not those
+    `balgen-state-root` computes from the allocations. The same two binaries
+    answer the same way, so a pass is kept under both their digests
+    (`passed_check`) and a fill checks a build of them once, not in every
+    process and worker.
     """
+    passed = passed_check(t8n, fork, tracer)
+    if passed.exists():
+        return
     block = CalibrationBlock(with_reservoir=fork.known_gas[0].has_state_gas)
     workdir.mkdir(parents=True, exist_ok=True)
     alloc_path = workdir / "check-genesis.json"
@@ -108,6 +116,17 @@ def check_t8n(t8n: TransitionTool, fork: Fork, workdir: Path, tracer: str) -> No
     env = block_env(fork, genesis, [genesis])
     result = t8n.transition(fork, alloc_path, env, [first.raw], workdir / "block", label="--evm-bin", tracer=tracer)
     check_reported_root(result.state_root, result.alloc_path, "--evm-bin: the calibration block 1's stateRoot")
+    with contextlib.suppress(OSError):  # a cache that takes no files: the check runs every time
+        passed.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomically(passed, "passed\n")
+
+
+def passed_check(t8n: TransitionTool, fork: Fork, tracer: str) -> Path:
+    """Where `check_t8n`'s pass of `t8n` (and of the `balgen-state-root` it compared roots with) is kept."""
+    state_root = located(STATE_ROOT_TOOL)
+    roots = "no-state-root" if state_root is None else file_sha256(state_root)[:16]
+    name = f"check-{fork.name.lower()}-{tracer}-v{CALIBRATION_VERSION}-{file_sha256(t8n.binary)[:32]}-{roots}"
+    return cache_folder() / name
 
 
 def name_spec(measured: GasCosts, specs: tuple[GasCosts, ...], fork: Fork) -> GasCosts:
