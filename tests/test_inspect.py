@@ -140,6 +140,13 @@ def corrupt_block_rlp(fixture: dict[str, Any]) -> None:
     fixture["blocks"][1]["rlp"] = "0xff00"
 
 
+def pre_account_in_a_list(fixture: dict[str, Any]) -> None:
+    """An account of `pre` wrapped in a list, and no recorded graph: the retrace reads `pre` (the fuzzer's find)."""
+    address = next(address for address, account in fixture["pre"].items() if account["code"] == "0x")
+    fixture["pre"][address] = [fixture["pre"][address]]
+    del fixture["_info"][INFO_KEY]
+
+
 def bad_graph(fixture: dict[str, Any]) -> None:
     fixture["_info"][INFO_KEY] = {"transactions": 2}
 
@@ -168,6 +175,11 @@ BAD_INPUTS = {
         edited("blockchain_tests", drop_block_rlp),
         ["--retrace"],
         "test serial_chain-half-1M: blocks[0]: missing field 'rlp'",
+    ),
+    "pre account not an object": (
+        edited("blockchain_tests", pre_account_in_a_list),
+        [],
+        "test serial_chain-half-1M: pre[0x",
     ),
     "malformed recorded graph": (
         edited("blockchain_tests", bad_graph),

@@ -83,7 +83,7 @@ def retrace(t8n: TransitionTool, chain: FixtureChain, workdir: Path, *, label: s
     """Run `chain` up to its benchmark block from its pre-state, and trace that block."""
     workdir.mkdir(parents=True, exist_ok=True)
     alloc_path = workdir / "pre.json"
-    write_alloc_entries(alloc_path, chain.pre.raw_accounts())
+    write_alloc_entries(alloc_path, chain.pre.checked_raw_accounts(label))
     hashes: dict[int, str] = {}
     for index, block in enumerate(chain.blocks[: chain.benchmark + 1]):
         hashes.setdefault(block.number - 1, block.parent_hash)
