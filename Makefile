@@ -27,10 +27,11 @@ tools:
 demo: venv tools
 	$(PY) -m balgen.commands.demo
 
-# Three workers on two cores: a worker waiting on a client it started leaves a core idle, and a third
-# worker fills it (quiet machine, same code: 315 s wall with two, 294 s with three, the same CPU).
+# Four workers on two cores: a worker waiting on a client it started, or on a shared fill another worker
+# makes, leaves a core idle, and the others fill it (quiet machine, same code: 315 s wall with two, 294 s
+# with three; 2026-11-29, the tests then 470 CPU-s: 254 s with three, 249 s with four, the same CPU).
 test: venv tools
-	$(PY) -m pytest tests -n 3 --dist loadfile --no-loadscope-reorder --durations=10
+	$(PY) -m pytest tests -n 4 --dist loadfile --no-loadscope-reorder --durations=10
 
 fill: venv tools
 	$(VENV)/bin/balgen fill
