@@ -12,11 +12,8 @@ pays the calibration once per binary: about a second.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-import os
-import tempfile
 from pathlib import Path
 
 
@@ -29,7 +26,7 @@ from ..plumbing.errors import BadInput
 from ..ethereum.forks import Fork
 from ..ethereum.gas_costs import GasCosts
 from ..plumbing.file_digests import file_sha256
-from ..plumbing.output_files import write_text_atomically
+from ..plumbing.output_files import keep_text
 from ..plumbing.toolchain import cache_root, located
 from ..model.transactions import sign
 from .measure import STEP_TRACER, UnmodelledRule, check_receipts, check_static_costs, measure_rules, observations
@@ -116,9 +113,7 @@ def check_t8n(t8n: TransitionTool, fork: Fork, workdir: Path, tracer: str) -> No
     env = block_env(fork, genesis, [genesis])
     result = t8n.transition(fork, alloc_path, env, [first.raw], workdir / "block", label="--evm-bin", tracer=tracer)
     check_reported_root(result.state_root, result.alloc_path, "--evm-bin: the calibration block 1's stateRoot")
-    with contextlib.suppress(OSError):  # a cache that takes no files: the check runs every time
-        passed.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomically(passed, "passed\n")
+    keep_text(passed, "passed\n")
 
 
 def passed_check(t8n: TransitionTool, fork: Fork, tracer: str) -> Path:
@@ -146,11 +141,6 @@ def _read_cached(path: Path) -> GasCosts | None:
 
 
 def _write_cached(path: Path, gas: GasCosts) -> None:
-    """Write atomically, so that parallel fill workers never read half a file."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
-            json.dump(dataclasses.asdict(gas), out, indent=1, sort_keys=True)
-        os.replace(out.name, path)
-    except OSError:
-        pass  # a read-only checkout measures every time
+    """Written atomically, so that parallel fill workers never read half a file (a read-only checkout
+    measures every time)."""
+    keep_text(path, json.dumps(dataclasses.asdict(gas), indent=1, sort_keys=True))

@@ -18,7 +18,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from .output_files import write_text_atomically
+from .output_files import keep_text
 from .toolchain import cache_root
 
 _CHUNK = 1 << 20
@@ -54,9 +54,5 @@ def file_sha256(path: Path) -> str:
         return text
     digest = _read_sha256(path)
     if _identity(path.stat()) == identity:
-        try:
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomically(kept, digest)
-        except OSError:
-            pass
+        keep_text(kept, digest)
     return digest

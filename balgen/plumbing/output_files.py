@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -55,6 +55,18 @@ def write_text_atomically(path: Path, text: str, *, mode: int = 0o644) -> None:
     """Replace `path` with `text` in one step (see `atomic_text_writer`)."""
     with atomic_text_writer(path, mode=mode) as stream:
         stream.write(text)
+
+
+def keep_text(path: Path, text: str) -> None:
+    """
+    Write `text` to `path` as `write_text_atomically` does, its folder made
+    first, for what balgen keeps in its cache; nothing where nothing can be
+    written there (a read-only checkout), which only means working it out
+    again next time.
+    """
+    with suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomically(path, text)
 
 
 @dataclass

@@ -86,15 +86,14 @@ def time_rejections(
         total, warmups = executions
         if isinstance(sends, str):
             replay.count_checks.append(NOT_REPEATED.format(problem=sends))
-            total, warmups = 1, 0
+            sends, total, warmups = Resent(directive), 1, 0
         parent = (directive.block_number - 1, directive.parent_hash)
         for repetition in range(total):
             role = Role.REJECTION_WARMUP if repetition < warmups else Role.REJECTION
             restarted = cold and role is Role.REJECTION
             if restarted:
                 replay.restart_client(*parent)
-            sent = directive if isinstance(sends, str) else sends.variant(repetition)
-            replay.send(sent, role, repetition, restarted=restarted, dropped=False)
+            replay.send(sends.variant(repetition), role, repetition, restarted=restarted, dropped=False)
 
 
 def rejection_reason_problem(client_version: str | None, expected: str, answered: str | None) -> str | None:
