@@ -112,3 +112,9 @@ def processes_mentioning(folder: Path, name: str = "") -> list[int]:
         if stat is not None and stat[1] != "Z" and str(folder) in command and name in command:
             pids.append(int(entry.name))
     return pids
+
+
+def cpu_seconds_of(pid: int) -> float:
+    """User + system seconds the live process `pid` has used, all its threads (its /proc stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

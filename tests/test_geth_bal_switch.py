@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from balgen.clients.kinds.geth import PRESET as GETH_PRESET
+from balgen.clients.process import ClientProcess
 from balgen.commands.replay import run_replay
 from balgen.plumbing.toolchain import pinned_geth_bal_switch
+
+from in_process import balgen_in_process
+from processes_left import cpu_seconds_of
 
 pytestmark = [
     pytest.mark.integration,
@@ -77,3 +83,22 @@ def test_an_unknown_mode_stops_geth_with_one_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert completed.returncode != 0
     assert 'Fatal: --bal.executionmode must be full, sequential, nobatchio or executionless, not "parallel"' in completed.stderr
+
+
+def test_a_geth_bal_switch_node_sets_up_no_kzg_beside_the_blocks_it_is_sent(serial_chain_fill: Path, tmp_path: Path) -> None:
+    """
+    The release starts setting up the KZG library at every start, about 3 CPU-s on one core in its
+    first seconds, beside the first blocks a modes run measures; geth-bal-switch sets it up on first use
+    (scripts/geth_bal_switch/README.md), and a replay never uses it.
+    """
+    assert balgen_in_process("genesis", serial_chain_fill, "--client", "geth", "--output", tmp_path / "genesis").returncode == 0
+    (genesis,) = (tmp_path / "genesis").glob("*/genesis.json")
+    with ClientProcess(
+        GETH_PRESET, pinned_geth_bal_switch(), genesis, extra_args=["--bal.executionmode=full"], temp_parent=tmp_path
+    ) as geth:
+        assert geth.pid is not None
+        time.sleep(4)  # the stock geth's set-up takes about 3.3 s
+        used = cpu_seconds_of(geth.pid)
+        log = geth.log_tail(400)
+    assert used < 1.0, f"geth-bal-switch used {used:.2f} CPU-s in its first seconds: it set up KZG"
+    assert "Initializing the KZG library" not in log

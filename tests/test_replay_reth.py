@@ -18,7 +18,6 @@ after each start: one test keeps this near a minute.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from balgen.plumbing.toolchain import EARLIER_AMSTERDAM_VERSION, bundled_reth, r
 
 from fill_runs import one_fixture_per_family, shared_fill, shared_sample_fill
 from in_process import balgen_in_process
+from processes_left import cpu_seconds_of
 
 pytestmark = [
     pytest.mark.integration,
@@ -158,12 +158,6 @@ def test_a_cold_replay_into_reth_restarts_it_before_every_measured_execution_at_
     assert starts == 1 + 2
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system seconds the process `pid` has used (its /proc stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def test_a_reth_node_balgen_starts_loads_no_kzg_set_up_beside_the_blocks_it_is_sent(
     genesis_placed: Path, tmp_path: Path
 ) -> None:
@@ -177,5 +171,5 @@ def test_a_reth_node_balgen_starts_loads_no_kzg_set_up_beside_the_blocks_it_is_s
     with ClientProcess(RETH_PRESET, bundled_reth(), genesis, temp_parent=tmp_path) as reth:
         assert reth.pid is not None
         time.sleep(3)  # the set-up, when it runs, is done in about two seconds
-        used = _cpu_seconds(reth.pid)
+        used = cpu_seconds_of(reth.pid)
     assert used < 1.0, f"reth used {used:.2f} CPU-s in its first seconds: it set up KZG"
