@@ -1,5 +1,5 @@
 """
-Measurements against the real pinned geth on 127.0.0.1, on a small 1M suite:
+Measurements against a real geth on 127.0.0.1 (tests/harness_geth.py), on a small 1M suite:
 an A/A pair (two runs of the same build) comes out "no significant change"
 and the report prints its noise floor; the same geth behind a proxy that
 answers each `newPayload` 0.3 s late is reported significantly slower on
@@ -34,14 +34,14 @@ from balgen.replay.discovery import discover
 from balgen.results.comparison import compare, load_runs
 from balgen.results.confidence import ChangeVerdict
 from balgen.commands.report import run_report
-from balgen.plumbing.toolchain import pinned_geth
 
 from fill_runs import copied_from_suite_fill
+from harness_geth import HARNESS_GETH
 from in_process import balgen_forked
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built"),
+    pytest.mark.skipif(not HARNESS_GETH.is_file(), reason="geth-bal-switch not built (make tools)"),
 ]
 
 SUITE = ["serial_chain-max-1M", "state_root-max-contract_per_tx-1M", "state_root-max-single_contract-1M"]
@@ -103,7 +103,7 @@ def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     scratch = tmp_path_factory.mktemp("geth")
     (group,) = discover(filled / "blockchain_tests_engine_x").groups
     write_client_genesis(scratch / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts())
-    with ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch) as geth:
+    with ClientProcess(GETH_PRESET, HARNESS_GETH, scratch / "genesis.json", temp_parent=scratch) as geth:
         yield geth
 
 
@@ -140,7 +140,7 @@ def test_an_aa_pair_is_no_change_and_a_slowed_client_is_slower(
     commands = {
         name: ["replay", engine_x, "--repeat", "9", "--label", name,
                "--agreement", "record",  # three replays on two loaded cores: the verdicts are tested, not the margin
-               "--output", str(output), *(_client(late_engine_url, user_geth) if name == "slowed" else [])]
+               "--output", str(output), *(_client(late_engine_url, user_geth) if name == "slowed" else ["--client-bin", str(HARNESS_GETH)])]
         for name, output in runs.items()
     }  # fmt: skip
     # Each in a fork of its own (a new interpreter would be about a CPU-second of imports), all at once.
@@ -256,7 +256,7 @@ def test_slot_counts_are_checked_and_a_wrong_one_fails_with_both_numbers(filled:
     path.write_text(json.dumps(document))
     output = tmp_path / "run"
     code = run_replay(
-        [str(tampered), "-k", "state_root", "--warmup", "0", "--repeat", "1", "--agreement", "record", "--output", str(output)]
+        [str(tampered), "--client-bin", str(HARNESS_GETH), "-k", "state_root", "--warmup", "0", "--repeat", "1", "--agreement", "record", "--output", str(output)]
     )
     assert code == 1
     honest, test = results_of(output)["tests"]

@@ -1,12 +1,12 @@
 """
-Faults during `balgen replay`, with the real pinned geth on 127.0.0.1: the
+Faults during `balgen replay`, with a real geth on 127.0.0.1 (tests/harness_geth.py): the
 client killed in the middle of a test, the client hanging (SIGSTOP) past the
 timeout, the client answering with JSON-RPC errors, a wrong JWT, a port
 already in use, and `--cold` failing to bring geth back. Where only balgen's
 handling is judged (`--fail-fast` after a kill, giving up on a client that
 keeps dying, balgen itself terminated or killed), the client is the fake of
-tests/fake_client.py, started and stopped as a node (a geth start is about 3
-CPU-s, the fake's a twentieth): the same kill, and Ctrl-C, are judged on a
+tests/fake_client.py, started and stopped as a node (a release geth start is
+about 3 CPU-s, the fake's a twentieth): the same kill, and Ctrl-C, are judged on a
 real geth here too.
 
 For each: the test that was running is reported failed with the reason and
@@ -50,15 +50,15 @@ from balgen.replay.outputs import RESULTS_JSON, RunWriter, prepare_output
 from balgen.results.schema import FixtureResult, RunResult, RunState, Verdict
 from balgen.replay.runner import ReplayOptions, replay_suite, without_modes
 from balgen.replay.targets import ManagedClient
-from balgen.plumbing.toolchain import pinned_geth
 
 from fill_runs import copied_from_suite_fill
+from harness_geth import HARNESS_GETH
 from processes_left import processes_mentioning
 from rpc_proxy import proxy
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not pinned_geth().is_file(), reason="pinned geth not built"),
+    pytest.mark.skipif(not HARNESS_GETH.is_file(), reason="geth-bal-switch not built (make tools)"),
 ]
 
 ORDER = ["keccak_chain-half-1M", "keccak_chain-max-1M", "serial_chain-half-1M", "serial_chain-max-1M"]
@@ -217,7 +217,7 @@ def replay(
     writer = RunWriter(prepare_output(output), new_run_header(folder, options))
     state = RunState.INTERRUPTED
     try:
-        preset, binary = (fake_preset(folder), Path(sys.executable)) if fake else (GETH_PRESET, pinned_geth())
+        preset, binary = (fake_preset(folder), Path(sys.executable)) if fake else (GETH_PRESET, HARNESS_GETH)
         managed = ManagedClient(preset, binary, temp_parent=scratch, **target)
         state = replay_suite(discover(folder, keyword), without_modes(managed), options, Fanout(writer, *observers))
     finally:
@@ -339,7 +339,7 @@ def test_a_stopped_geth_is_continued_and_exits_cleanly(filled: Path, scratch: Pa
     """A SIGSTOPped geth ignores the stop signal until continued: balgen continues it, so it ends cleanly, not by SIGKILL."""
     (group,) = discover(filled).groups
     write_client_genesis(scratch / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts())
-    geth = ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
+    geth = ClientProcess(GETH_PRESET, HARNESS_GETH, scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
     with geth:
         assert geth.pid is not None
         os.kill(geth.pid, signal.SIGSTOP)
@@ -375,7 +375,7 @@ def test_a_stop_signal_before_geth_handles_it_is_ignored_not_fatal(
         signalled.append(self._process.pid)
 
     monkeypatch.setattr(ClientProcess, "_spawn_node", spawn_and_signal_early)
-    geth = ClientProcess(GETH_PRESET, pinned_geth(), scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
+    geth = ClientProcess(GETH_PRESET, HARNESS_GETH, scratch / "genesis.json", temp_parent=scratch, stop_timeout=30)
     with geth:  # raises if the early signal killed it before it answered
         geth.restart()  # the same again on the restarted node
     assert len(signalled) == 2 and geth.returncode == 0
@@ -428,7 +428,7 @@ def port_taken_and_rpc_error_run(filled: Path, tmp_path_factory: pytest.TempPath
         with pytest.MonkeyPatch.context() as monkeypatch:
             monkeypatch.setattr(process, "free_loopback_ports", first_pick_taken)
             monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # balgen's geth datadirs go to scratch
-            code = run_replay([str(folder), "--warmup", "1", "--repeat", "2", "--output", str(output)])
+            code = run_replay([str(folder), "--client-bin", str(HARNESS_GETH), "--warmup", "1", "--repeat", "2", "--output", str(output)])
     finally:
         holder.close()
         for pid in processes_mentioning(scratch, "geth"):  # never leave a geth behind, even when a check failed
@@ -460,7 +460,7 @@ def user_geth(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     (group,) = discover(filled).groups
     own = tmp_path_factory.mktemp("user-geth")
     write_client_genesis(own / "genesis.json", GETH_GENESIS, group.genesis.network, group.genesis.header, group.genesis.accounts())
-    with ClientProcess(GETH_PRESET, pinned_geth(), own / "genesis.json", temp_parent=own) as geth:
+    with ClientProcess(GETH_PRESET, HARNESS_GETH, own / "genesis.json", temp_parent=own) as geth:
         yield geth
 
 
@@ -641,9 +641,10 @@ def _replay_process(filled: Path, scratch: Path, output: Path, client: str) -> s
     `SECOND_TEST_INTO` (a slower machine slows them and the sleep alike).
     """
     fake = ("--client-cmd", fake_node_command(filled, FAKE_PAYLOAD_SECONDS), "--client-bin", sys.executable) if client == FAKE else ()
+    binary = fake or ("--client-bin", str(HARNESS_GETH))
     return subprocess.Popen(
         [sys.executable, "-m", "balgen.commands.main", "replay", str(filled), "-k", "keccak_chain", "--warmup", "0", "--repeat", "30",
-         *fake, "--output", str(output)],
+         *binary, "--output", str(output)],
         env=os.environ | {"TMPDIR": str(scratch)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

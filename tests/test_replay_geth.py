@@ -7,7 +7,8 @@ is flagged (a rollback that did not happen on a client the user runs:
 tests/test_measurement_geth.py, on its user's geth); `--cold` restarts geth before each
 measured execution, and `--drop-caches` drops the page cache after each
 restart; and geth is stopped on errors (on Ctrl-C and the other stop
-signals: tests/test_reliability_faults.py).
+signals: tests/test_reliability_faults.py). The last two, which test
+balgen's handling of the client, run tests/harness_geth.py's geth.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from balgen.clients.kinds.geth import PRESET as GETH_PRESET
 from balgen.replay.runner import ReplayOptions, replay_suite, without_modes
 from balgen.replay.targets import ManagedClient
 from balgen.plumbing.toolchain import GO_ETHEREUM_VERSION, pinned_geth
+from harness_geth import HARNESS_GETH
 from processes_left import processes_mentioning
 
 
@@ -152,7 +154,7 @@ def cold_run(filled: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     """
     output = tmp_path_factory.mktemp("cold") / "run"
     dropping = ["--drop-caches"] if drop_caches_problem() is None else []
-    argv = [str(filled), "-k", "serial_chain-max", "--cold", *dropping, "--warmup", "1", "--repeat", "2", "--output", str(output)]
+    argv = [str(filled), "--client-bin", str(HARNESS_GETH), "-k", "serial_chain-max", "--cold", *dropping, "--warmup", "1", "--repeat", "2", "--output", str(output)]
     assert run_replay(argv) == 0
     return results_of(output)
 
@@ -199,7 +201,7 @@ def test_geth_is_stopped_when_the_replay_raises(filled: Path, tmp_path: Path) ->
     with pytest.raises(_Boom):
         replay_suite(
             discover(filled / "blockchain_tests_engine_x"),
-            without_modes(ManagedClient(GETH_PRESET, pinned_geth(), temp_parent=tmp_path)),
+            without_modes(ManagedClient(GETH_PRESET, HARNESS_GETH, temp_parent=tmp_path)),
             ReplayOptions(),
             _FailingObserver(),
         )

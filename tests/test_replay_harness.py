@@ -1,7 +1,7 @@
 """
 The Engine-API import harness: JWT secrets and tokens, the genesis written
-for geth, the geth process and the clients, against the pinned geth on
-127.0.0.1.
+for geth, the geth process and the clients, against geth on 127.0.0.1
+(tests/harness_geth.py: geth-bal-switch in its default mode).
 
 The genesis hashes are computed here independently (header RLP and a
 one-account state trie) so that a wrong chain config or a dropped header
@@ -55,9 +55,10 @@ from balgen.clients.jwt_auth import (
     read_jwt_secret,
 )
 
+from harness_geth import HARNESS_GETH
 from replay_runs import replayed_groups_on_one_set_of_nodes
 
-GETH = Path(__file__).resolve().parents[1] / "tools" / "bin" / "geth"
+GETH = HARNESS_GETH
 
 FUNDED = "0xa94f5374fce5edbc8e2a8697c15331677e6ebf0b"
 FUNDED_BALANCE = 10**24
@@ -65,7 +66,7 @@ EMPTY_CODE_HASH = keccak(b"")
 ZERO32 = "0x" + "00" * 32
 
 integration = pytest.mark.integration
-needs_geth = pytest.mark.skipif(not GETH.is_file(), reason="pinned geth not built")
+needs_geth = pytest.mark.skipif(not GETH.is_file(), reason="geth-bal-switch not built (make tools)")
 
 
 def write_genesis_of_dicts(path: Path, genesis_format: GenesisFormat, network: str, header: dict, pre: dict, **options: Any) -> None:
