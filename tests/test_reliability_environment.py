@@ -36,6 +36,7 @@ from balgen.plumbing.toolchain import pinned_evm, pinned_geth
 from balgen.verify import evm_runners
 
 from in_process import balgen_forked, balgen_in_process
+from harness_geth import HARNESS_GETH
 from processes_left import descendants, left_running
 from test_replay_harness import _header, _pre, write_genesis_of_dicts
 
@@ -134,7 +135,7 @@ def test_a_client_that_is_a_wrapper_script_stops_with_its_binary_in_the_normal_t
     signalled only bash, waited its 60 s stop timeout, SIGKILLed bash and left
     geth running after exit 0.
     """
-    wrapper = script(tmp_path / "geth-pinned-to-cpu0", f'"{pinned_geth()}" "$@"\n')
+    wrapper = script(tmp_path / "geth-pinned-to-cpu0", f'"{HARNESS_GETH}" "$@"\n')  # tests/harness_geth.py
     before = set(descendants())
     with ClientProcess(GETH_PRESET, wrapper, _genesis(tmp_path), temp_parent=tmp_path, stop_timeout=60) as geth:
         assert geth.client_version and geth.client_version.startswith("Geth/")
