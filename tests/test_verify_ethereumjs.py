@@ -32,8 +32,10 @@ from balgen.verify.ethereumjs import (
     SETUP_FROM_BAL,
     EthereumjsOutcome,
     EthereumjsRun,
+    START_CHECKS_PASSED,
     located_ethereumjs,
     run_ethereumjs,
+    start_checks_pass,
 )
 from balgen.verify.outcomes import Verifier
 
@@ -296,6 +298,42 @@ def test_a_missing_install_is_one_line_naming_the_folder(tmp_path: Path) -> None
         located_ethereumjs(folder=tmp_path)
 
 
+def test_the_start_checks_run_once_per_install_and_again_for_changed_scripts(
+    serial_chain_fill: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """
+    verify.mjs checks its four replacements of ethereumjs code against ethereumjs's own at every start
+    (about 0.6 CPU-s); a pass is kept per install, so later runs skip them with the same verdicts, a
+    changed script runs them again, and a run that kept ethereumjs's own code for one keeps no pass.
+    """
+    monkeypatch.setenv("BALGEN_CACHE", str(tmp_path / "cache"))
+    installed = located_ethereumjs()
+    files = fixture_files(serial_chain_fill / "blockchain_tests")
+    first = run_ethereumjs(files, installed)
+    second = run_ethereumjs(files, installed)
+    pass_file = start_checks_pass(installed)
+    assert pass_file is not None and pass_file.is_file()
+    assert first.version is not None and first.version.start_checks_passed, "the first run checked every replacement"
+    assert second.version is not None and not second.version.start_checks_passed, "the second run skipped the checks"
+    assert [o.passed for o in first.outcomes] == [o.passed for o in second.outcomes] == [True] * len(files)
+
+    copy = EthereumjsInstall(installed.node, tmp_path / "changed")
+    copy.folder.mkdir()
+    (copy.folder / "node_modules").symlink_to(installed.folder / "node_modules")
+    for script in [*installed.folder.glob("*.mjs"), installed.folder / "package-lock.json"]:
+        shutil.copy(script, copy.folder / script.name)
+    with open(copy.folder / "one_pass_rlp.mjs", "a") as script:
+        script.write("// changed\n")
+    assert start_checks_pass(copy) != pass_file
+    monkeypatch.setenv("BALGEN_ETHEREUMJS_OWN_RLP", "1")
+    own_rlp = run_ethereumjs(files, copy)
+    assert own_rlp.version is not None and not own_rlp.version.start_checks_passed
+    assert not start_checks_pass(copy).is_file(), "ethereumjs's own RLP ran: no pass of balgen's is kept"
+    monkeypatch.delenv("BALGEN_ETHEREUMJS_OWN_RLP")
+    changed = run_ethereumjs(files, copy)
+    assert changed.version is not None and changed.version.start_checks_passed, "a changed script is checked again"
+
+
 def verifier_processes(file: Path) -> list[str]:
     """The process ids whose command line runs verify.mjs on `file`."""
     found = []
@@ -397,6 +435,7 @@ def verdicts_of(
         "BALGEN_ETHEREUMJS_OWN_RLP": "1" if own_rlp else "0",
         "BALGEN_ETHEREUMJS_OWN_BAL_SORT": "1" if own_bal_sort else "0",
         "BALGEN_ETHEREUMJS_OWN_SETUP_STATE": "1" if own_setup_state else "0",
+        START_CHECKS_PASSED: "0",  # every replacement checked, as on a first run
     }
     completed = subprocess.run(
         [str(install.node), str(install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)],

@@ -21,6 +21,7 @@ so `EthereumjsRuns` keeps one run per core going while balgen does its other che
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -36,7 +37,8 @@ from ..plumbing import processes
 from ..plumbing.errors import BadInput
 from ..plumbing.file_digests import file_sha256
 from ..fixtures.reading import read_fixture_document
-from ..plumbing.toolchain import TOOLS_VARIABLE, tools_bin
+from ..plumbing.output_files import keep_text
+from ..plumbing.toolchain import TOOLS_VARIABLE, cache_root, tools_bin
 from .outcomes import Outcome, Verifier, last_line
 
 ETHEREUMJS_VERSION = "10.1.3"
@@ -45,6 +47,18 @@ ETHEREUMJS_VERSION = "10.1.3"
 SCRIPT = "verify.mjs"
 SETUP_FROM_BAL = "--setup-from-bal"
 """verify.mjs's switch: setup blocks (every block before a fixture's last) applied from their BAL."""
+
+START_CHECKS_PASSED = "BALGEN_ETHEREUMJS_START_CHECKS_PASSED"
+"""verify.mjs's switch: the start checks of its four replacements of ethereumjs code (the one-pass RLP,
+the BAL's sort keys, the word handlers, the one-pass setup state: each compared with ethereumjs's own on
+generated inputs) passed on these very files and this node before, so it installs them without running
+the checks. They are deterministic, so a pass is kept per install (`start_checks_pass`) and each run
+after the first is spared them: about 0.6 of a start's 1.2 CPU-s, measured on this 2-core machine
+(2026-11-29, `node verify.mjs` with no files, 1.4-1.6 CPU-s with the checks and 0.5-0.7 without)."""
+
+REPLACED_BY_ETHEREUMJS = "ethereumjs's"
+"""How the version record's description of a replacement begins when ethereumjs's own code runs instead
+(its check failed, or a BALGEN_ETHEREUMJS_OWN_* switch kept it)."""
 
 NODE_OPTIONS = ("--max-semi-space-size=64",)
 """V8's young generation up to 64 MB per semi-space (16 by default): verify.mjs makes short-lived trie
@@ -92,6 +106,8 @@ class VersionRecord:
     version: str
     """e.g. `@ethereumjs/vm 10.1.3`."""
     amsterdam_gas: GasSchedule
+    start_checks_passed: bool = False
+    """The run checked its replacements (`START_CHECKS_PASSED`) and every one passed."""
 
 
 @dataclass(frozen=True)
@@ -275,6 +291,7 @@ class EthereumjsRuns:
         self._running: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
         self._stopping = False
+        self._start_checks_pass = start_checks_pass(install)
 
     def __enter__(self) -> EthereumjsRuns:
         return self
@@ -327,7 +344,9 @@ class EthereumjsRuns:
             with self._lock:
                 if self._stopping:
                     raise _Stopped
-                process = processes.start(command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+                passed = self._start_checks_pass is not None and self._start_checks_pass.is_file()
+                env = os.environ | {START_CHECKS_PASSED: "1" if passed else "0"}
+                process = processes.start(command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env)
                 self._running.add(process)
             timed_out = False
             try:
@@ -342,10 +361,13 @@ class EthereumjsRuns:
                 raise _Stopped
             stdout.seek(0)
             stderr.seek(0)
-            return _read_run(
+            run = _read_run(
                 files, stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace"),
                 None if timed_out else process.returncode, deadline, names,
             )  # fmt: skip
+            if run.version is not None and run.version.start_checks_passed and self._start_checks_pass is not None:
+                keep_text(self._start_checks_pass, "passed\n")
+            return run
 
 
 class _Stopped(Exception):
@@ -388,7 +410,26 @@ def _read_run(
 
 def _version(record: dict[str, Any]) -> VersionRecord:
     gas = record["amsterdam_gas"]
-    return VersionRecord(record["version"], GasSchedule(gas["cold_sload"], gas["create"], tuple(gas["eips"])))
+    replacements = [str(record.get(name, REPLACED_BY_ETHEREUMJS)) for name in ("rlp", "bal_sort", "opcode_handlers", "setup_state")]
+    passed = record.get("start_checks") == "run" and not any(text.startswith(REPLACED_BY_ETHEREUMJS) for text in replacements)
+    return VersionRecord(record["version"], GasSchedule(gas["cold_sload"], gas["create"], tuple(gas["eips"])), passed)
+
+
+def start_checks_pass(install: EthereumjsInstall) -> Path | None:
+    """
+    Where a pass of verify.mjs's start checks on `install` is kept: named after the node binary's digest
+    and the install's scripts and package-lock (which pins every package `npm ci` put beside them), so
+    any change to what the checks compare runs them again. None where the install cannot be read.
+    """
+    digest = hashlib.sha256()
+    try:
+        digest.update(file_sha256(install.node).encode())
+        for path in sorted([*install.folder.glob("*.mjs"), install.folder / "package-lock.json"]):
+            content = path.read_bytes()
+            digest.update(f"{path.name}\0{len(content)}\0".encode() + content)
+    except OSError:
+        return None
+    return cache_root() / "ethereumjs" / f"start-checks-passed-{digest.hexdigest()[:32]}"
 
 
 def _outcomes(

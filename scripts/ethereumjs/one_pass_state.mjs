@@ -360,12 +360,16 @@ async function trieAgreesWithEthereumjs(keccak256) {
   return true
 }
 
+const ONE_PASS = 'built in one pass (consumeBAL where the BAL deletes an account)'
+
 /**
  * Whether setup states are built in one pass (`useIt`) and what the version record says: the build is
- * used only where it agrees with ethereumjs's trie and consumeBAL on the check's states.
+ * used only where it agrees with ethereumjs's trie and consumeBAL on the check's states (not checked
+ * again when `checkedBefore`, as in one_pass_rlp.mjs).
  */
-export async function useOnePassState(common, keccak256) {
+export async function useOnePassState(common, keccak256, checkedBefore = false) {
+  if (checkedBefore) return { useIt: true, description: ONE_PASS }
   if (!(await trieAgreesWithEthereumjs(keccak256))) return { useIt: false, description: "ethereumjs's consumeBAL: the one-pass trie disagreed with ethereumjs's" }
   if (!(await buildAgreesWithConsumeBal(common, keccak256))) return { useIt: false, description: "ethereumjs's consumeBAL: the one-pass state disagreed with it" }
-  return { useIt: true, description: 'built in one pass (consumeBAL where the BAL deletes an account)' }
+  return { useIt: true, description: ONE_PASS }
 }

@@ -70,13 +70,18 @@ import { useWordHandlers } from './word_handlers.mjs'
 const CLONING_CHECKPOINTS = process.env.BALGEN_ETHEREUMJS_CLONING_CHECKPOINTS === '1'
 if (!CLONING_CHECKPOINTS) useCopyOnWriteCheckpoints()
 
+// BALGEN_ETHEREUMJS_START_CHECKS_PASSED=1: the start checks of the four replacements below passed on these
+// very files and this node before (balgen keeps that per install, verify/ethereumjs.py), so they are
+// installed without running them again (about a CPU-second of every run's start). The version record says so.
+const START_CHECKS_PASSED = process.env.BALGEN_ETHEREUMJS_START_CHECKS_PASSED === '1'
+
 // RLP encoded and decoded in one pass (one_pass_rlp.mjs says why and how it is checked);
 // BALGEN_ETHEREUMJS_OWN_RLP=1 keeps ethereumjs's.
-const RLP_CODEC = process.env.BALGEN_ETHEREUMJS_OWN_RLP === '1' ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_RLP=1" : useOnePassRlp()
+const RLP_CODEC = process.env.BALGEN_ETHEREUMJS_OWN_RLP === '1' ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_RLP=1" : useOnePassRlp(START_CHECKS_PASSED)
 
 // A BAL's canonical view with each storage key's sort key computed once (bal_sort_keys.mjs says why and how
 // it is checked); BALGEN_ETHEREUMJS_OWN_BAL_SORT=1 keeps ethereumjs's.
-const BAL_SORT = process.env.BALGEN_ETHEREUMJS_OWN_BAL_SORT === '1' ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_BAL_SORT=1" : useSortKeys()
+const BAL_SORT = process.env.BALGEN_ETHEREUMJS_OWN_BAL_SORT === '1' ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_BAL_SORT=1" : useSortKeys(START_CHECKS_PASSED)
 
 /**
  * `Common.isActivatedEIP` answered from a Set of the active EIPs instead of a scan of their list: the
@@ -183,7 +188,7 @@ const CRYPTO = process.env.BALGEN_ETHEREUMJS_JS_CRYPTO === '1'
 // (word_handlers.mjs says why and how they are checked); BALGEN_ETHEREUMJS_OWN_HANDLERS=1 keeps ethereumjs's.
 const WORD_HANDLERS = process.env.BALGEN_ETHEREUMJS_OWN_HANDLERS === '1'
   ? "ethereumjs's: BALGEN_ETHEREUMJS_OWN_HANDLERS=1"
-  : await useWordHandlers(amsterdamCommon())
+  : await useWordHandlers(amsterdamCommon(), START_CHECKS_PASSED)
 
 /** keccak-256 as the fixtures' common computes it: hash-wasm's where it loaded (compiled_crypto.mjs), else noble's. */
 const keccak256 = CRYPTO.customCrypto.keccak256 ?? keccak_256
@@ -192,7 +197,7 @@ const keccak256 = CRYPTO.customCrypto.keccak256 ?? keccak_256
 // it is checked); BALGEN_ETHEREUMJS_OWN_SETUP_STATE=1 keeps ethereumjs's consumeBAL.
 const SETUP_STATE = process.env.BALGEN_ETHEREUMJS_OWN_SETUP_STATE === '1'
   ? { useIt: false, description: "ethereumjs's consumeBAL: BALGEN_ETHEREUMJS_OWN_SETUP_STATE=1" }
-  : await useOnePassState(amsterdamCommon(), keccak256)
+  : await useOnePassState(amsterdamCommon(), keccak256, START_CHECKS_PASSED)
 
 const VM_VERSION = JSON.parse(
   readFileSync(new URL('./node_modules/@ethereumjs/vm/package.json', import.meta.url), 'utf8'),
@@ -605,6 +610,7 @@ async function versionRecord() {
     bal_checkpoints: CLONING_CHECKPOINTS ? 'ethereumjs' : 'copy-on-write', crypto: CRYPTO.description,
     opcode_handlers: WORD_HANDLERS, rlp: RLP_CODEC, bal_sort: BAL_SORT,
     setup_blocks: setupFromBal ? 'applied from their BAL' : 'executed', setup_state: SETUP_STATE.description,
+    start_checks: START_CHECKS_PASSED ? 'passed before on these files and this node' : 'run',
     amsterdam_gas: schedule,
   }
 }

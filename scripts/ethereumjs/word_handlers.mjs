@@ -140,16 +140,17 @@ function handlersAgree(originals, keccak256) {
 
 /**
  * Replace KECCAK256, MLOAD and MSTORE in ethereumjs's table of opcode handlers, which every EVM copies
- * when it is created, if each replacement does what ethereumjs's does (with `common`'s hash function)
- * and an EVM of `common` takes the handlers replaced. Returns what ran, for the version record.
+ * when it is created, if each replacement does what ethereumjs's does (with `common`'s hash function;
+ * not checked again when `checkedBefore`, as in one_pass_rlp.mjs) and an EVM of `common` takes the
+ * handlers replaced. Returns what ran, for the version record.
  */
-export async function useWordHandlers(common) {
+export async function useWordHandlers(common, checkedBefore = false) {
   const tableUrl = new URL('./opcodes/functions.js', import.meta.resolve('@ethereumjs/evm'))
   const { handlers } = await import(tableUrl)
   if (!(handlers instanceof Map) || [...REPLACEMENTS.keys()].some((opcode) => typeof handlers.get(opcode) !== 'function')) {
     return "ethereumjs's: its table of opcode handlers is not where @ethereumjs/evm 10.1.3 has it"
   }
-  if (!handlersAgree(handlers, common.customCrypto.keccak256)) return "ethereumjs's: the direct conversions disagreed with them"
+  if (!checkedBefore && !handlersAgree(handlers, common.customCrypto.keccak256)) return "ethereumjs's: the direct conversions disagreed with them"
   const originals = new Map([...REPLACEMENTS.keys()].map((opcode) => [opcode, handlers.get(opcode)]))
   for (const [opcode, handler] of REPLACEMENTS) handlers.set(opcode, handler)
   const evmCommon = common.copy()
