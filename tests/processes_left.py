@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from balgen.replay.disturbance import TICK_MS, process_ticks
+
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -115,6 +117,5 @@ def processes_mentioning(folder: Path, name: str = "") -> list[int]:
 
 
 def cpu_seconds_of(pid: int) -> float:
-    """User + system seconds the live process `pid` has used, all its threads (its /proc stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system seconds the live process `pid` has used, all its threads (read as the replay reads a client's)."""
+    return process_ticks(Path("/proc"), pid) * TICK_MS / 1000

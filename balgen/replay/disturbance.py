@@ -40,7 +40,7 @@ def _busy_ticks(proc: Path) -> int:
     return user + nice + system + irq + softirq + steal
 
 
-def _process_ticks(proc: Path, pid: int | str) -> int:
+def process_ticks(proc: Path, pid: int | str) -> int:
     """A process's utime + stime from /proc/PID/stat (its name may hold spaces: read after the last ')')."""
     text = (proc / str(pid) / "stat").read_text()
     fields = text[text.rindex(")") + 2 :].split()
@@ -52,7 +52,7 @@ def cpu_sample(client_pid: int | None, proc: Path = Path("/proc")) -> CpuSample 
     if client_pid is None:
         return None
     try:
-        return CpuSample(_busy_ticks(proc), _process_ticks(proc, client_pid), _process_ticks(proc, "self"))
+        return CpuSample(_busy_ticks(proc), process_ticks(proc, client_pid), process_ticks(proc, "self"))
     except (OSError, ValueError, IndexError):
         return None
 

@@ -56,6 +56,9 @@ the checks. They are deterministic, so a pass is kept per install (`start_checks
 after the first is spared them: about 0.6 of a start's 1.2 CPU-s, measured on this 2-core machine
 (2026-11-29, `node verify.mjs` with no files, 1.4-1.6 CPU-s with the checks and 0.5-0.7 without)."""
 
+REPLACEMENTS = ("rlp", "bal_sort", "opcode_handlers", "setup_state")
+"""The version record's fields that describe the four replacements `START_CHECKS_PASSED` is about."""
+
 REPLACED_BY_ETHEREUMJS = "ethereumjs's"
 """How the version record's description of a replacement begins when ethereumjs's own code runs instead
 (its check failed, or a BALGEN_ETHEREUMJS_OWN_* switch kept it)."""
@@ -410,7 +413,7 @@ def _read_run(
 
 def _version(record: dict[str, Any]) -> VersionRecord:
     gas = record["amsterdam_gas"]
-    replacements = [str(record.get(name, REPLACED_BY_ETHEREUMJS)) for name in ("rlp", "bal_sort", "opcode_handlers", "setup_state")]
+    replacements = [str(record.get(name, REPLACED_BY_ETHEREUMJS)) for name in REPLACEMENTS]
     passed = record.get("start_checks") == "run" and not any(text.startswith(REPLACED_BY_ETHEREUMJS) for text in replacements)
     return VersionRecord(record["version"], GasSchedule(gas["cold_sload"], gas["create"], tuple(gas["eips"])), passed)
 
