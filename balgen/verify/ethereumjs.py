@@ -63,13 +63,20 @@ REPLACED_BY_ETHEREUMJS = "ethereumjs's"
 """How the version record's description of a replacement begins when ethereumjs's own code runs instead
 (its check failed, or a BALGEN_ETHEREUMJS_OWN_* switch kept it)."""
 
-NODE_OPTIONS = ("--max-semi-space-size=64",)
-"""V8's young generation up to 64 MB per semi-space (16 by default): verify.mjs makes short-lived trie
-nodes, byte arrays and BigInts by the million, and a young generation that holds a block's worth of them
-scavenges less often and promotes less to the old one. Measured (2026-11-29, four 60M fixtures run side by
-side with and without, twice, machine load 8 to 13): 27.2 and 25.5 CPU-s by default, 25.5 and 24.5 with
-it; the garbage collector's share of a profile went from 14.5% to 10.5%. It changes when memory is
-collected, never what is computed."""
+NODE_OPTIONS = ("--max-semi-space-size=64", "--single-threaded")
+"""How V8 runs verify.mjs; both change when memory is collected and code compiled, never what is computed.
+
+`--max-semi-space-size=64`: the young generation up to 64 MB per semi-space (16 by default). verify.mjs
+makes short-lived trie nodes, byte arrays and BigInts by the million, and a young generation that holds a
+block's worth of them scavenges less often and promotes less to the old one (2026-11-29, four 60M fixtures
+side by side, twice: 27.2 and 25.5 CPU-s by default, 25.5 and 24.5 with it; the collector's share of a
+profile from 14.5% to 10.5%; 32 MB and 128 MB both cost more than 64).
+
+`--single-threaded`: garbage collection and optimising compilation on the main thread, not on helper
+threads. `balgen verify` runs one node per core (`EthereumjsRuns`' workers), so helper threads only take
+a core from the other runs, and their hand-offs cost CPU of their own. Measured (2026-11-30, the same four
+60M fixtures in one node, one after the other): 25.0, 24.1 and 24.9 CPU-s with helper threads, 20.3, 20.2
+and 21.0 without, for 3-4% more wall time per run."""
 
 BASE_SECONDS = 60.0
 """Node's start, the imports and the genesis states, before any block runs."""
