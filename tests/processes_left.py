@@ -18,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from balgen.replay.disturbance import TICK_MS, process_ticks
+from balgen.plumbing.processes import process_ticks
+from balgen.replay.disturbance import TICK_MS
 
 PR_SET_CHILD_SUBREAPER = 36
 

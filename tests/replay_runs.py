@@ -20,11 +20,12 @@ from in_process import balgen_in_process
 
 
 def replayed_engine_x(fixtures: Path, output: Path, *args: str) -> dict:
-    """`balgen replay FIXTURES --format engine_x ARGS`, the agreement only recorded; its results.json
-    (exit 0 or 1: failures are judged by the caller). Run in this process (`balgen_in_process`): the
-    clients it starts are its children as they would be a subprocess's."""
+    """`balgen replay FIXTURES --format engine_x ARGS`, the agreement only recorded and no wait for a started
+    client's own start-up work (verdicts are tested, not times); its results.json (exit 0 or 1: failures are
+    judged by the caller). Run in this process (`balgen_in_process`): the clients it starts are its
+    children as they would be a subprocess's."""
     completed = balgen_in_process(
-        "replay", fixtures, "--format", "engine_x", "--agreement", "record", "--output", output, *args
+        "replay", fixtures, "--format", "engine_x", "--agreement", "record", "--settle-limit", "0", "--output", output, *args
     )
     assert completed.returncode in (0, 1), completed.stdout[-3000:] + completed.stderr[-2000:]
     return json.loads((output / "results.json").read_text())

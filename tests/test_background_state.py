@@ -372,8 +372,8 @@ def test_balgen_replays_the_fixtures_into_geth_over_the_background_state_warm_an
     # geth's own time is recorded, not checked: a tiny block's 10 ms margin is within the scheduling noise
     # of three test workers on two cores (the check has its own test in test_replay_harness).
     warm, cold_run = replayed_on_one_set_of_nodes(
-        (tiny, "--warmup", "0", "--repeat", "2", "--agreement", "record", "--output", tmp_path / "warm"),
-        (tiny, "--warmup", "0", "--repeat", "1", "--cold", "--output", tmp_path / "cold"),
+        (tiny, "--warmup", "0", "--repeat", "2", "--agreement", "record", "--settle-limit", "0", "--output", tmp_path / "warm"),
+        (tiny, "--warmup", "0", "--repeat", "1", "--cold", "--settle-limit", "0", "--output", tmp_path / "cold"),
     )
     for cold, (result,) in ((False, warm), (True, cold_run)):
         assert (result["format"], result["verdict"]) == ("blockchain_test_engine_x", "passed"), result["failure"]
@@ -492,7 +492,7 @@ def test_geth_commits_the_same_workload_slots_as_the_fill_and_replays_the_fixtur
     copy_datadir(state.datadir, plain_copy, DATADIR_LINKABLE)
     assert overlay_accounts(state_build_tool(), plain_copy, alloc, empty_genesis(AMSTERDAM), recipe.built_part())[0] != root
     completed = balgen_in_process(
-        "replay", deep, "--warmup", "0", "--repeat", "1", "--agreement", "record", "--output", tmp_path / "replay",
+        "replay", deep, "--warmup", "0", "--repeat", "1", "--agreement", "record", "--settle-limit", "0", "--output", tmp_path / "replay",
         env={**os.environ, "BALGEN_CACHE": str(cache)},
     )  # the verdicts are tested, not the agreement margin (three workers on two cores)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-2000:]

@@ -257,7 +257,7 @@ def test_reduced_sets_of_every_size_import_into_geth(
     on_node = [name for name in names if name.rsplit("-", 2)[-2] in GETH_NODE_SIZES[placement]]
     code = run_replay(
         [str(reduced_sets), "--format", "engine_x", "-k", " or ".join(on_node), "--warmup", "0", "--repeat", "1",
-         "--agreement", "record", "--output", str(tmp_path)]
+         "--agreement", "record", "--settle-limit", "0", "--output", str(tmp_path)]
     )
     results = json.loads((tmp_path / "results.json").read_text())
     verdicts = {t["test_id"]: t["verdict"] for t in results["tests"]}

@@ -72,7 +72,7 @@ def test_geth_of_the_same_version_imports_every_fixture(
     filled: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = run_replay(
-        [str(filled / "blockchain_tests_engine_x"), "--geth-bin", str(EARLIER_GETH), "--warmup", "0", "--repeat", "1", "--agreement", "record",
+        [str(filled / "blockchain_tests_engine_x"), "--geth-bin", str(EARLIER_GETH), "--warmup", "0", "--repeat", "1", "--agreement", "record", "--settle-limit", "0",
          "--output", str(tmp_path / "run")]
     )
     results = json.loads((tmp_path / "run" / "results.json").read_text())

@@ -53,8 +53,11 @@ def fixtures_of(folder: Path) -> list[tuple[str, dict]]:
 
 
 def replayed(path: Path, output: Path, *formats: str) -> dict:
-    """`balgen replay` of `path` once per test (no repeats), and its results.json (imports, not timings, are tested)."""
-    code = run_replay([str(path), *formats, "--warmup", "0", "--repeat", "1", "--agreement", "record", "--output", str(output)])
+    """`balgen replay` of `path` once per test (no repeats, no wait for geth's start-up work), and its results.json
+    (imports, not timings, are tested)."""
+    code = run_replay(
+        [str(path), *formats, "--warmup", "0", "--repeat", "1", "--agreement", "record", "--settle-limit", "0", "--output", str(output)]
+    )
     results = json.loads((output / "results.json").read_text())
     failures = [(t["test_id"], t["failure"]) for t in results["tests"] if t["verdict"] != "passed"]
     assert code == 0 and not failures, failures

@@ -28,6 +28,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -42,6 +43,7 @@ from .presets import CONFIG_FILE_NAME, CONFIG_PLACEHOLDER, ClientPreset, render_
 from .engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
 from .initialised_datadirs import INITIALISED, init_key
 from .jwt_auth import generate_jwt_secret_file
+from .start_work import Settled, wait_until_idle
 
 LOOPBACK = "127.0.0.1"
 
@@ -171,6 +173,7 @@ class ClientProcess:
         temp_parent: Path | None = None,
         prepared_datadir: Path | None = None,
         linkable: Sequence[str] = (),
+        settle_limit: float = 0.0,
     ) -> None:
         self.preset = preset
         self.binary = Path(binary)
@@ -187,6 +190,11 @@ class ClientProcess:
         """A datadir already holding the genesis (a built background state): copied, its `linkable`
         files hard-linked, instead of running the preset's init."""
         self.linkable = tuple(linkable)
+        self.settle_limit = settle_limit
+        """Seconds to wait at most, after each start and restart, for the node's own start-up work to end
+        (`start_work`); 0 does not wait."""
+        self.settled: list[Settled] = []
+        """How each start's wait ended, in order."""
         self.client_version: str | None = None
         self.returncode: int | None = None
         self._root: Path | None = None
@@ -368,6 +376,7 @@ class ClientProcess:
                 self._ports = tuple(free_loopback_ports(3))  # type: ignore[assignment]
             self._spawn_node()
             if self._wait_until_ready(final_attempt=attempt == self.bind_attempts):
+                self._wait_until_idle()
                 return
             self._stop_node()
             keep_ports = False
@@ -416,6 +425,19 @@ class ClientProcess:
                 time.sleep(_READY_POLL_INTERVAL)
         self._wait_for_engine_api(deadline)
         return True
+
+    def _wait_until_idle(self) -> None:
+        """Let the node finish its start-up work (`start_work`) before anything is sent and timed."""
+        if self.settle_limit <= 0 or self.pid is None:
+            return
+        settled = wait_until_idle(self.pid, self.settle_limit)
+        self.settled.append(settled)
+        if not settled.idle:
+            print(
+                f"balgen: {self.preset.name} still used {settled.last_share:.0%} of a core {settled.seconds:.0f} s "
+                "after it started (--settle-limit); timing it anyway",
+                file=sys.stderr,
+            )
 
     def _wait_for_engine_api(self, deadline: float) -> None:
         """

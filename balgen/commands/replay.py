@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..clients.start_work import START_SETTLE_LIMIT
 from ..clients.binary_facts import check_mode_flags, client_build
 from ..clients.modes import ClientMode, parse_modes
 from ..clients.kinds import DEFAULT, KINDS, geth, kind_named, kind_of_preset
@@ -113,6 +114,14 @@ def replay_parser() -> argparse.ArgumentParser:
         help="replace an execution during which other processes used more than PCT%% of one core "
         "(their CPU time is recorded for every execution either way)",
     )
+    parser.add_argument(
+        "--settle-limit",
+        type=float,
+        default=START_SETTLE_LIMIT,
+        metavar="SECONDS",
+        help="after each start and restart of a client balgen starts, wait at most this long for its own "
+        f"start-up work (geth's KZG set-up) to end before sending anything (default {START_SETTLE_LIMIT:g}; 0: no wait)",
+    )
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed test")
     parser.add_argument("--label", default=None, help=f"name of the run (default: the client's name, {DEFAULT.name}, or external)")
     parser.add_argument("--output", type=Path, default=None, help="results folder (default results/<timestamp>-<label>/)")
@@ -183,6 +192,8 @@ def _options(args: argparse.Namespace) -> ReplayOptions:
     balgen_cpus = () if args.balgen_cpus is None else parse_cpu_list(args.balgen_cpus, "--balgen-cpus")
     if client_cpus and args.engine_url is not None:
         raise BadInput("--client-cpus: only for a client balgen starts, not with --engine-url")
+    if not 0 <= args.settle_limit < float("inf"):
+        raise BadInput(f"--settle-limit {args.settle_limit}: seconds, 0 or more")
     return ReplayOptions(
         warmup=args.warmup,
         repeat=repeat,
@@ -195,6 +206,7 @@ def _options(args: argparse.Namespace) -> ReplayOptions:
         disturbance_limit=args.disturbance_limit,
         client_cpus=client_cpus,
         balgen_cpus=balgen_cpus,
+        settle_limit=args.settle_limit,
     )
 
 
@@ -301,8 +313,8 @@ def checked_request(argv: Sequence[str]) -> ReplayRequest:
         raise BadInput(f"--label {label!r}: use letters, digits, '.', '_' and '-'")
     check_mode_names(args)
     target = _target(args)
-    if isinstance(target, ManagedClient) and options.client_cpus:
-        target = dataclasses.replace(target, cpus=options.client_cpus)
+    if isinstance(target, ManagedClient):
+        target = dataclasses.replace(target, cpus=options.client_cpus, settle_limit=options.settle_limit)
     modes = _modes(args, target)
     suite = discover(args.path, args.keyword, args.format)
     if isinstance(target, ManagedClient):

@@ -101,6 +101,13 @@ def start(
 defer_stops_inside(start)
 
 
+def process_ticks(proc: Path, pid: int | str) -> int:
+    """A process's utime + stime (all its threads) from /proc/PID/stat, in clock ticks (its name may hold spaces: read after the last ')')."""
+    text = (proc / str(pid) / "stat").read_text()
+    fields = text[text.rindex(")") + 2 :].split()
+    return int(fields[11]) + int(fields[12])
+
+
 def signal_group(process: subprocess.Popen[Any], signum: int) -> None:
     """Send `signum` to every process of `process`'s group (nothing if the group is gone)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -17,6 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..plumbing.processes import process_ticks
+
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 """Milliseconds per tick of the kernel's CPU time counters (10 at USER_HZ 100)."""
 
@@ -38,13 +40,6 @@ def _busy_ticks(proc: Path) -> int:
     fields = (proc / "stat").read_text().split("\n", 1)[0].split()
     user, nice, system, _idle, _iowait, irq, softirq, steal = (int(value) for value in fields[1:9])
     return user + nice + system + irq + softirq + steal
-
-
-def process_ticks(proc: Path, pid: int | str) -> int:
-    """A process's utime + stime from /proc/PID/stat (its name may hold spaces: read after the last ')')."""
-    text = (proc / str(pid) / "stat").read_text()
-    fields = text[text.rindex(")") + 2 :].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def cpu_sample(client_pid: int | None, proc: Path = Path("/proc")) -> CpuSample | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from .. import __version__
 from ..clients.kinds import KINDS
 from ..clients.modes import ClientMode
+from ..clients.start_work import IDLE_SHARE, IDLE_WINDOW
 from ..results.measurements import AGREEMENT_MARGIN_FRACTION, AGREEMENT_MARGIN_MS
 from ..results.schema import RunResult
 from .options import ReplayOptions
@@ -85,6 +86,12 @@ def noise_controls(options: ReplayOptions, modes: Sequence[ClientMode]) -> dict[
             "balgen": cpu_list(options.balgen_cpus) if options.balgen_cpus else "all",
         },
         "balgen_during_execution": "idle: one blocking newPayload call; the progress display redraws on events, no timer thread",
+        "client_start": (
+            f"after each start and restart of a client balgen starts, nothing sent until its process was idle (at most "
+            f"{IDLE_SHARE:.0%} of a core over {IDLE_WINDOW:g} s), at most {options.settle_limit:g} s"
+            if options.settle_limit > 0
+            else "no wait for a started client's own start-up work (--settle-limit 0)"
+        ),
         "stopping": (
             f"rounds until every mode's 95% interval of the median per-round ratio to {modes[0].name} spans "
             f"at most {options.ci_width:.1%}, at most {options.repeat} rounds"

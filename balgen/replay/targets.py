@@ -36,6 +36,7 @@ from ..clients.chain_config import network_fork
 from ..clients.kinds import geth, kind_of_preset, reth
 from ..clients.presets import ClientPreset, Rollback, managed_flags, with_user_config
 from ..clients.process import ClientProcess, UncleanStop
+from ..clients.start_work import START_SETTLE_LIMIT
 from ..clients.engine_client import ENGINE_TIMEOUT, EngineClient, RpcClient, RpcError, RpcTransportError
 from ..clients.genesis_fields import derived_header_mismatches, fixture_config_mismatches
 from ..clients.slow_block_log import SlowBlockLogReader
@@ -220,6 +221,9 @@ class ManagedClient:
     engine_timeout: float = ENGINE_TIMEOUT
     cpus: tuple[int, ...] = ()
     """`--client-cpus`: the cores the client is started on (`taskset`); all of balgen's without."""
+    settle_limit: float = START_SETTLE_LIMIT
+    """`--settle-limit`: after each start and restart, seconds to wait at most for the node's own start-up
+    work to end before anything is sent (`clients.start_work`); 0 for a run that times nothing."""
     kind: str = field(default="managed", init=False)
 
     @contextmanager
@@ -240,6 +244,7 @@ class ManagedClient:
             with ClientProcess(
                 preset, self.binary, genesis_path, extra_args=(*self.client_args, *start_args),
                 temp_parent=self.temp_parent, prepared_datadir=prepared, linkable=linkable,
+                settle_limit=self.settle_limit,
             ) as process:  # fmt: skip
                 client = _ManagedClient(process, self.rpc_timeout, self.engine_timeout)
                 try:
