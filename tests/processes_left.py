@@ -18,8 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from balgen.plumbing.processes import process_ticks
-from balgen.replay.disturbance import TICK_MS
+from balgen.plumbing.processes import TICK_MS, process_ticks
 
 PR_SET_CHILD_SUBREAPER = 36
 

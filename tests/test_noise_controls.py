@@ -190,6 +190,8 @@ def test_the_progress_bar_redraws_on_events_with_no_timer_thread_waking_balgen()
         (["--client-cpus", "4096"], "--client-cpus '4096': core 4096 is not one balgen may use"),
         (["--balgen-cpus", "0-x"], "--balgen-cpus '0-x': a list of cores like 0 or 1-3 or 0,2"),
         (["--client-cpus", "0", "--engine-url", "http://127.0.0.1:1"], "--client-cpus: only for a client balgen starts"),
+        (["--settle-limit", "-1"], "--settle-limit -1.0: seconds, 0 or more"),
+        (["--settle-limit", "nan"], "--settle-limit nan: seconds, 0 or more"),
     ],
 )
 def test_bad_noise_options_are_one_line_exit_2_and_write_nothing(

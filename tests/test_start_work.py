@@ -19,9 +19,8 @@ from balgen.clients.kinds.geth import PRESET as GETH, empty_genesis
 from balgen.clients.process import ClientProcess
 from balgen.clients.start_work import IDLE_SHARE, wait_until_idle
 from balgen.ethereum.forks import AMSTERDAM
-from balgen.plumbing.processes import process_ticks
+from balgen.plumbing.processes import TICK_MS, process_ticks
 from balgen.plumbing.toolchain import pinned_geth
-from balgen.replay.disturbance import TICK_MS
 
 BUSY_THEN_IDLE = "import time\nend = time.monotonic() + {busy}\nwhile time.monotonic() < end: pass\ntime.sleep(60)"
 

@@ -12,12 +12,11 @@ beside it.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..plumbing.processes import process_ticks
+from ..plumbing.processes import TICK_MS, process_ticks
 
 START_SETTLE_LIMIT = 30.0
 """Seconds a replay waits at most for a started node to go idle (`--settle-limit`); past it the run
@@ -29,8 +28,6 @@ IDLE_WINDOW = 0.25
 IDLE_SHARE = 0.08
 """The node is idle once a window finds it busy for at most this share of one core (geth at rest:
 about 0.13 CPU-s in 5 s, 3% of a core; its KZG set-up keeps a core or two busy)."""
-
-TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -56,7 +53,7 @@ def wait_until_idle(pid: int, limit: float, proc: Path = Path("/proc")) -> Settl
         while time.monotonic() - started < limit:
             time.sleep(IDLE_WINDOW)
             after = process_ticks(proc, pid)
-            share = (after - before) / TICKS_PER_SECOND / IDLE_WINDOW
+            share = (after - before) * TICK_MS / 1000 / IDLE_WINDOW
             if share <= IDLE_SHARE:
                 return Settled(time.monotonic() - started, True, share)
             before = after

@@ -101,6 +101,10 @@ def start(
 defer_stops_inside(start)
 
 
+TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
+"""Milliseconds per tick of the kernel's CPU time counters (10 at USER_HZ 100)."""
+
+
 def process_ticks(proc: Path, pid: int | str) -> int:
     """A process's utime + stime (all its threads) from /proc/PID/stat, in clock ticks (its name may hold spaces: read after the last ')')."""
     text = (proc / str(pid) / "stat").read_text()

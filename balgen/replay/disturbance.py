@@ -13,14 +13,10 @@ executions but coarse for one. In a modes run the other modes' idle nodes count 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..plumbing.processes import process_ticks
-
-TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
-"""Milliseconds per tick of the kernel's CPU time counters (10 at USER_HZ 100)."""
+from ..plumbing.processes import TICK_MS, process_ticks
 
 
 @dataclass(frozen=True)
