@@ -14,6 +14,8 @@ from collections import defaultdict
 
 import pytest
 
+from balgen.plumbing.machine_speed import reference_line
+
 CPU_PROPERTY = "cpu_seconds"
 
 
@@ -67,6 +69,7 @@ class CpuTable:
         for module, seconds in sorted(by_module.items(), key=lambda row: -row[1])[:shown]:
             terminalreporter.write_line(f"{seconds:8.1f}s  {module}")
         terminalreporter.write_line(f"{sum(self.by_test.values()):8.1f}s  in all tests")
+        terminalreporter.write_line(reference_line())
 
 
 def pytest_configure(config: pytest.Config) -> None:

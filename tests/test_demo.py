@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from balgen.commands import demo
+from balgen.plumbing import machine_speed
 
 
 def _phases(monkeypatch: pytest.MonkeyPatch, codes: dict[str, int], arguments: dict[str, list[str]] | None = None) -> list[str]:
@@ -26,6 +27,7 @@ def _phases(monkeypatch: pytest.MonkeyPatch, codes: dict[str, int], arguments: d
 
         return run
 
+    monkeypatch.setattr(machine_speed, "REFERENCE_LOOP", 1000)  # the line is tested, not a second of CPU per test
     monkeypatch.setattr(demo, "run_fill", phase("fill"))
     monkeypatch.setattr(demo, "run_verify", phase("verify"))
     monkeypatch.setattr(demo, "run_replay", phase("replay"))
@@ -42,8 +44,11 @@ def test_the_demo_prints_each_phase_time_and_the_total(monkeypatch: pytest.Monke
     ran = _phases(monkeypatch, {})
     assert demo.main() == 0
     assert ran == ["fill", "verify", "replay"]
-    rows = _rows(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    rows = _rows(out)
     assert list(rows) == ["fill", "verify", "replay", "total"]
+    # and how fast the machine ran just then, without which the times compare with no other run's
+    assert re.search(r"machine speed: a reference loop \(sum of i\*i for i < 1,000\) took \d+\.\d\d CPU-s", out), out[-500:]
 
 
 def test_the_engine_import_is_judged_once_by_the_replay_of_the_same_engine_x_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,8 +13,9 @@ sends every `blockchain_test_engine_x` group to the pinned
 geth on 127.0.0.1 through the Engine API, checks every step (genesis hash,
 every status, the head at `lastblockhash`, every rollback, no known block
 resent) and measures the benchmark payload of each fixture (one warm-up and
-`DEMO_REPEAT` measured executions), ending with the summary table and the time each
-phase took (wall and CPU: on a shared machine the CPU seconds are what compare).
+`DEMO_REPEAT` measured executions), ending with the summary table, the time each
+phase took (wall and CPU: on a shared machine the CPU seconds are what compare) and how fast the machine
+ran Python just then (`plumbing.machine_speed`: the same demo costs a fifth to a half more CPU when it is slow).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..fixtures.models import BlockchainFixture
+from ..plumbing.machine_speed import reference_line
 from .fill import run_fill
 from .replay import run_replay
 from ..replay.outputs import default_output
@@ -158,6 +160,7 @@ def main() -> int:
             console.print(f"[red]{name} failed (exit {phases[-1].exit_code})[/]")
             break
     console.print(phase_table(phases))
+    console.print(reference_line(), highlight=False)
     return phases[-1].exit_code
 
 
