@@ -206,7 +206,6 @@ def _options(args: argparse.Namespace) -> ReplayOptions:
         disturbance_limit=args.disturbance_limit,
         client_cpus=client_cpus,
         balgen_cpus=balgen_cpus,
-        settle_limit=args.settle_limit,
     )
 
 
@@ -314,7 +313,7 @@ def checked_request(argv: Sequence[str]) -> ReplayRequest:
     check_mode_names(args)
     target = _target(args)
     if isinstance(target, ManagedClient):
-        target = dataclasses.replace(target, cpus=options.client_cpus, settle_limit=options.settle_limit)
+        target = dataclasses.replace(target, cpus=options.client_cpus, settle_limit=args.settle_limit)
     modes = _modes(args, target)
     suite = discover(args.path, args.keyword, args.format)
     if isinstance(target, ManagedClient):

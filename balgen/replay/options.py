@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..clients.start_work import START_SETTLE_LIMIT
 from ..results.measurements import Execution
 from ..results.repeat_policy import DEFAULT_TARGET_WIDTH, RepeatPolicy
 from ..results.schema import FixtureResult
@@ -38,9 +37,6 @@ class ReplayOptions:
     """`--client-cpus`: the cores the clients balgen starts run on (none given: every core)."""
     balgen_cpus: tuple[int, ...] = ()
     """`--balgen-cpus`: the cores balgen itself runs on (none given: every core)."""
-    settle_limit: float = START_SETTLE_LIMIT
-    """`--settle-limit`: after each start and restart of a client balgen starts, seconds to wait at most for
-    its own start-up work to end (`clients.start_work`); 0 does not wait."""
 
     @property
     def policy(self) -> RepeatPolicy:

@@ -45,7 +45,7 @@ def run_header(
         fail_fast=options.fail_fast,
         target=target_description(target),
         notes=list(notes),
-        method=run_method(options, modes),
+        method={**run_method(options, modes), "client_start": client_start(target)},
         modes=[mode_description(mode) for mode in modes],
         client_build=client_build,
     )
@@ -55,6 +55,18 @@ def mode_description(mode: ClientMode) -> dict[str, object]:
     """What results.json records about a mode (`RunResult.modes`)."""
     switches = None if mode.switches is None else dataclasses.asdict(mode.switches)
     return {"name": mode.name, "flags": list(mode.flags), "switches": switches, "verified": mode.verified}
+
+
+def client_start(target: ManagedClient | ExternalClient) -> str:
+    """What balgen waited for after starting a client (`clients.start_work`), for results.json's `method`."""
+    if not isinstance(target, ManagedClient):
+        return "a client balgen did not start: no wait"
+    if target.settle_limit <= 0:
+        return "no wait for a started client's own start-up work (--settle-limit 0)"
+    return (
+        f"after each start and restart of a client balgen starts, nothing sent until its process was idle (at most "
+        f"{IDLE_SHARE:.0%} of a core over {IDLE_WINDOW:g} s), at most {target.settle_limit:g} s"
+    )
 
 
 def run_method(options: ReplayOptions, modes: Sequence[ClientMode]) -> dict[str, object]:
@@ -86,12 +98,6 @@ def noise_controls(options: ReplayOptions, modes: Sequence[ClientMode]) -> dict[
             "balgen": cpu_list(options.balgen_cpus) if options.balgen_cpus else "all",
         },
         "balgen_during_execution": "idle: one blocking newPayload call; the progress display redraws on events, no timer thread",
-        "client_start": (
-            f"after each start and restart of a client balgen starts, nothing sent until its process was idle (at most "
-            f"{IDLE_SHARE:.0%} of a core over {IDLE_WINDOW:g} s), at most {options.settle_limit:g} s"
-            if options.settle_limit > 0
-            else "no wait for a started client's own start-up work (--settle-limit 0)"
-        ),
         "stopping": (
             f"rounds until every mode's 95% interval of the median per-round ratio to {modes[0].name} spans "
             f"at most {options.ci_width:.1%}, at most {options.repeat} rounds"

@@ -22,9 +22,8 @@ from ..clients.kinds.geth import PRESET as GETH
 from ..replay.targets import ManagedClient
 from .outcomes import Outcome, Verifier
 
-IMPORT_ONCE = ReplayOptions(warmup=0, repeat=1, agreement_check=False, settle_limit=0)
-"""Every payload sent once, the benchmark payload too, judged by its answer: an import, not a timing (so
-nothing waits for a started geth's own start-up work)."""
+IMPORT_ONCE = ReplayOptions(warmup=0, repeat=1, agreement_check=False)
+"""Every payload sent once, the benchmark payload too, judged by its answer: an import, not a timing."""
 
 
 def engine_suite(path: Path, keyword: str | None, selected: Callable[[str], bool]) -> Suite:
@@ -62,7 +61,7 @@ class _Collector:
 
 
 def engine_outcomes(suite: Suite, geth_bin: Path, finished: Callable[[Outcome], None]) -> list[Outcome]:
-    """Import every test of `suite` into a geth started per genesis group."""
+    """Import every test of `suite` into a geth started per genesis group (timing nothing, so not waiting for its start-up work)."""
     collector = _Collector(finished)
-    replay_suite(suite, without_modes(ManagedClient(GETH, geth_bin, settle_limit=IMPORT_ONCE.settle_limit)), IMPORT_ONCE, collector)
+    replay_suite(suite, without_modes(ManagedClient(GETH, geth_bin, settle_limit=0)), IMPORT_ONCE, collector)
     return collector.outcomes
