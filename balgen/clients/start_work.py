@@ -12,6 +12,7 @@ beside it.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,8 @@ IDLE_WINDOW = 0.25
 
 IDLE_SHARE = 0.08
 """The node is idle once a window finds it busy for at most this share of one core (geth at rest:
-about 0.13 CPU-s in 5 s, 3% of a core; its KZG set-up keeps a core or two busy)."""
+about 0.13 CPU-s in 5 s, 3% of a core; its KZG set-up keeps a core or two busy) and none of its threads
+waiting to run: on cores other work keeps busy, a node with work left can get little CPU in a window."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +42,20 @@ class Settled:
     """The node's CPU in its last window, as a share of one core."""
 
 
+def runnable_threads(proc: Path, pid: int) -> int:
+    """How many of `pid`'s threads are running or waiting for a core (state R in /proc/PID/task/TID/stat)."""
+    count = 0
+    for task in (proc / str(pid) / "task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+            text = (task / "stat").read_text()
+            count += text[text.rindex(")") + 2] == "R"
+    return count
+
+
 def wait_until_idle(pid: int, limit: float, proc: Path = Path("/proc")) -> Settled:
     """
     Look at `pid`'s CPU time every `IDLE_WINDOW` until one window finds it at most `IDLE_SHARE` of a
-    core busy, or `limit` seconds have passed. A process that cannot be read (gone, or no /proc)
+    core busy with no thread waiting to run, or `limit` seconds have passed. A process that cannot be read (gone, or no /proc)
     ends the wait: whatever replaced it, the caller's next call finds out.
     """
     started = time.monotonic()
@@ -54,7 +66,7 @@ def wait_until_idle(pid: int, limit: float, proc: Path = Path("/proc")) -> Settl
             time.sleep(IDLE_WINDOW)
             after = process_ticks(proc, pid)
             share = (after - before) * TICK_MS / 1000 / IDLE_WINDOW
-            if share <= IDLE_SHARE:
+            if share <= IDLE_SHARE and not runnable_threads(proc, pid):
                 return Settled(time.monotonic() - started, True, share)
             before = after
     except (OSError, ValueError, IndexError):
