@@ -1,0 +1,191 @@
+"""
+A new user's first minutes, timed as the README reports them: `make test` and `make demo` in a fresh clone
+with tools present, against their targets, each run with the machine's speed just before and after it.
+
+The checkout's HEAD (what is committed) is cloned into a temporary folder and the checkout's `tools/` is
+hard-linked into it (`cp -al`: the state of a machine that has run `make tools`; a `make` there rebuilds
+nothing); `make venv` runs untimed; then each command runs `--runs` times, its wall time and the CPU time
+of everything it started (user + system, from the kernel's accounting of waited-for children) measured.
+The same work costs up to half more CPU on this project's shared 2-core machine when it is slow, so each
+run is printed with the reference loop's CPU time (`balgen.plumbing.machine_speed`) before and after it:
+compare runs only where those are alike. The demo's own phase table (fill, verify, replay) is read from
+its output. Each command's output is kept in the clone's `first-minutes-logs/`; every 30 s the run prints
+its time so far and the last line the command wrote.
+
+    .venv/bin/python benchmarks/first_minutes.py [--runs N] [--only test|demo] [--keep]
+
+Exit code 0 when every run passed (whether or not it met its target: this measures, the README says what
+was met), 1 when a command failed, 2 for bad input (no tools/ to link).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from balgen.plumbing.machine_speed import reference_seconds
+from balgen.plumbing.processes import start, stop_group
+from balgen.plumbing.stop_signals import Stopped, report_stop, stop_exit_code, stop_signals_unwind
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TARGETS = {"test": 240.0, "demo": 360.0}
+"""Seconds each `make` target should take with tools present (the project's brief: 4 and 6 minutes)."""
+
+PROGRESS_EVERY = 30.0
+"""Seconds between progress lines while a command runs."""
+
+DEADLINE = 3600.0
+"""Seconds a command may run before it is stopped (its whole process group) and reported failed."""
+
+PHASE_ROW = re.compile(r"│ (fill|verify|replay)\s+│\s+(\d+) min ([\d.]+) s\s+│\s+(\d+) min ([\d.]+) s")
+"""A row of the demo's phase table: the phase, its wall time and its CPU time."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One timed command."""
+
+    target: str
+    number: int
+    wall: float
+    cpu: float
+    exit_code: int
+    speed_before: float
+    speed_after: float
+    phases: dict[str, tuple[float, float]]
+    """The demo's phases: (wall, CPU) seconds each."""
+
+
+def children_cpu() -> float:
+    """User + system seconds of every child this process has waited for (and theirs, as each waited for its own)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def last_line(log: Path) -> str:
+    """The last non-empty line of `log` (its final 4 KB), shortened for a progress line."""
+    with log.open("rb") as handle:
+        handle.seek(max(0, log.stat().st_size - 4096))
+        lines = [line.strip() for line in handle.read().decode(errors="replace").splitlines() if line.strip()]
+    return (lines[-1] if lines else "")[:100]
+
+
+def demo_phases(log: Path) -> dict[str, tuple[float, float]]:
+    """The demo's phase table from its output: phase -> (wall, CPU) seconds."""
+    phases = {}
+    for match in PHASE_ROW.finditer(log.read_text(errors="replace")):
+        name, wall_min, wall_s, cpu_min, cpu_s = match.groups()
+        phases[name] = (int(wall_min) * 60 + float(wall_s), int(cpu_min) * 60 + float(cpu_s))
+    return phases
+
+
+def timed_make(clone: Path, target: str, number: int, logs: Path) -> Run:
+    """`make target` in `clone`, timed; its output in `logs`."""
+    log = logs / f"{target}-{number}.log"
+    speed_before = reference_seconds()
+    cpu_before, started = children_cpu(), time.monotonic()
+    env = {key: value for key, value in os.environ.items() if key not in ("BALGEN_TOOLS", "VIRTUAL_ENV")}
+    with log.open("w") as output:
+        process = start(["make", target], cwd=clone, env=env, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            while True:
+                try:
+                    process.wait(timeout=PROGRESS_EVERY)
+                    break
+                except subprocess.TimeoutExpired:
+                    elapsed = time.monotonic() - started
+                    if elapsed > DEADLINE:
+                        print(f"  make {target}: stopped after {DEADLINE:.0f} s", flush=True)
+                        break
+                    print(f"  make {target} (run {number}): {elapsed:4.0f} s  {last_line(log)}", flush=True)
+        finally:
+            code = stop_group(process)
+    wall, cpu = time.monotonic() - started, children_cpu() - cpu_before
+    phases = demo_phases(log) if target == "demo" else {}
+    return Run(target, number, wall, cpu, code, speed_before, reference_seconds(), phases)
+
+
+def minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{seconds % 60:04.1f}"
+
+
+def report(runs: list[Run]) -> None:
+    """Each run's figures, its target and whether it met it, then the runs sorted by the machine's speed."""
+    print()
+    print(f"{'command':<10} {'run':>3} {'wall':>7} {'CPU s':>7} {'target':>7} {'met':>4} {'loop before/after':>18}  phases (wall/CPU s)")
+    for run in sorted(runs, key=lambda r: (r.target, r.speed_before + r.speed_after)):
+        met = "FAIL" if run.exit_code != 0 else ("yes" if run.wall <= TARGETS[run.target] else "no")
+        phases = ", ".join(f"{name} {wall:.0f}/{cpu:.0f}" for name, (wall, cpu) in run.phases.items())
+        print(
+            f"make {run.target:<5} {run.number:>3} {minutes(run.wall):>7} {run.cpu:7.0f} {minutes(TARGETS[run.target]):>7} "
+            f"{met:>4} {run.speed_before:8.2f} / {run.speed_after:.2f}  {phases}"
+        )
+    print("(rows sorted by the reference loop's CPU-s, lower is a quicker machine; a row compares with another only where those are alike)")
+
+
+def fresh_clone(into: Path) -> Path:
+    """HEAD cloned into `into`, the checkout's tools hard-linked into it, its venv made."""
+    clone = into / "balgen"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    subprocess.run(["cp", "-al", str(ROOT / "tools"), str(clone / "tools")], check=True)
+    print(f"clone of {subprocess.run(['git', '-C', str(clone), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True, check=True).stdout.strip()} in {clone}; make venv ...", flush=True)
+    with (into / "venv.log").open("w") as output:
+        subprocess.run(["make", "venv"], cwd=clone, stdout=output, stderr=subprocess.STDOUT, check=True)
+    return clone
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=1, help="times each command runs, alternating (default 1)")
+    parser.add_argument("--only", choices=sorted(TARGETS), default=None, help="time one command only")
+    parser.add_argument("--keep", action="store_true", help="keep the clone and its logs (printed at the end)")
+    args = parser.parse_args()
+    if args.runs < 1:
+        print(f"first_minutes: --runs must be at least 1, not {args.runs}", file=sys.stderr)
+        return 2
+    if not (ROOT / "tools" / "bin" / "geth").is_file():
+        print(f"first_minutes: {ROOT / 'tools'} has no built tools to link (run `make tools` first)", file=sys.stderr)
+        return 2
+    targets = [args.only] if args.only else ["test", "demo"]
+    with stop_signals_unwind():  # Ctrl-C, SIGTERM, SIGHUP: the running make's group stopped, the clone removed
+        try:
+            return measure(targets, args.runs, args.keep)
+        except KeyboardInterrupt as stop:
+            report_stop("first_minutes: stopped; the running command's processes were stopped and the clone removed")
+            return stop_exit_code(stop) if isinstance(stop, Stopped) else 130
+
+
+def measure(targets: list[str], run_count: int, keep: bool) -> int:
+    """Each of `targets` timed `run_count` times in a fresh clone; the exit code."""
+    folder = Path(tempfile.mkdtemp(prefix="balgen-first-minutes-"))
+    runs: list[Run] = []
+    try:
+        clone = fresh_clone(folder)
+        logs = clone / "first-minutes-logs"
+        logs.mkdir()
+        for number in range(1, run_count + 1):
+            for target in targets:
+                print(f"make {target} (run {number} of {run_count}) ...", flush=True)
+                runs.append(timed_make(clone, target, number, logs))
+                print(f"  {minutes(runs[-1].wall)}, {runs[-1].cpu:.0f} CPU-s, exit {runs[-1].exit_code}", flush=True)
+        report(runs)
+    finally:
+        if keep:
+            print(f"kept: {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0 if all(run.exit_code == 0 for run in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
