@@ -46,7 +46,9 @@ def test_the_wait_ends_when_the_process_goes_idle_not_before() -> None:
 def test_a_process_busy_past_the_limit_ends_the_wait_at_the_limit_and_says_so() -> None:
     with child(busy_seconds=30.0) as process:
         settled = wait_until_idle(process.pid, limit=0.8)
-    assert not settled.idle and settled.last_share > IDLE_SHARE  # busy (on a loaded machine it gets less than a core)
+    # Busy, whatever share of a core it got: on a loaded machine a busy loop can get under IDLE_SHARE in a
+    # window (0.08 in one run of make test), and is still not idle, as its thread waits for a core.
+    assert not settled.idle, settled
     assert 0.8 <= settled.seconds < 2
 
 
