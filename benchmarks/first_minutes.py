@@ -51,6 +51,10 @@ PHASE_ROW = re.compile(r"│ (fill|verify|replay)\s+│\s+(\d+) min ([\d.]+) s\s
 """A row of the demo's phase table: the phase, its wall time and its CPU time."""
 
 
+class SetUpFailed(Exception):
+    """The clone could not be made ready: what failed, in one line."""
+
+
 @dataclass(frozen=True)
 class Run:
     """One timed command."""
@@ -136,12 +140,18 @@ def report(runs: list[Run]) -> None:
 def fresh_clone(into: Path) -> Path:
     """HEAD cloned into `into`, the checkout's tools hard-linked into it, its venv made."""
     clone = into / "balgen"
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-    subprocess.run(["cp", "-al", str(ROOT / "tools"), str(clone / "tools")], check=True)
+    for command in (["git", "clone", "-q", str(ROOT), str(clone)], ["cp", "-al", str(ROOT / "tools"), str(clone / "tools")]):
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SetUpFailed(f"{' '.join(command[:2])} failed (exit {done.returncode}): {(done.stderr.strip().splitlines() or [''])[-1]}")
     print(f"clone of {subprocess.run(['git', '-C', str(clone), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True, check=True).stdout.strip()} in {clone}; make venv ...", flush=True)
-    with (into / "venv.log").open("w") as output:
-        subprocess.run(["make", "venv"], cwd=clone, stdout=output, stderr=subprocess.STDOUT, check=True)
+    log = into / "venv.log"
+    with log.open("w") as output:
+        made = subprocess.run(["make", "venv"], cwd=clone, stdout=output, stderr=subprocess.STDOUT, check=False)
+    if made.returncode != 0:
+        raise SetUpFailed(f"make venv failed in the clone (exit {made.returncode}): {last_line(log)}")
     return clone
+
 
 
 def main() -> int:
@@ -177,8 +187,12 @@ def measure(targets: list[str], run_count: int, keep: bool) -> int:
             for target in targets:
                 print(f"make {target} (run {number} of {run_count}) ...", flush=True)
                 runs.append(timed_make(clone, target, number, logs))
-                print(f"  {minutes(runs[-1].wall)}, {runs[-1].cpu:.0f} CPU-s, exit {runs[-1].exit_code}", flush=True)
+                failed = "" if runs[-1].exit_code == 0 else f": {last_line(logs / f'{target}-{number}.log')}"
+                print(f"  {minutes(runs[-1].wall)}, {runs[-1].cpu:.0f} CPU-s, exit {runs[-1].exit_code}{failed}", flush=True)
         report(runs)
+    except SetUpFailed as failure:
+        print(f"first_minutes: {failure}", file=sys.stderr)
+        return 1
     finally:
         if keep:
             print(f"kept: {folder}")
