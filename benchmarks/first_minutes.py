@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from balgen.plumbing.machine_speed import reference_seconds
-from balgen.plumbing.processes import start, stop_group
+from balgen.plumbing.processes import error_line, start, stop_group
 from balgen.plumbing.stop_signals import Stopped, report_stop, stop_exit_code, stop_signals_unwind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,11 +77,10 @@ def children_cpu() -> float:
 
 
 def last_line(log: Path) -> str:
-    """The last non-empty line of `log` (its final 4 KB), shortened for a progress line."""
+    """What `log` says last (`error_line` of its final 4 KB: a Go crash's cause, not its stack), shortened for a progress line."""
     with log.open("rb") as handle:
         handle.seek(max(0, log.stat().st_size - 4096))
-        lines = [line.strip() for line in handle.read().decode(errors="replace").splitlines() if line.strip()]
-    return (lines[-1] if lines else "")[:100]
+        return error_line(handle.read().decode(errors="replace"))[:100]
 
 
 def demo_phases(log: Path) -> dict[str, tuple[float, float]]:
