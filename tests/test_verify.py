@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from rich.console import Console
 
 from balgen.plumbing.toolchain import pinned_revme, tools_bin
 from balgen.commands.verify import Selection, Tools, balgens, plan, run_verify
-from balgen.verify.ethereumjs import BATCHES_PER_WORKER, batches
+from balgen.verify.ethereumjs import BATCHES_PER_WORKER, EthereumjsInstall, EthereumjsRuns, batches
 from balgen.verify.evm_runners import revm_outcomes
 from balgen.verify.outcomes import Verifier
 
@@ -182,6 +183,37 @@ def test_ethereumjs_batches_hold_every_file_once_in_about_equal_gas_heaviest_fir
     assert totals[0] - totals[-1] <= max(gas.values()), "no batch heavier than another by more than one file"
     assert all([gas[file] for file in batch] == sorted((gas[file] for file in batch), reverse=True) for batch in found)
     assert batches(list(gas)[:3], gas, workers=2) == [[file] for file in sorted(list(gas)[:3], key=lambda f: -gas[f])]
+
+
+SLOW_VERIFIER = """#!/bin/sh
+echo '{"verifier": "ethereumjs", "version": "@ethereumjs/vm 10.1.3", "amsterdam_gas": {"cold_sload": 2100, "create": 32000, "eips": []}}'
+echo '{"file": "FILE", "name": "first", "ok": true, "block": 2, "reason": null, "first_difference": null, "kind": null}'
+echo '{"file": "FILE", "name": "not_asked_for", "ok": true, "block": 2, "reason": null, "first_difference": null, "kind": null}'
+sleep 2
+echo '{"file": "FILE", "name": "second", "ok": true, "block": 2, "reason": null, "first_difference": null, "kind": null}'
+"""
+"""A verify.mjs stand-in that judges two of its file's tests two seconds apart (and one the caller did not ask for)."""
+
+
+def test_ethereumjs_progress_counts_each_verdict_as_it_is_printed_and_each_outcome_once(tmp_path: Path) -> None:
+    """A batch of 60M fixtures runs a minute or more: its verdicts move the bar as they come, not all at its end."""
+    fixture = tmp_path / "f.json"
+    fixture.write_text(json.dumps({name: {"network": "Amsterdam"} for name in ("first", "not_asked_for", "second", "unreached")}))
+    node = tmp_path / "node"
+    node.write_text(SLOW_VERIFIER.replace("FILE", str(fixture)))
+    node.chmod(0o755)
+    counted: list[tuple[float, int]] = []
+    started = time.monotonic()
+    with EthereumjsRuns(EthereumjsInstall(node, tmp_path), workers=1) as runs:
+        runs.submit(
+            [fixture], 30, on_progress=lambda more: counted.append((time.monotonic() - started, more)),
+            names={fixture: ["first", "second", "unreached"]},
+        )  # fmt: skip
+        (run,) = runs.finished()
+    ended = time.monotonic() - started
+    assert [outcome.passed for outcome in run.outcomes] == [True, True, False], "the fixture it never reached fails"
+    assert counted[0][1] == 1 and counted[0][0] < ended - 1, f"the first verdict counted while the run went on: {counted}"
+    assert sum(more for _, more in counted) == len(run.outcomes) == 3, "every outcome once; the test not asked for, never"
 
 
 def test_a_light_suite_is_not_cut_in_more_batches_than_its_work_is_worth() -> None:

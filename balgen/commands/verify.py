@@ -368,7 +368,7 @@ def _queued_for_ethereumjs(
             runs.submit(
                 batch, deadline_for(sum(checks.gas[file] for file in batch)),
                 names={file: checks.blockchain[file] for file in batch},
-                when_done=lambda run: progress.advance(len(run.outcomes)), setup_from_bal=setup_from_bal,
+                on_progress=progress.advance, setup_from_bal=setup_from_bal,
             )  # fmt: skip
     return judged
 

@@ -27,6 +27,7 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -314,22 +315,21 @@ class EthereumjsRuns:
         self,
         files: Sequence[Path],
         deadline: float | None = None,
-        when_done: Callable[[EthereumjsRun], None] | None = None,
+        on_progress: Callable[[int], None] | None = None,
         names: Mapping[Path, Sequence[str]] | None = None,
         setup_from_bal: bool = False,
     ) -> None:
         """
-        Queue a run of verify.mjs on `files`; `when_done` is called with its outcome (from a worker
-        thread). With `names` (per file, the tests the caller has already read), the outcomes are
-        those tests', and no file is read again here. `setup_from_bal`: see `run_ethereumjs`.
+        Queue a run of verify.mjs on `files`. `on_progress` is called (from a worker thread) with how
+        many more of the run's outcomes are known: as verify.mjs prints each fixture's verdict, and at
+        the run's end for the rest, so that every outcome counts once. With `names` (per file, the
+        tests the caller has already read), the outcomes are those tests', and no file is read again
+        here. `setup_from_bal`: see `run_ethereumjs`.
         """
         files = list(files)
         seconds = deadline_for(block_gas(files)) if deadline is None else deadline
         command = [str(self.install.node), *NODE_OPTIONS, str(self.install.script), *([SETUP_FROM_BAL] if setup_from_bal else []), *map(str, files)]
-        future = self._pool.submit(self._run, command, files, seconds, names)
-        if when_done is not None:
-            future.add_done_callback(lambda done: _report(done, when_done))
-        self._futures.append(future)
+        self._futures.append(self._pool.submit(self._run, command, files, seconds, names, on_progress))
 
     def finished(self) -> list[EthereumjsRun]:
         """Every run's outcome, in the order submitted, once all have ended (`BadInput` of the first that raised)."""
@@ -347,8 +347,9 @@ class EthereumjsRuns:
         self._pool.shutdown(wait=True)
 
     def _run(
-        self, command: list[str], files: list[Path], deadline: float, names: Mapping[Path, Sequence[str]] | None
-    ) -> EthereumjsRun:
+        self, command: list[str], files: list[Path], deadline: float, names: Mapping[Path, Sequence[str]] | None,
+        on_progress: Callable[[int], None] | None,
+    ) -> EthereumjsRun:  # fmt: skip
         # Output to files, not pipes: nobody reads a run's output before it ends, and a long stack
         # trace must not fill a pipe and stall it. node finds its packages beside the script.
         with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
@@ -359,11 +360,10 @@ class EthereumjsRuns:
                 env = os.environ | {START_CHECKS_PASSED: "1" if passed else "0"}
                 process = processes.start(command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env)
                 self._running.add(process)
+            printed = PrintedVerdicts(stdout.fileno(), names, on_progress)
             timed_out = False
             try:
-                process.wait(timeout=deadline)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+                timed_out = not printed.follow_until_exit(process, deadline)
             finally:
                 processes.stop_group(process)
                 with self._lock:
@@ -378,6 +378,7 @@ class EthereumjsRuns:
             )  # fmt: skip
             if run.version is not None and run.version.start_checks_passed and self._start_checks_pass is not None:
                 keep_text(self._start_checks_pass, "passed\n")
+            printed.count_the_rest(len(run.outcomes))
             return run
 
 
@@ -385,9 +386,63 @@ class _Stopped(Exception):
     """A run ended by `EthereumjsRuns.close`: nobody waits for its outcome."""
 
 
-def _report(done: Future[EthereumjsRun], when_done: Callable[[EthereumjsRun], None]) -> None:
-    if not done.cancelled() and done.exception() is None:
-        when_done(done.result())
+PROGRESS_POLL = 0.5
+"""Seconds between looks at a running verify.mjs's output for verdicts it has printed."""
+
+
+class PrintedVerdicts:
+    """
+    The verdicts a running verify.mjs has printed (a JSON line per fixture after its version record),
+    counted as they appear in its output file, for the progress bar: a batch of 60M fixtures runs a
+    minute or more, and counted only at its end the bar stood still that long. Only the tests the
+    caller asked for (`names`) count; the file is read with `pread`, which leaves the offset node
+    writes at (the two share it) where it is.
+    """
+
+    def __init__(self, fd: int, names: Mapping[Path, Sequence[str]] | None, on_progress: Callable[[int], None] | None) -> None:
+        self._fd, self._on_progress = fd, on_progress
+        self._wanted = None if names is None else {(str(file), name) for file, tests in names.items() for name in tests}
+        self._read = 0
+        self._partial = b""
+        self.counted = 0
+
+    def follow_until_exit(self, process: subprocess.Popen[bytes], deadline: float) -> bool:
+        """Wait for `process`, counting verdicts meanwhile; False if it was still running at `deadline` seconds."""
+        ends = time.monotonic() + deadline
+        while True:
+            try:
+                process.wait(timeout=max(0.0, min(PROGRESS_POLL, ends - time.monotonic())))
+                return True
+            except subprocess.TimeoutExpired:
+                self._count_new()
+                if time.monotonic() >= ends:
+                    return False
+
+    def count_the_rest(self, outcomes: int) -> None:
+        """At the run's end: report the outcomes not yet counted (those printed last, and those of fixtures it never reached)."""
+        self._report(max(0, outcomes - self.counted))
+
+    def _count_new(self) -> None:
+        if self._on_progress is None:
+            return
+        chunk = os.pread(self._fd, 1 << 20, self._read)
+        self._read += len(chunk)
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        self._report(sum(self._wanted_verdict(line) for line in lines))
+
+    def _wanted_verdict(self, line: bytes) -> bool:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return False
+        if not (isinstance(record, dict) and "name" in record and "file" in record):
+            return False  # the version record, or a line that is no verdict (read again at the end)
+        return self._wanted is None or (str(record["file"]), str(record["name"])) in self._wanted
+
+    def _report(self, more: int) -> None:
+        if more and self._on_progress is not None:
+            self.counted += more
+            self._on_progress(more)
 
 
 def _read_run(
