@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..plumbing.processes import TICK_MS, process_ticks
+from ..plumbing.processes import TICK_MS, process_ticks, stat_fields
 
 START_SETTLE_LIMIT = 30.0
 """Seconds a replay waits at most for a started node to go idle (`--settle-limit`); past it the run
@@ -30,6 +30,11 @@ IDLE_SHARE = 0.08
 """The node is idle once a window finds it busy for at most this share of one core (geth at rest:
 about 0.13 CPU-s in 5 s, 3% of a core; its KZG set-up keeps a core or two busy) and none of its threads
 waiting to run: on cores other work keeps busy, a node with work left can get little CPU in a window."""
+
+
+def idle_rule() -> str:
+    """When a started node counts as idle, in words (results.json's `method.client_start`)."""
+    return f"at most {IDLE_SHARE:.0%} of a core over {IDLE_WINDOW:g} s, and none of its threads waiting to run"
 
 
 @dataclass(frozen=True)
@@ -47,8 +52,7 @@ def runnable_threads(proc: Path, pid: int) -> int:
     count = 0
     for task in (proc / str(pid) / "task").iterdir():
         with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
-            text = (task / "stat").read_text()
-            count += text[text.rindex(")") + 2] == "R"
+            count += stat_fields(task / "stat")[0] == "R"
     return count
 
 

@@ -105,10 +105,15 @@ TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 """Milliseconds per tick of the kernel's CPU time counters (10 at USER_HZ 100)."""
 
 
+def stat_fields(stat: Path) -> list[str]:
+    """The fields of a /proc `stat` file (a process's or a thread's) after its name, from its state on: the name may hold spaces, so they are read after the last ')'."""
+    text = stat.read_text()
+    return text[text.rindex(")") + 2 :].split()
+
+
 def process_ticks(proc: Path, pid: int | str) -> int:
-    """A process's utime + stime (all its threads) from /proc/PID/stat, in clock ticks (its name may hold spaces: read after the last ')')."""
-    text = (proc / str(pid) / "stat").read_text()
-    fields = text[text.rindex(")") + 2 :].split()
+    """A process's utime + stime (all its threads) from /proc/PID/stat, in clock ticks."""
+    fields = stat_fields(proc / str(pid) / "stat")
     return int(fields[11]) + int(fields[12])
 
 

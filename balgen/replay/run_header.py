@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import __version__
 from ..clients.kinds import KINDS
 from ..clients.modes import ClientMode
-from ..clients.start_work import IDLE_SHARE, IDLE_WINDOW
+from ..clients.start_work import idle_rule
 from ..results.measurements import AGREEMENT_MARGIN_FRACTION, AGREEMENT_MARGIN_MS
 from ..results.schema import RunResult
 from .options import ReplayOptions
@@ -64,8 +64,8 @@ def client_start(target: ManagedClient | ExternalClient) -> str:
     if target.settle_limit <= 0:
         return "no wait for a started client's own start-up work (--settle-limit 0)"
     return (
-        f"after each start and restart of a client balgen starts, nothing sent until its process was idle (at most "
-        f"{IDLE_SHARE:.0%} of a core over {IDLE_WINDOW:g} s), at most {target.settle_limit:g} s"
+        f"after each start and restart of a client balgen starts, nothing sent until its process was idle "
+        f"({idle_rule()}), at most {target.settle_limit:g} s"
     )
 
 
