@@ -34,6 +34,7 @@ from typing import IO, Any
 
 from ..model.state_recipe import GENERATION, StateRecipe
 from ..plumbing import processes
+from ..plumbing.go_tools import go_tool_environment
 from ..plumbing.errors import BadInput
 from ..plumbing.toolchain import required_tool
 from .state_roots import Background
@@ -265,7 +266,9 @@ def _run_builder(
         )
     )
     started = time.monotonic()
-    process = processes.start([str(tool), str(job)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = processes.start(
+        [str(tool), str(job)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=go_tool_environment()
+    )
     try:
         assert process.stderr is not None and process.stdout is not None
         last = ""
@@ -313,7 +316,7 @@ def overlay_accounts(
     job = datadir.parent / f"{datadir.name}-overlay.json"
     job.write_text(json.dumps({"datadir": str(datadir), "alloc": str(alloc), "genesis": genesis, "recipe": recipe.builder_json()}))
     try:
-        completed = processes.run([str(tool), "--overlay", str(job)], deadline=OVERLAY_SECONDS)
+        completed = processes.run([str(tool), "--overlay", str(job)], deadline=OVERLAY_SECONDS, env=go_tool_environment())
     except processes.DeadlineExceeded as error:
         raise BadInput(f"{tool} --overlay: {error}") from None
     finally:
@@ -342,7 +345,9 @@ def _export_accounts(tool: Path, recipe: StateRecipe, how: str, stream: IO[str],
     job.write_text(json.dumps(request | ({"alloc": str(alloc)} if alloc is not None else {})))
     try:
         stream.flush()
-        completed = processes.run([str(tool), how, str(job)], deadline=EXPORT_SECONDS, stdout=stream, text=True)
+        completed = processes.run(
+            [str(tool), how, str(job)], deadline=EXPORT_SECONDS, stdout=stream, text=True, env=go_tool_environment()
+        )
     finally:
         job.unlink(missing_ok=True)
     if completed.returncode != 0:

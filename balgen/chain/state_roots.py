@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from ..plumbing import processes
+from ..plumbing.go_tools import go_tool_environment
 from ..plumbing.errors import TransitionToolError
 from ..plumbing.toolchain import located, required_tool
 
@@ -157,6 +158,7 @@ class StateRoots:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                env=go_tool_environment(),
             )
         except OSError as error:
             if self._view is not None:

@@ -36,6 +36,7 @@ import ijson
 import orjson
 
 from ..plumbing import processes
+from ..plumbing.go_tools import go_tool_environment
 from ..plumbing.errors import BadInput, TransitionToolError
 from ..ethereum.forks import Fork, system_contract_code
 from .alloc import iter_alloc, write_alloc_entries
@@ -181,7 +182,9 @@ class TransitionTool:
             command.append(f"--trace.tracer={tracer}")
         started, children_before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
-            completed = processes.run(command, deadline=deadline, on_slow=self._on_slow(label, deadline))
+            completed = processes.run(
+                command, deadline=deadline, env=go_tool_environment(), on_slow=self._on_slow(label, deadline)
+            )
         except OSError as error:
             raise TransitionToolError(f"{label}: cannot run t8n {self.binary}: {error.strerror}") from None
         except processes.DeadlineExceeded:

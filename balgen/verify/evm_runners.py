@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..plumbing import processes
+from ..plumbing.go_tools import go_tool_environment
 from .outcomes import Outcome, Verifier, last_line
 
 _REVME_TEST_FAILED = re.compile(r"Test execution failed for (?P<name>.+?) in .+?: (?P<error>.*)$", re.S)
@@ -55,7 +56,7 @@ class RunningVerifiers:
         self._geth: subprocess.Popen[str] | None = None
         self._revm: subprocess.Popen[str] | None = None
         try:
-            self._geth = None if evm is None else _start([str(evm), "blocktest", "--run", run, str(path)])
+            self._geth = None if evm is None else _start([str(evm), "blocktest", "--run", run, str(path)], go_tool_environment())
             self._revm = None if revme is None else _start([str(revme), "blockchaintest", str(path)])
         except BaseException:
             self.close()
@@ -102,8 +103,10 @@ DEADLINE_EXIT_CODE = -int(signal.SIGKILL)
 """The exit code a runner stopped at its deadline is reported with."""
 
 
-def _start(command: list[str]) -> subprocess.Popen[str]:
-    return processes.start(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _start(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return processes.start(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
 
 
 def geth_outcomes(path: Path, selected: Sequence[str], stdout: str, stderr: str, code: int) -> list[Outcome]:
