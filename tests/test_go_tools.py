@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def blocktest_gogc(tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("run", [t8n_gogc, blocktest_gogc], ids=["t8n", "evm blocktest"])
 def test_a_go_tool_collects_at_balgen_s_setting_and_balgen_s_environment_keeps_none(
-    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run: Callable[[Path], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GOGC", raising=False)
     assert run(tmp_path) == GOGC_FOR_TOOLS
@@ -56,6 +57,8 @@ def test_a_go_tool_collects_at_balgen_s_setting_and_balgen_s_environment_keeps_n
 
 
 @pytest.mark.parametrize("run", [t8n_gogc, blocktest_gogc], ids=["t8n", "evm blocktest"])
-def test_a_gogc_the_user_set_reaches_the_go_tool_unchanged(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_gogc_the_user_set_reaches_the_go_tool_unchanged(
+    run: Callable[[Path], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GOGC", "150")
     assert run(tmp_path) == "150"
