@@ -9,9 +9,8 @@ computed. Measured (2026-11-30, this 2-core machine, the two settings in turn): 
 demo's 78 fixtures 92.1 and 86.1 CPU-s at 100, 81.7 and 72.4 at 400 (11-16% less; 800 no better on a
 quarter of them), its peak memory 40 to 55 MB on a 60M fixture; the demo's whole fill 213 and 226 CPU-s at
 100, 203 and 222 at 400; `balgen state build` of a million accounts 17.4 and 18.8 CPU-s at 100, 16.6 and
-17.0 at 400, its peak memory 0.3 to 0.6 GB. A client
-keeps its own settings: the replay measures the client as its operators run it
-(`replay.cpu_placement` records them).
+17.0 at 400, its peak memory 0.3 to 0.6 GB. A client keeps its own settings: the replay measures the
+client as its operators run it (`replay.cpu_placement` records them).
 """
 
 from __future__ import annotations

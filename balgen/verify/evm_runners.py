@@ -56,7 +56,9 @@ class RunningVerifiers:
         self._geth: subprocess.Popen[str] | None = None
         self._revm: subprocess.Popen[str] | None = None
         try:
-            self._geth = None if evm is None else _start([str(evm), "blocktest", "--run", run, str(path)], go_tool_environment())
+            self._geth = (
+                None if evm is None else _start([str(evm), "blocktest", "--run", run, str(path)], go_tool_environment())
+            )
             self._revm = None if revme is None else _start([str(revme), "blockchaintest", str(path)])
         except BaseException:
             self.close()
