@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from balgen.plumbing.machine_speed import reference_seconds
-from balgen.plumbing.processes import error_line, start, stop_group
+from balgen.plumbing.processes import cpu_seconds, error_line, start, stop_group
 from balgen.plumbing.stop_signals import Stopped, report_stop, stop_exit_code, stop_signals_unwind
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,12 +69,6 @@ class Run:
     """The demo's phases: (wall, CPU) seconds each."""
 
 
-def children_cpu() -> float:
-    """User + system seconds of every child this process has waited for (and theirs, as each waited for its own)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def last_line(log: Path) -> str:
     """What `log` says last (`error_line` of its final 4 KB: a Go crash's cause, not its stack), shortened for a progress line."""
     with log.open("rb") as handle:
@@ -96,7 +89,7 @@ def timed_make(clone: Path, target: str, number: int, logs: Path) -> Run:
     """`make target` in `clone`, timed; its output in `logs`."""
     log = logs / f"{target}-{number}.log"
     speed_before = reference_seconds()
-    cpu_before, started = children_cpu(), time.monotonic()
+    cpu_before, started = cpu_seconds(own=False), time.monotonic()
     env = {key: value for key, value in os.environ.items() if key not in ("BALGEN_TOOLS", "VIRTUAL_ENV")}
     with log.open("w") as output:
         process = start(["make", target], cwd=clone, env=env, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -113,7 +106,7 @@ def timed_make(clone: Path, target: str, number: int, logs: Path) -> Run:
                     print(f"  make {target} (run {number}): {elapsed:4.0f} s  {last_line(log)}", flush=True)
         finally:
             code = stop_group(process)
-    wall, cpu = time.monotonic() - started, children_cpu() - cpu_before
+    wall, cpu = time.monotonic() - started, cpu_seconds(own=False) - cpu_before
     phases = demo_phases(log) if target == "demo" else {}
     return Run(target, number, wall, cpu, code, speed_before, reference_seconds(), phases)
 

@@ -9,21 +9,14 @@ subreaper) is what a quiet run's wall time follows.
 
 from __future__ import annotations
 
-import resource
 from collections import defaultdict
 
 import pytest
 
 from balgen.plumbing.machine_speed import reference_line
+from balgen.plumbing.processes import cpu_seconds
 
 CPU_PROPERTY = "cpu_seconds"
-
-
-def cpu_seconds() -> float:
-    """User + system seconds of this process and of every child it has waited for."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 @pytest.hookimpl(wrapper=True)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from rich.table import Table
 
 from ..fixtures.models import BlockchainFixture
 from ..plumbing.machine_speed import reference_line
+from ..plumbing.processes import cpu_seconds
 from .fill import run_fill
 from .replay import run_replay
 from ..replay.outputs import default_output
@@ -110,12 +110,6 @@ class PhaseTime:
     wall: float
     cpu: float
     exit_code: int
-
-
-def cpu_seconds() -> float:
-    """User + system CPU seconds of this process and every child it has waited for."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def timed(name: str, phase: Callable[[], int]) -> PhaseTime:

@@ -105,6 +105,17 @@ TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 """Milliseconds per tick of the kernel's CPU time counters (10 at USER_HZ 100)."""
 
 
+def cpu_seconds(*, own: bool = True) -> float:
+    """User + system CPU seconds of every child this process has waited for (and theirs, as each waited for its
+    own), and with `own` of this process too: what a phase of work cost, wherever it ran."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = children.ru_utime + children.ru_stime
+    if own:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
 def stat_fields(stat: Path) -> list[str]:
     """The fields of a /proc `stat` file (a process's or a thread's) after its name, from its state on: the name may hold spaces, so they are read after the last ')'."""
     text = stat.read_text()
