@@ -20,7 +20,8 @@ beside it. The project keeps its runs in `docs/first-minutes.csv` and the pictur
 `docs/images/first-minutes.png`; `--runs 0 --plot PNG --record CSV` redraws it without running anything.
 
 Exit code 0 when every run passed (whether or not it met its target: this measures, the README says what
-was met), 1 when a command failed, 2 for bad input (no tools/ to link).
+was met), 1 when a command failed, 2 for bad input (no tools/ to link, a record that is not one or a
+folder for it or the picture that does not exist).
 """
 
 from __future__ import annotations
@@ -223,8 +224,13 @@ def plot(rows: list[dict[str, str]], path: Path) -> None:
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        figure.savefig(partial, dpi=100, format="png")
+        partial.replace(path)  # whole or not at all
+    finally:
+        plt.close(figure)
+        partial.unlink(missing_ok=True)
 
 
 def fresh_clone(into: Path) -> Path:
@@ -258,6 +264,10 @@ def main() -> int:
     if args.plot is not None and args.record is None:
         print("first_minutes: --plot draws the runs of a --record file: name one", file=sys.stderr)
         return 2
+    for given in (args.record, args.plot):
+        if given is not None and not given.parent.is_dir():
+            print(f"first_minutes: {given}: its folder {given.parent} does not exist", file=sys.stderr)
+            return 2
     try:
         if args.record is not None and args.record.exists():
             recorded(args.record)  # a record that cannot be read is refused before an hour of runs, not after

@@ -69,3 +69,13 @@ def test_a_record_that_is_not_one_is_one_line_and_exit_2_with_nothing_drawn(
     err = capsys.readouterr().err
     assert err.startswith(f"first_minutes: {bad}: {said}") and err.count("\n") == 1 and err.endswith("\n")
     assert not picture.exists()
+
+
+def test_a_picture_for_a_folder_that_does_not_exist_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    picture = tmp_path / "no-such-folder" / "runs.png"
+    monkeypatch.setattr(sys, "argv", ["first_minutes.py", "--runs", "0", "--record", str(PROJECT_RECORD), "--plot", str(picture)])
+    assert first_minutes.main() == 2
+    assert capsys.readouterr().err == f"first_minutes: {picture}: its folder {picture.parent} does not exist\n"
+    assert list(tmp_path.iterdir()) == []
