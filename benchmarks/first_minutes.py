@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import io
 import os
 import re
 import shutil
@@ -45,6 +46,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from balgen.plumbing.machine_speed import reference_seconds
+from balgen.plumbing.output_files import write_bytes_atomically
 from balgen.plumbing.processes import cpu_seconds, error_line, start, stop_group
 from balgen.plumbing.stop_signals import Stopped, report_stop, stop_exit_code, stop_signals_unwind
 
@@ -224,13 +226,12 @@ def plot(rows: list[dict[str, str]], path: Path) -> None:
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
     figure.tight_layout()
-    partial = path.with_name(f".{path.name}.partial")
+    drawn = io.BytesIO()
     try:
-        figure.savefig(partial, dpi=100, format="png")
-        partial.replace(path)  # whole or not at all
+        figure.savefig(drawn, dpi=100, format="png")
     finally:
         plt.close(figure)
-        partial.unlink(missing_ok=True)
+    write_bytes_atomically(path, drawn.getvalue())
 
 
 def fresh_clone(into: Path) -> Path:

@@ -20,6 +20,7 @@ import pytest
 
 import balgen.commands.devnet_check as devnet_check_command
 from balgen.commands.main import main as balgen_main
+from balgen.plumbing.output_files import write_bytes_atomically
 from simulated_chain import Answer, SimulatedChain, served
 from small_disk import mounted_tmpfs
 from test_reliability_hostile import balgen, one_line, results_document, write_run
@@ -89,6 +90,15 @@ def test_devnet_genesis_on_a_full_disk_leaves_no_truncated_file(
     code, err = balgen(capsys, "devnet-genesis", "--fund", "0x" + "11" * 20, "--output", output)
     line = one_line(err, "devnet-genesis")
     assert code == 2 and "No space left on device" in line, line
+    assert sorted(os.listdir(full_disk)) == ["filler"]
+
+
+def test_a_chart_on_a_full_disk_names_its_file_and_leaves_nothing(full_disk: Path) -> None:
+    """`balgen report`'s charts and the first-minutes figure go through `write_bytes_atomically`."""
+    chart = full_disk / "report.png"
+    with pytest.raises(OSError) as raised:
+        write_bytes_atomically(chart, b"\x89PNG" + b"\0" * 200_000)
+    assert raised.value.filename == str(chart) and "No space left on device" in str(raised.value)
     assert sorted(os.listdir(full_disk)) == ["filler"]
 
 

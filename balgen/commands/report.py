@@ -17,7 +17,7 @@ runs compared, of one run alone, of a fill's fixtures or of a
 from __future__ import annotations
 
 import argparse
-import os
+import io
 import sys
 import warnings
 from collections.abc import Sequence
@@ -33,7 +33,7 @@ from rich.text import Text
 
 from ..plumbing.command_line import OneLineParser, wide_console
 from ..plumbing.errors import BadInput
-from ..plumbing.output_files import check_writable, write_text_atomically
+from ..plumbing.output_files import check_writable, write_bytes_atomically, write_text_atomically
 from ..plumbing.printable import escaped
 from ..results.comparison import Comparison, DeltaSummary, LoadedRun, comparable_runs, compare, load_runs
 from ..results.phases import Phase, measured_phase_ms
@@ -355,13 +355,13 @@ def _pyplot() -> ModuleType:
 
 
 def _save(figure: Figure, path: Path) -> None:
-    partial = path.with_name(f".{path.name}.tmp")
+    """The chart's PNG written whole or not at all, like the other outputs."""
+    drawn = io.BytesIO()
     try:
-        figure.savefig(partial, dpi=100, format="png")
-        os.replace(partial, path)  # whole or not at all, like the other outputs
+        figure.savefig(drawn, dpi=100, format="png")
     finally:
         _pyplot().close(figure)
-        partial.unlink(missing_ok=True)
+    write_bytes_atomically(path, drawn.getvalue())
 
 
 def write_chart(comparison: Comparison, path: Path) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import IO, Any, TextIO
 
 from .errors import BadInput
 
@@ -31,11 +31,18 @@ def atomic_text_writer(path: Path, *, mode: int = 0o644) -> Iterator[TextIO]:
     The temporary file lives next to `path` so that the final `os.replace`
     is a rename within one file system and therefore atomic.
     """
+    with _atomic_stream(path, mode, binary=False) as stream:
+        yield stream
+
+
+@contextmanager
+def _atomic_stream(path: Path, mode: int, *, binary: bool) -> Iterator[IO[Any]]:
+    """`atomic_text_writer`'s stream, or one of bytes."""
     path = Path(path)
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     tmp_path = Path(tmp_name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n") as stream:
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
@@ -55,6 +62,12 @@ def write_text_atomically(path: Path, text: str, *, mode: int = 0o644) -> None:
     """Replace `path` with `text` in one step (see `atomic_text_writer`)."""
     with atomic_text_writer(path, mode=mode) as stream:
         stream.write(text)
+
+
+def write_bytes_atomically(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Replace `path` with `data` in one step, as `write_text_atomically` does text (a chart's PNG)."""
+    with _atomic_stream(path, mode, binary=True) as stream:
+        stream.write(data)
 
 
 def keep_text(path: Path, text: str) -> None:
