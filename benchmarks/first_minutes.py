@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import io
 import os
 import re
 import shutil
@@ -46,7 +45,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from balgen.plumbing.machine_speed import reference_seconds
-from balgen.plumbing.output_files import write_bytes_atomically
+from balgen.plumbing.output_files import write_figure_atomically
 from balgen.plumbing.processes import cpu_seconds, error_line, start, stop_group
 from balgen.plumbing.stop_signals import Stopped, report_stop, stop_exit_code, stop_signals_unwind
 
@@ -226,12 +225,10 @@ def plot(rows: list[dict[str, str]], path: Path) -> None:
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
     figure.tight_layout()
-    drawn = io.BytesIO()
     try:
-        figure.savefig(drawn, dpi=100, format="png")
+        write_figure_atomically(figure, path, dpi=100)
     finally:
         plt.close(figure)
-    write_bytes_atomically(path, drawn.getvalue())
 
 
 def fresh_clone(into: Path) -> Path:

@@ -94,7 +94,7 @@ def test_devnet_genesis_on_a_full_disk_leaves_no_truncated_file(
 
 
 def test_a_chart_on_a_full_disk_names_its_file_and_leaves_nothing(full_disk: Path) -> None:
-    """`balgen report`'s charts and the first-minutes figure go through `write_bytes_atomically`."""
+    """`balgen report`'s charts, `inspect --plot` and the first-minutes figure go through `write_bytes_atomically` (`write_figure_atomically`)."""
     chart = full_disk / "report.png"
     with pytest.raises(OSError) as raised:
         write_bytes_atomically(chart, b"\x89PNG" + b"\0" * 200_000)

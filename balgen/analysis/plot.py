@@ -25,7 +25,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.ticker import MaxNLocator
 
-from ..plumbing.output_files import write_bytes_atomically
+from ..plumbing.output_files import write_figure_atomically
 from .graph import DependencyGraph
 
 MAX_PLOTS = 12
@@ -113,9 +113,7 @@ def plot_graphs(graphs: Sequence[tuple[str, DependencyGraph]], path: Path) -> in
     panels = figure.subfigures(rows, columns, squeeze=False)
     for panel, (name, graph) in zip(panels.flat, shown):
         draw_graph(panel, name, graph)
-    drawn = io.BytesIO()
-    figure.savefig(drawn, dpi=120, format=path.suffix.lower().lstrip(".") or "png")  # the format `path` names
-    write_bytes_atomically(path, drawn.getvalue())  # exactly `path`, whole or not at all
+    write_figure_atomically(figure, path, dpi=120, format=path.suffix.lower().lstrip(".") or "png")  # the format `path` names
     return len(shown)
 
 

@@ -17,7 +17,6 @@ runs compared, of one run alone, of a fill's fixtures or of a
 from __future__ import annotations
 
 import argparse
-import io
 import sys
 import warnings
 from collections.abc import Sequence
@@ -33,7 +32,7 @@ from rich.text import Text
 
 from ..plumbing.command_line import OneLineParser, wide_console
 from ..plumbing.errors import BadInput
-from ..plumbing.output_files import check_writable, write_bytes_atomically, write_text_atomically
+from ..plumbing.output_files import check_writable, write_figure_atomically, write_text_atomically
 from ..plumbing.printable import escaped
 from ..results.comparison import Comparison, DeltaSummary, LoadedRun, comparable_runs, compare, load_runs
 from ..results.phases import Phase, measured_phase_ms
@@ -356,12 +355,10 @@ def _pyplot() -> ModuleType:
 
 def _save(figure: Figure, path: Path) -> None:
     """The chart's PNG written whole or not at all, like the other outputs."""
-    drawn = io.BytesIO()
     try:
-        figure.savefig(drawn, dpi=100, format="png")
+        write_figure_atomically(figure, path, dpi=100)
     finally:
         _pyplot().close(figure)
-    write_bytes_atomically(path, drawn.getvalue())
 
 
 def write_chart(comparison: Comparison, path: Path) -> None:

@@ -10,6 +10,7 @@ that takes no files is found before any work starts (`check_writable`).
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import tempfile
@@ -68,6 +69,13 @@ def write_bytes_atomically(path: Path, data: bytes, *, mode: int = 0o644) -> Non
     """Replace `path` with `data` in one step, as `write_text_atomically` does text (a chart's PNG)."""
     with _atomic_stream(path, mode, binary=True) as stream:
         stream.write(data)
+
+
+def write_figure_atomically(figure: Any, path: Path, *, dpi: int, format: str = "png") -> None:  # noqa: A002 - matplotlib's name
+    """A matplotlib figure drawn as `format` and written to exactly `path`, whole or not at all; the caller closes it."""
+    drawn = io.BytesIO()
+    figure.savefig(drawn, dpi=dpi, format=format)
+    write_bytes_atomically(path, drawn.getvalue())
 
 
 def keep_text(path: Path, text: str) -> None:
